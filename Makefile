@@ -1,0 +1,55 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+# Both virtualenvs and the offline AppWorld world are created on first use, idempotently.
+
+PYTHON ?= python3
+VENV := .venv
+AW_VENV := .venv-appworld
+APPWORLD_ROOT ?= $(CURDIR)/.appworld
+export APPWORLD_ROOT
+
+WORLD_SOURCES := $(shell find scenarios/appworld/world -name '*.py' 2>/dev/null)
+WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
+
+.PHONY: setup venvs world demo test test-fast bench clean clean-world
+
+setup: venvs world
+
+venvs: $(VENV)/.installed $(AW_VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements.txt
+	$(VENV)/bin/pip install -q --no-deps -e .
+	$(VENV)/bin/appworld-green compat install
+	touch $@
+
+$(AW_VENV)/.installed: requirements-appworld.txt
+	test -x $(AW_VENV)/bin/python || $(PYTHON) -m venv $(AW_VENV)
+	$(AW_VENV)/bin/pip install -q --upgrade pip
+	$(AW_VENV)/bin/pip install -q -r requirements-appworld.txt
+	$(AW_VENV)/bin/appworld install
+	touch $@
+
+world: $(WORLD_STAMP)
+
+$(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
+	$(VENV)/bin/appworld-green world build
+
+demo: setup
+	$(VENV)/bin/appworld-green demo
+
+test: setup
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+test-fast: venvs
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not e2e"
+
+bench: setup
+	$(VENV)/bin/python bench/run_all.py
+
+clean-world:
+	rm -rf $(APPWORLD_ROOT)
+
+clean: clean-world
+	rm -rf $(VENV) $(AW_VENV) runs

@@ -1,0 +1,95 @@
+"""Import hook that patches agentbeats' ScenarioManager when it is imported (D1, D3)."""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+TARGET_MODULE = "agentbeats.utils.deploy.scenario_manager"
+REGISTRATION_KEYS = ("battle_timeout",)
+"""Keys of an `[[agents]]` table that are forwarded to `POST /agents` at registration."""
+
+_PATCHED_MARK = "_appworld_green_compat"
+
+
+def patch_scenario_manager(module: ModuleType) -> None:
+    """Apply the D1 and D3 fixes to an imported `scenario_manager` module (idempotent)."""
+    if getattr(module, _PATCHED_MARK, False):
+        return
+    manager_cls = module.ScenarioManager
+    agent_cls = module.ScenarioAgent
+    original_manager_init = manager_cls.__init__
+    original_agent_init = agent_cls.__init__
+
+    def manager_init(self: Any, scenario_root: Path, project_dir: Path | None = None) -> None:
+        original_manager_init(self, scenario_root=scenario_root, project_dir=project_dir or scenario_root)
+
+    def agent_init(self: Any, config: dict, scenario_dir: Path, task_index: int | None = None) -> None:
+        original_agent_init(self, config, scenario_dir, task_index)
+        self.extra_registration = {key: config[key] for key in REGISTRATION_KEYS if key in config}
+
+    manager_cls.__init__ = manager_init
+    agent_cls.__init__ = agent_init
+    _forward_registration_keys(module)
+    setattr(module, _PATCHED_MARK, True)
+
+
+def _forward_registration_keys(module: ModuleType) -> None:
+    """Make the manager's `POST /agents` include each agent's `extra_registration` keys."""
+    requests_module = module.requests
+    manager_cls = module.ScenarioManager
+    original_register = manager_cls.register_agent_to_backend
+
+    def register_agent_to_backend(self: Any, agent: Any, backend_url: str = "http://localhost:9000") -> str | None:
+        extra = getattr(agent, "extra_registration", {})
+        if not extra:
+            return original_register(self, agent, backend_url)
+        real_post = requests_module.post
+
+        def post_with_extra(url: str, json: dict | None = None, **kwargs: Any) -> Any:
+            if url.rstrip("/").endswith("/agents") and isinstance(json, dict):
+                json = {**json, **extra}
+            return real_post(url, json=json, **kwargs)
+
+        requests_module.post = post_with_extra
+        try:
+            return original_register(self, agent, backend_url)
+        finally:
+            requests_module.post = real_post
+
+    manager_cls.register_agent_to_backend = register_agent_to_backend
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, wrapped: importlib.abc.Loader) -> None:
+        self._wrapped = wrapped
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._wrapped.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._wrapped.exec_module(module)
+        patch_scenario_manager(module)
+
+
+class _PatchingFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != TARGET_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchingLoader(spec.loader)
+        return spec
+
+
+def activate() -> None:
+    """Register the import hook (called from the `.pth` file at interpreter start)."""
+    if TARGET_MODULE in sys.modules:
+        patch_scenario_manager(sys.modules[TARGET_MODULE])
+        return
+    if not any(isinstance(f, _PatchingFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchingFinder())

@@ -1,0 +1,62 @@
+"""`appworld-green`: a thin CLI. One module per subcommand group, each calling the package's API.
+
+Each module in `COMMAND_MODULES` exposes `register(subparsers)`, which adds its subcommand(s) and
+sets `func(args, settings) -> int` as the parser default. Only this module maps errors to exit
+codes: 2 bad input, 3 infrastructure, 130 Ctrl-C. A battle that Blue loses is not a CLI failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from green_agent import __version__
+from green_agent.errors import GreenError
+from green_agent.settings import REPO_ROOT, Settings, load_settings
+
+COMMAND_MODULES: list[str] = [
+    "green_agent.commands.compat",
+]
+"""Subcommand modules, in help order. Add a module here to add a subcommand."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="appworld-green",
+        description="Evaluate agents on AppWorld tasks: offline world, battles, scoping, metrics, reports.",
+    )
+    parser.add_argument("--version", action="version", version=f"appworld-green {__version__}")
+    parser.add_argument("--env-file", default=str(REPO_ROOT / ".env"), help="settings file to load (default: .env)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        settings: Settings = load_settings(env_file=args.env_file)
+        return int(args.func(args, settings) or 0)
+    except GreenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

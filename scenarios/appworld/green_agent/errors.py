@@ -1,0 +1,48 @@
+"""The error tree. Library code raises these; only the CLI maps them to exit codes.
+
+Messages say what went wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class GreenError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class BadInputError(GreenError):
+    """The caller gave input we refuse (task id, battle message, arguments). Exit code 2."""
+
+    exit_code = 2
+
+
+class UnknownTaskError(BadInputError):
+    """A well-formed task id that the AppWorld data does not contain."""
+
+
+class InfrastructureError(GreenError):
+    """Something we depend on failed; the battle cannot be judged. Exit code 3."""
+
+    exit_code = 3
+
+
+class AppWorldUnavailableError(InfrastructureError):
+    """An AppWorld server is down, unreachable or answered with an unexpected error."""
+
+
+class WrongActiveTaskError(InfrastructureError):
+    """AppWorld's env server has no active world for the task id we named (0.1.3 answers 500)."""
+
+
+class BlueUnreachableError(InfrastructureError):
+    """The Blue Agent could not be reached or rejected the task over A2A."""
+
+
+class GatewayError(InfrastructureError):
+    """The AppWorld MCP gateway is down or misbehaved."""
+
+
+class SlotBusyError(InfrastructureError):
+    """A world slot is already running a battle; two tasks never share a slot."""

@@ -1,0 +1,34 @@
+"""One line of the MCP gateway's call log (`AGENTBEATS_MCP_LOG_PATH`, JSONL).
+
+The gateway writes one `CallRecord` per tool call; the trajectory analyzer reads them back.
+It is a superset of the seed's record shape (`timestamp, tool_name, arguments, result, success,
+error, duration_ms`), so the seed's analysis still reads it. `result` is never written: responses
+can hold personal data, so the log keeps only the count of returned items.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+CALL_RECORD_SCHEMA_VERSION = 1
+
+
+class CallRecord(BaseModel):
+    """A single tool call observed by the gateway."""
+
+    schema_version: Literal[1] = Field(default=CALL_RECORD_SCHEMA_VERSION, description="Record format version.")
+    timestamp: datetime = Field(description="When the call started, ISO 8601 UTC.")
+    battle_id: str | None = Field(default=None, description="Battle the call belongs to (None: no scope set).")
+    task_id: str | None = Field(default=None, description="AppWorld task id active on the slot.")
+    tool_name: str = Field(description="MCP tool name, `<app>__<api>`.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Call arguments, credentials redacted.")
+    success: bool = Field(description="True iff the API answered 2xx and the call was in scope.")
+    error: str | None = Field(default=None, description="Error message (API error body or gateway refusal).")
+    status_code: int | None = Field(default=None, description="HTTP status of the APIs server; None if not forwarded.")
+    duration_ms: float = Field(ge=0, description="Wall time of the call inside the gateway.")
+    in_scope: bool = Field(default=True, description="False if the tool was outside the battle's scope (refused).")
+    result_items: int | None = Field(default=None, description="Length of the response if it was a list, else None.")
+    seq: int = Field(default=0, ge=0, description="Per-gateway-process call counter, for ordering ties.")

@@ -1,0 +1,143 @@
+"""Start and stop the long-running child processes we own (AppWorld servers, gateway, agents).
+
+Each process is started in its own session (process group), so stopping it also stops anything
+it spawned. A readiness probe polls a URL until it answers or a deadline passes; a process that
+exits early is reported with the tail of its log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import requests
+
+from green_agent.errors import InfrastructureError
+
+DEFAULT_READY_TIMEOUT_S = 90.0
+STOP_GRACE_S = 10.0
+
+
+class ManagedProcess:
+    """A child process with a log file, a readiness URL and a reliable stop."""
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None,
+                 cwd: Path | None = None) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log_path = log_path
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.popen: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def start(self) -> "ManagedProcess":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        try:
+            self.popen = subprocess.Popen(
+                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=self.env, cwd=self.cwd, start_new_session=True,
+            )
+        finally:
+            log.close()
+        return self
+
+    def wait_ready(self, url: str, timeout_s: float = DEFAULT_READY_TIMEOUT_S) -> float:
+        """Poll `url` until it answers; return the seconds it took. Raises InfrastructureError."""
+        started = time.monotonic()
+        while time.monotonic() - started < timeout_s:
+            if self.popen is not None and self.popen.poll() is not None:
+                raise InfrastructureError(
+                    f"{self.name} exited with code {self.popen.returncode} during start-up; "
+                    f"last log lines ({self.log_path}):\n{self.log_tail()}"
+                )
+            try:
+                requests.get(url, timeout=2)
+                return time.monotonic() - started
+            except requests.RequestException:
+                time.sleep(0.1)
+        self.stop()
+        raise InfrastructureError(f"{self.name} did not answer at {url} within {timeout_s:.0f} s; see {self.log_path}")
+
+    def is_running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGINT the process group, then SIGKILL it after `grace_s`. Safe to call twice."""
+        if self.popen is None:
+            return
+        stop_process_group(self.popen.pid, grace_s)
+        try:
+            self.popen.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def stop_process_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop a process group led by `pid`: SIGINT, wait, then SIGKILL."""
+    try:
+        pgid = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.05)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie leader still counts; reap it if it is our child.
+    try:
+        pid, _ = os.waitpid(-pgid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True if nothing listens on host:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """An ephemeral port that is free right now (for tests and auto-assigned slots)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

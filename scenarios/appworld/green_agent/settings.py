@@ -1,0 +1,79 @@
+"""Settings, read once at start-up from the environment (and `.env` when the CLI asks for it).
+
+Every setting has a named default here; nothing else in the package reads `os.environ` for
+configuration. `.env` is loaded only by entry points (`load_settings(env_file=...)`), never at import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _find_repo_root() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "pyproject.toml").is_file() and (parent / "scenarios").is_dir():
+            return parent
+    return Path.cwd()
+
+
+REPO_ROOT = _find_repo_root()
+SCENARIO_DIR = REPO_ROOT / "scenarios" / "appworld"
+
+DEFAULT_APPWORLD_ROOT = REPO_ROOT / ".appworld"
+DEFAULT_APPWORLD_PYTHON = REPO_ROOT / ".venv-appworld" / "bin" / "python"
+DEFAULT_MCP_LOG_PATH = SCENARIO_DIR / "logs" / "mcp_tool_calls.jsonl"
+DEFAULT_RUNS_DIR = REPO_ROOT / "runs"
+
+DEFAULT_ENV_PORT = 8000
+DEFAULT_APIS_PORT = 9000
+DEFAULT_GATEWAY_PORT = 10000
+SLOT_PORT_STRIDE = 10
+"""Slot k listens on base port + k * stride (slot 0 uses the seed's 8000/9000/10000)."""
+MAX_SLOTS = 8
+
+DEFAULT_BACKEND_URL = "http://localhost:9002"
+DEFAULT_BACKEND_MCP_PORT = 9001
+DEFAULT_SCOPE_MODEL = "gpt-5-2025-08-07"
+DEFAULT_MAX_PREDICTED_APIS = 20
+DEFAULT_COMPLETION_DEADLINE_S = 20 * 60.0
+DEFAULT_SPLIT = "dev"
+
+
+class Settings(BaseSettings):
+    """All configuration of the Green Agent, its gateway and its CLI."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+
+    openai_api_key: SecretStr | None = Field(default=None, description="Enables the LLM scope predictor and LLM agents.")
+    openai_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; unset means api.openai.com.")
+    appworld_root: Path = Field(default=DEFAULT_APPWORLD_ROOT, description="AppWorld root; data is read from <root>/data.")
+    appworld_python: Path = Field(default=DEFAULT_APPWORLD_PYTHON, description="Python of the AppWorld virtualenv.")
+    agentbeats_mcp_log_path: Path = Field(default=DEFAULT_MCP_LOG_PATH, description="JSONL call log of the MCP gateway.")
+    appworld_env_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_ENV_PORT}", description="AppWorld environment server.")
+    appworld_apis_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_APIS_PORT}", description="AppWorld APIs server.")
+    appworld_mcp_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_GATEWAY_PORT}", description="Our AppWorld MCP gateway.")
+    agentbeats_backend_url: str = Field(default=DEFAULT_BACKEND_URL, description="AgentBeats backend REST URL.")
+    scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | appworld_agents.")
+    scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
+    max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
+    completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")
+    default_split: str = Field(default=DEFAULT_SPLIT, description="Split used when a battle names a task by index.")
+    runs_dir: Path = Field(default=DEFAULT_RUNS_DIR, description="Where battle and eval outputs go by default.")
+
+    @property
+    def appworld_data(self) -> Path:
+        """`<appworld_root>/data`, the folder AppWorld serves."""
+        return self.appworld_root / "data"
+
+
+def load_settings(env_file: str | Path | None = None, **overrides: object) -> Settings:
+    """Read settings from the environment, optionally a `.env` file, then explicit overrides."""
+    if env_file is not None and Path(env_file).is_file():
+        base = Settings(_env_file=str(env_file))  # type: ignore[call-arg]
+    else:
+        base = Settings()
+    return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})

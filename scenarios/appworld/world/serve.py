@@ -1,0 +1,58 @@
+"""Start an AppWorld server bound to 127.0.0.1 (runs in the AppWorld virtualenv).
+
+`appworld serve apis|environment` hard-code host 0.0.0.0; this launcher does what their `run()`
+does but binds loopback only. `APPWORLD_ROOT` must name the root whose `data/` is served.
+
+Usage: python serve.py {apis,environment} --port PORT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def serve_apis(port: int) -> None:
+    import uvicorn
+    from appworld.apps import build_main_app
+    from appworld.apps.model_lib import get_db_home_path
+    from appworld.common.constants import DEFAULT_SYSTEM_DATETIME
+
+    # Same start-up contract as appworld.serve.apis.run(): load base DBs into memory on start.
+    os.environ["LOAD_ON_STARTUP"] = "true"
+    os.environ["APPWORLD_DB_ARGS"] = json.dumps(
+        {
+            "to_db_home_path": get_db_home_path(storage_type="memory", type="base"),
+            "from_db_home_path": get_db_home_path(storage_type="disk", type="base"),
+            "create": True,
+        }
+    )
+    os.environ["APPWORLD_DATE_TIME"] = DEFAULT_SYSTEM_DATETIME.isoformat()
+    uvicorn.run(build_main_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+def serve_environment(port: int) -> None:
+    import uvicorn
+
+    uvicorn.run("appworld.serve.environment:app", host="127.0.0.1", port=port, log_level="warning")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("server", choices=["apis", "environment"])
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    if not os.environ.get("APPWORLD_ROOT"):
+        print("APPWORLD_ROOT must be set to the AppWorld root to serve", file=sys.stderr)
+        return 2
+    if not os.path.isdir(os.path.join(os.environ["APPWORLD_ROOT"], "data")):
+        print(f"no AppWorld data under {os.environ['APPWORLD_ROOT']}/data: run `appworld-green world build`", file=sys.stderr)
+        return 2
+    (serve_apis if args.server == "apis" else serve_environment)(args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
