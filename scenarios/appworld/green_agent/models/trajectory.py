@@ -1,0 +1,94 @@
+"""Trajectory metrics of one battle (or one task, or a whole log), derived from the gateway's call log.
+
+Written into `result.json` under `trajectory` by the core's metrics step and printed by
+`appworld-green analyze`. Every field is defined precisely in `green_agent.trajectory` and in
+`green_agent/trajectory/METRICS.md`; ratios whose denominator is zero are `None` (JSON `null`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+TRAJECTORY_SCHEMA_VERSION = 1
+
+PaginationStatus = Literal["complete", "incomplete", "unknown"]
+
+
+class PaginationReport(BaseModel):
+    """How one paginated API (`page_index` parameter) was paged through in the battle."""
+
+    status: PaginationStatus = Field(
+        description="complete: all series reached a short page; incomplete: one did not; unknown: no sizes.")
+    series: int = Field(ge=0, description="Distinct argument sets (page_index ignored) the API was called with.")
+    complete_series: int = Field(
+        ge=0, description="Series whose pages 0..p were all fetched and page p was short or empty.")
+    incomplete_series: int = Field(ge=0, description="Series with known page sizes that never reached such a page.")
+    pages_fetched: int = Field(ge=0, description="Successful calls of the API (each returns one page).")
+
+
+class TrajectoryMetrics(BaseModel):
+    """Metrics the Green computes itself from the gateway's call records of one battle/task."""
+
+    schema_version: Literal[1] = Field(default=TRAJECTORY_SCHEMA_VERSION, description="Record format version.")
+    log_path: str = Field(description="The call log that was read.")
+    log_found: bool = Field(description="False if the log file did not exist (all counts are then zero).")
+    battle_id: str | None = Field(default=None, description="Battle filter applied (None: no battle filter).")
+    task_id: str | None = Field(default=None, description="Task filter applied (None: no task filter).")
+    lines_scanned: int = Field(default=0, ge=0, description="Lines read from the log, all battles included.")
+    malformed_lines: int = Field(
+        default=0, ge=0, description="Candidate lines skipped as unreadable (bad JSON/UTF-8, not a record, oversized).")
+
+    total_calls: int = Field(default=0, ge=0, description="Call records selected by the filters.")
+    successful_calls: int = Field(default=0, ge=0, description="Selected records with success=true.")
+    failed_calls: int = Field(default=0, ge=0, description="Selected records with success=false.")
+    error_rate: float | None = Field(
+        default=None, description="failed_calls / total_calls (0..1); None with zero calls.")
+    avg_duration_ms: float | None = Field(
+        default=None, description="Mean duration_ms of the selected calls; None with zero calls.")
+    p50_duration_ms: float | None = Field(
+        default=None, description="Nearest-rank 50th percentile of duration_ms; None with zero calls.")
+    p95_duration_ms: float | None = Field(
+        default=None, description="Nearest-rank 95th percentile of duration_ms; None with zero calls.")
+    calls_per_minute: float | None = Field(
+        default=None, description="total_calls / minutes between first and last call start; None if that span is 0.")
+    first_call_at: datetime | None = Field(default=None, description="Earliest call start (UTC); None with zero calls.")
+    last_call_at: datetime | None = Field(default=None, description="Latest call start (UTC); None with zero calls.")
+
+    unique_tools: int = Field(default=0, ge=0, description="Distinct tool names called (any outcome).")
+    calls_per_tool: dict[str, int] = Field(default_factory=dict, description="Calls per tool name (any outcome).")
+    failed_calls_per_tool: dict[str, int] = Field(
+        default_factory=dict, description="Failed calls per tool name (tools with failures only).")
+    retry_count: int = Field(
+        default=0, ge=0, description="Failed calls whose next selected record is a successful call of the same tool.")
+    out_of_scope_calls: int = Field(
+        default=0, ge=0, description="Selected records the gateway marked in_scope=false (refused).")
+
+    pagination_sequences: int = Field(
+        default=0, ge=0, description="Seed metric: runs of >=2 consecutive calls of one list/search/library tool.")
+    pagination: dict[str, PaginationReport] = Field(
+        default_factory=dict, description="Per paginated `app.api` called: how far Blue paged.")
+    pagination_complete_apis: list[str] = Field(
+        default_factory=list, description="Paginated APIs with status complete, sorted.")
+    pagination_incomplete_apis: list[str] = Field(
+        default_factory=list, description="Paginated APIs with status incomplete, sorted.")
+
+    called_apis: list[str] = Field(
+        default_factory=list, description="Sorted `app.api` names called successfully (api_docs app excluded).")
+    gold_apis: list[str] | None = Field(
+        default=None, description="The task's gold required APIs, sorted; None if unknown.")
+    api_precision: float | None = Field(
+        default=None, description="|called ∩ gold| / |called|; None if gold unknown or nothing called.")
+    api_recall: float | None = Field(
+        default=None, description="|called ∩ gold| / |gold|; None if gold unknown or empty.")
+    api_f1: float | None = Field(
+        default=None, description="Harmonic mean of api_precision and api_recall; 0 if both 0; None if either is None.")
+    missing_gold_apis: list[str] = Field(
+        default_factory=list, description="gold − called, sorted (empty if gold unknown).")
+    extra_apis: list[str] = Field(default_factory=list, description="called − gold, sorted (empty if gold unknown).")
+    scope_size: int | None = Field(
+        default=None, description="Number of APIs in the predicted scope; None if no scope given.")
+    scope_recall: float | None = Field(
+        default=None, description="|gold ∩ scope| / |gold|; None if gold or scope unknown, or gold empty.")

@@ -1,0 +1,105 @@
+"""One-pass state over the selected call records.
+
+The state is O(#tools + #distinct APIs + #pagination series) plus one float per selected call for
+the latency percentiles (bounded by the battle's calls, never by the log's size). Definitions of
+every figure are in `green_agent.trajectory.metrics`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from green_agent.models.call_record import CallRecord
+from green_agent.trajectory import metrics
+from green_agent.trajectory.pagination import PaginationTracker
+
+
+class TrajectoryAccumulator:
+    """Feed records with `add`, then read the figures with `summary`.
+
+    Args:
+        paginated_apis: `app.api` names with a `page_index` parameter; None infers them.
+    """
+
+    def __init__(self, paginated_apis: Collection[str] | None = None) -> None:
+        self.total = 0
+        self.failed = 0
+        self.out_of_scope = 0
+        self.duration_sum = 0.0
+        self.durations = array("d")
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        self.per_tool: Counter[str] = Counter()
+        self.failed_per_tool: Counter[str] = Counter()
+        self.retries = 0
+        self.seed_sequences = 0
+        self.called_ok: set[str] = set()
+        self.pagination = PaginationTracker(paginated_apis)
+        self._previous: CallRecord | None = None
+        self._run_tool: str | None = None
+        self._run_length = 0
+
+    def add(self, record: CallRecord) -> None:
+        """Account for the next selected record (file order)."""
+        self.total += 1
+        tool = record.tool_name
+        self.per_tool[tool] += 1
+        if not record.success:
+            self.failed += 1
+            self.failed_per_tool[tool] += 1
+        if not record.in_scope:
+            self.out_of_scope += 1
+        self.duration_sum += record.duration_ms
+        self.durations.append(record.duration_ms)
+        self._times(record.timestamp)
+        self._sequence(record)
+        api = metrics.api_name(tool)
+        if record.success:
+            self.called_ok.add(api)
+        self.pagination.add(api, record.arguments, record.success, record.result_items)
+
+    def _times(self, at: datetime) -> None:
+        if self.first is None or at < self.first:
+            self.first = at
+        if self.last is None or at > self.last:
+            self.last = at
+
+    def _sequence(self, record: CallRecord) -> None:
+        """Retries and the seed's pagination runs depend only on the previous record."""
+        previous = self._previous
+        if previous is not None and not previous.success and record.success and previous.tool_name == record.tool_name:
+            self.retries += 1
+        if metrics.is_seed_pagination_tool(record.tool_name) and record.tool_name == self._run_tool:
+            self._run_length += 1
+            if self._run_length == 2:
+                self.seed_sequences += 1
+        else:
+            self._run_tool = record.tool_name if metrics.is_seed_pagination_tool(record.tool_name) else None
+            self._run_length = 1
+        self._previous = record
+
+    def summary(self) -> dict[str, Any]:
+        """The call-derived fields of `TrajectoryMetrics` (API selection and pagination excluded)."""
+        ordered = sorted(self.durations)
+        return {
+            "total_calls": self.total,
+            "successful_calls": self.total - self.failed,
+            "failed_calls": self.failed,
+            "error_rate": metrics.ratio(self.failed, self.total),
+            "avg_duration_ms": metrics.mean(self.duration_sum, self.total),
+            "p50_duration_ms": metrics.nearest_rank(ordered, 50),
+            "p95_duration_ms": metrics.nearest_rank(ordered, 95),
+            "calls_per_minute": metrics.calls_per_minute(self.total, self.first, self.last),
+            "first_call_at": self.first,
+            "last_call_at": self.last,
+            "unique_tools": len(self.per_tool),
+            "calls_per_tool": dict(sorted(self.per_tool.items())),
+            "failed_calls_per_tool": dict(sorted(self.failed_per_tool.items())),
+            "retry_count": self.retries,
+            "out_of_scope_calls": self.out_of_scope,
+            "pagination_sequences": self.seed_sequences,
+        }
