@@ -1,0 +1,73 @@
+"""The gateway's call log: one `CallRecord` JSON line per tool call, appended atomically.
+
+Each line is written with ONE `os.write` on a descriptor opened with `O_APPEND`, so lines from
+threads of one gateway and from several gateway processes sharing the file never interleave
+(the kernel positions and writes each append as a unit on local filesystems). The file is opened
+per write, so a log that is moved or deleted is simply re-created.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from green_agent.models import CallRecord
+
+logger = logging.getLogger(__name__)
+
+
+class CallLogWriter:
+    """Appends call records to one JSONL file and numbers them (`seq`) per process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def next_seq(self) -> int:
+        """The next call number of this gateway process (1, 2, ...)."""
+        with self._lock:
+            self._seq += 1
+            return self._seq
+
+    def append(self, record: CallRecord) -> None:
+        """Write `record` as one line. Errors are logged, never raised (a call never fails on logging)."""
+        data = (record.model_dump_json() + "\n").encode("utf-8")
+        try:
+            append_line(self.path, data)
+        except OSError as exc:
+            logger.error("could not append to the call log %s: %s", self.path, exc)
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append `data` (one full line) to `path` with a single write; create the file and its parents."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):  # only on a full disk or a signal; say so rather than hide a torn line
+            raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+    finally:
+        os.close(fd)
+
+
+def iter_call_log(path: Path) -> Iterator[CallRecord]:
+    """Records of a call log, in file order (a missing file yields nothing)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield CallRecord.model_validate_json(line)
+
+
+def read_call_log(path: Path, battle_id: str | None = None) -> list[CallRecord]:
+    """All records of a call log, or only those of one battle."""
+    return [r for r in iter_call_log(path) if battle_id is None or r.battle_id == battle_id]

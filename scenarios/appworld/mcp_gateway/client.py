@@ -1,0 +1,149 @@
+"""In-process Python client of a running gateway, for the Green and the Blue agents.
+
+MCP calls go over Streamable HTTP (`<base>/mcp`, or SSE `<base>/sse`) with the official `mcp`
+client; the Green's control calls are plain HTTP (httpx). Use it as an async context manager to
+keep one MCP connection open for many calls; outside a `with`, each call opens its own.
+
+    async with GatewayClient("http://127.0.0.1:10000") as gw:
+        tools = await gw.list_tools()
+        reply = await gw.call_tool("supervisor__show_profile", {})   # {"response": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import AsyncExitStack
+from typing import Any, Literal
+
+import httpx
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.sse import sse_client
+
+from green_agent.errors import GatewayError
+from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, HealthReply
+
+Transport = Literal["streamable_http", "sse"]
+DEFAULT_TIMEOUT_S = 30.0
+
+
+class GatewayClient:
+    """Talks to one gateway at `base_url` (e.g. http://127.0.0.1:10000)."""
+
+    def __init__(self, base_url: str, transport: Transport = "streamable_http",
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.transport = transport
+        self.timeout_s = timeout_s
+        self._stack: AsyncExitStack | None = None
+        self._mcp: Client | None = None
+
+    async def __aenter__(self) -> "GatewayClient":
+        stack = AsyncExitStack()
+        try:
+            self._mcp = await stack.enter_async_context(self._new_mcp_client())
+        except Exception as exc:
+            await stack.aclose()
+            raise GatewayError(f"cannot connect to the MCP gateway at {self._mcp_url}: {exc!r}; "
+                               f"is `appworld-green mcp` running there?") from exc
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._stack, self._mcp = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    @property
+    def _mcp_url(self) -> str:
+        return f"{self.base_url}/sse" if self.transport == "sse" else f"{self.base_url}/mcp"
+
+    def _new_mcp_client(self) -> Client:
+        server: Any = (sse_client(self._mcp_url, timeout=self.timeout_s, sse_read_timeout=self.timeout_s * 10)
+                       if self.transport == "sse" else self._mcp_url)
+        # No response cache: the tool list changes with each battle's scope.
+        return Client(server, read_timeout_seconds=self.timeout_s, cache=None)
+
+    async def _run(self, action: Any) -> Any:
+        if self._mcp is not None:
+            return await action(self._mcp)
+        async with GatewayClient(self.base_url, self.transport, self.timeout_s) as temporary:
+            return await action(temporary._mcp)
+
+    # MCP ---------------------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[types.Tool]:
+        """Tools listed now (the active battle's scope, or all)."""
+
+        async def action(client: Client) -> list[types.Tool]:
+            tools: list[types.Tool] = []
+            cursor: str | None = None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return tools
+
+        return await self._run(action)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Call a tool; return `{"response": ...}` (API errors and refusals carry `is_error: true`)."""
+
+        async def action(client: Client) -> types.CallToolResult:
+            return await client.call_tool(name, arguments or {})
+
+        return result_payload(await self._run(action))
+
+    # Control (the Green) -----------------------------------------------------------------------
+
+    async def health(self) -> HealthReply:
+        return HealthReply.model_validate(await self._http("GET", "/health"))
+
+    async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None) -> BattleState:
+        """Attribute the next calls to `battle_id`/`task_id` and restrict tools to `scope` (None: all)."""
+        body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope).model_dump()
+        return BattleState.model_validate(await self._http("PUT", "/control/battle", json=body))
+
+    async def clear_battle(self) -> str | None:
+        """Back to every tool and no attribution; return the battle id that was active."""
+        return (await self._http("DELETE", "/control/battle")).get("cleared")
+
+    async def wait_for_completion(self, battle_id: str, timeout_s: float) -> CompletionReply:
+        """Long-poll until Blue called supervisor__complete_task in `battle_id`, or `timeout_s` passed."""
+        deadline = time.monotonic() + max(timeout_s, 0.0)
+        while True:
+            wait_s = min(max(deadline - time.monotonic(), 0.0), MAX_COMPLETION_WAIT_S)
+            reply = CompletionReply.model_validate(await self._http(
+                "GET", "/control/completion", params={"battle_id": battle_id, "wait": f"{wait_s:.3f}"},
+                timeout=wait_s + 10.0))
+            if reply.completed or time.monotonic() >= deadline:
+                return reply
+
+    async def _http(self, method: str, path: str, timeout: float | None = None, **kwargs: Any) -> dict[str, Any]:
+        url = self.base_url + path
+        try:
+            async with httpx.AsyncClient(timeout=timeout or self.timeout_s, trust_env=False) as http:
+                response = await http.request(method, url, **kwargs)
+        except httpx.HTTPError as exc:
+            raise GatewayError(f"the MCP gateway at {self.base_url} is unreachable ({exc!r}); "
+                               f"is `appworld-green mcp` running there?") from exc
+        if response.status_code != 200:
+            raise GatewayError(f"the MCP gateway refused {method} {path}: HTTP {response.status_code} {response.text[:300]}")
+        return response.json()
+
+
+def result_payload(result: types.CallToolResult) -> dict[str, Any]:
+    """`{"response": ...}` of a tool result (structured content, else parsed text), as upstream's client."""
+    text = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    if result.is_error:
+        message = text or (result.structured_content or {}).get("response", {}).get("message", "tool error")
+        return {"response": {"message": message, "is_error": True}}
+    if isinstance(result.structured_content, dict) and "response" in result.structured_content:
+        return result.structured_content
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return {"response": text}
+    return parsed if isinstance(parsed, dict) and "response" in parsed else {"response": parsed}

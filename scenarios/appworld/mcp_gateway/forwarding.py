@@ -1,0 +1,146 @@
+"""Forward one tool call to the AppWorld APIs server over HTTP, as AppWorld's own `Requester` does.
+
+Contract (reference/appworld.md section 9):
+- login (`POST /<app>/auth/token`): form-encoded `username`, `password`;
+- an `access_token` argument becomes the header `Authorization: Bearer <token>`;
+- path parameters are substituted into the path (URL-encoded; a value with `/` is refused);
+- GET: the remaining arguments go in the query string; POST/PUT/PATCH/DELETE: a JSON body.
+- success is any 2xx; the reply body is the API's JSON.
+
+One pooled `requests.Session` per forwarder, explicit timeouts. Transport failures are returned
+as an `ApiReply` with `status_code=None` (the caller turns them into an error result); invalid
+arguments raise `ArgumentError`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import requests
+from pydantic import BaseModel, Field
+from requests.adapters import HTTPAdapter
+
+from mcp_gateway.tools import ToolSpec
+
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+DEFAULT_READ_TIMEOUT_S = 15.0
+"""Below the 20 s MCP client timeout of AgentBeats SDK agents, so they get our error, not theirs."""
+POOL_SIZE = 32
+UPSTREAM_NOT_FOUND_MESSAGE = "API not found or some of the passed parameters are invalid."
+"""What AppWorld's requester (and upstream's MCP server) shows for 400/404/405 replies."""
+
+
+class ArgumentError(ValueError):
+    """The arguments cannot be forwarded (e.g. a path parameter containing `/`)."""
+
+
+class ApiReply(BaseModel):
+    """What the APIs server answered (or why it could not be asked)."""
+
+    status_code: int | None = Field(description="HTTP status; None if the server was not reached.")
+    body: Any = Field(default=None, description="Parsed JSON body (text wrapped as {'message': ...}).")
+    error: str | None = Field(default=None, description="Failure message for non-2xx or transport errors.")
+    agent_message: str | None = Field(default=None, description="Failure message shown to the agent.")
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+class ApiForwarder:
+    """Sends tool calls to one APIs server through a pooled HTTP session."""
+
+    def __init__(self, apis_url: str, session: requests.Session | None = None,
+                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+                 read_timeout_s: float = DEFAULT_READ_TIMEOUT_S) -> None:
+        self.apis_url = apis_url.rstrip("/")
+        self.timeout = (connect_timeout_s, read_timeout_s)
+        self.session = session or _pooled_session()
+
+    def close(self) -> None:
+        self.session.close()
+
+    def forward(self, spec: ToolSpec, arguments: dict[str, Any]) -> ApiReply:
+        """Call the API of `spec` with `arguments`. Raises ArgumentError for unforwardable arguments."""
+        path, rest = substitute_path(spec.path, spec.path_params, arguments)
+        headers: dict[str, str] = {}
+        token = rest.pop("access_token", None)
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        url = self.apis_url + path
+        kwargs: dict[str, Any] = {"headers": headers, "timeout": self.timeout}
+        if spec.method == "GET":
+            kwargs["params"] = {k: _query_value(v) for k, v in rest.items()}
+        elif spec.is_login:
+            kwargs["data"] = rest
+        else:
+            kwargs["json"] = rest
+        try:
+            response = self.session.request(spec.method, url, **kwargs)
+        except requests.Timeout:
+            message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:.0f} s."
+            return ApiReply(status_code=None, error=message, agent_message=message)
+        except requests.ConnectionError as exc:
+            message = f"The AppWorld APIs server at {self.apis_url} is unreachable ({type(exc).__name__})."
+            return ApiReply(status_code=None, error=message, agent_message=message)
+        return _reply(response)
+
+
+def substitute_path(path: str, path_params: list[str], arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Fill `{param}` placeholders; return the path and the arguments left over."""
+    rest = dict(arguments)
+    for name in path_params:
+        if name not in rest:
+            continue
+        text = str(rest.pop(name))
+        if "/" in text or text in ("", ".", ".."):
+            raise ArgumentError(f"path parameter {name!r} must be a single path segment, got {text!r}")
+        path = path.replace("{" + name + "}", quote(text, safe=""))
+    missing = [n for n in path_params if "{" + n + "}" in path]
+    if missing:
+        raise ArgumentError(f"missing path parameter(s): {', '.join(missing)}")
+    return path, rest
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return value
+
+
+def _reply(response: requests.Response) -> ApiReply:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = {"message": response.text}
+    if 200 <= response.status_code < 300:
+        return ApiReply(status_code=response.status_code, body=body)
+    message = error_message(body)
+    shown = UPSTREAM_NOT_FOUND_MESSAGE if response.status_code in (400, 404, 405) else message
+    return ApiReply(status_code=response.status_code, body=body, error=message, agent_message=shown)
+
+
+def error_message(body: Any) -> str:
+    """The message of an AppWorld error body (`{"message"}`, or FastAPI's `{"detail"}`)."""
+    if isinstance(body, dict):
+        if isinstance(body.get("message"), str):
+            return body["message"]
+        detail = body.get("detail")
+        if isinstance(detail, dict) and isinstance(detail.get("message"), str):
+            return detail["message"]
+        if detail is not None:
+            return detail if isinstance(detail, str) else json.dumps(detail)[:2000]
+    return json.dumps(body)[:2000]
+
+
+def _pooled_session() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # loopback servers: never route through an HTTP proxy from the environment
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=POOL_SIZE, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session

@@ -1,0 +1,140 @@
+"""The gateway's core, free of transport: list the scoped tools, handle one call, log it.
+
+Outcomes of a call (each logged as exactly one `CallRecord`):
+- API answered 2xx: result `{"response": <api json>}`, success true;
+- API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
+  (MCP isError false, as upstream), success false, `status_code` set;
+- APIs server unreachable / timed out: MCP isError result naming the server URL, status_code None;
+- unknown tool, tool outside the battle's scope, invalid arguments: MCP isError result, not forwarded
+  (out-of-scope and unknown tools are logged with in_scope false).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import mcp_types as types
+from jsonschema import Draft202012Validator
+
+from green_agent.models import CallRecord
+from mcp_gateway.call_log import CallLogWriter
+from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
+from mcp_gateway.models import OutputType
+from mcp_gateway.redaction import redact, redact_text, secret_values
+from mcp_gateway.scope import COMPLETE_TASK_TOOL, ScopeController
+from mcp_gateway.tools import ToolSpec
+
+_MAX_SCHEMA_ERRORS = 5
+
+
+class CallOutcome:
+    """What one call produced: the MCP result and the facts the log keeps."""
+
+    def __init__(self, payload: dict[str, Any], *, is_error: bool, success: bool, error: str | None = None,
+                 status_code: int | None = None, in_scope: bool = True, result_items: int | None = None) -> None:
+        self.payload = payload
+        self.is_error = is_error
+        self.success = success
+        self.error = error
+        self.status_code = status_code
+        self.in_scope = in_scope
+        self.result_items = result_items
+
+
+class Gateway:
+    """Tools of one world slot, their scope, forwarding and the call log."""
+
+    def __init__(self, specs: dict[str, ToolSpec], forwarder: ApiForwarder, log: CallLogWriter,
+                 output_type: OutputType = "both") -> None:
+        self.specs = specs
+        self.forwarder = forwarder
+        self.log = log
+        self.output_type = output_type
+        self.scope = ScopeController(specs)
+        self._tools = {name: types.Tool(name=name, description=s.description, input_schema=s.input_schema)
+                       for name, s in specs.items()}
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    def list_tools(self) -> list[types.Tool]:
+        """Tools visible now (all, or the active battle's scope), in doc order."""
+        visible = self.scope.visible_tools()
+        return [tool for name, tool in self._tools.items() if name in visible]
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        spec = self.specs.get(name)
+        return spec.input_schema if spec else None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Handle one tools/call and append its record to the log."""
+        started_at = datetime.now(timezone.utc)
+        started = time.perf_counter()
+        battle = self.scope.battle
+        battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
+        arguments = dict(arguments or {})
+        outcome = await self._outcome(name, arguments, battle_id)
+        secrets = secret_values(arguments)
+        self.log.append(CallRecord(
+            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name,
+            arguments=redact(arguments), success=outcome.success, error=redact_text(outcome.error, secrets),
+            status_code=outcome.status_code, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            in_scope=outcome.in_scope, result_items=outcome.result_items, seq=self.log.next_seq(),
+        ))
+        return self._result(outcome)
+
+    async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str | None) -> CallOutcome:
+        spec = self.specs.get(name)
+        if spec is None:
+            return _refusal(f"Unknown tool {name!r}: this gateway has no such tool. Use tools/list to see the tools.",
+                            in_scope=False)
+        if not self.scope.allows(name):
+            return _refusal(f"Tool {name!r} is outside this battle's scope ({battle_id}); it cannot be called "
+                            f"here. Use tools/list to see the tools in scope.", in_scope=False)
+        cleaned = {k: v for k, v in arguments.items() if v is not None or k in spec.required}
+        problems = self._schema_problems(name, spec, cleaned)
+        if problems:
+            return _refusal(f"Invalid arguments for {name}: {problems}")
+        try:
+            reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned)
+        except ArgumentError as exc:
+            return _refusal(f"Invalid arguments for {name}: {exc}")
+        if reply.ok and name == COMPLETE_TASK_TOOL:
+            self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
+        return _from_reply(reply)
+
+    def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+        validator = self._validators.get(name)
+        if validator is None:
+            validator = self._validators[name] = Draft202012Validator(spec.input_schema)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))[:_MAX_SCHEMA_ERRORS]
+        if not errors:
+            return None
+        return "; ".join(f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors)
+
+    def _result(self, outcome: CallOutcome) -> types.CallToolResult:
+        text = outcome.payload["response"]["message"] if outcome.is_error else json.dumps(
+            outcome.payload, ensure_ascii=False)
+        structured = None if self.output_type == "content_only" else outcome.payload
+        content: list[Any] = [] if self.output_type == "structured_data_only" and not outcome.is_error else [
+            types.TextContent(type="text", text=text)]
+        return types.CallToolResult(content=content, structured_content=structured, is_error=outcome.is_error)
+
+
+def _refusal(message: str, *, in_scope: bool = True) -> CallOutcome:
+    return CallOutcome({"response": {"message": message, "is_error": True}}, is_error=True, success=False,
+                       error=message, in_scope=in_scope)
+
+
+def _from_reply(reply: ApiReply) -> CallOutcome:
+    if reply.status_code is None:
+        return CallOutcome({"response": {"message": reply.agent_message, "is_error": True}}, is_error=True,
+                           success=False, error=reply.error)
+    if not reply.ok:
+        return CallOutcome({"response": {"message": reply.agent_message, "is_error": True}}, is_error=False,
+                           success=False, error=reply.error, status_code=reply.status_code)
+    items = len(reply.body) if isinstance(reply.body, list) else None
+    return CallOutcome({"response": reply.body}, is_error=False, success=True, status_code=reply.status_code,
+                       result_items=items)

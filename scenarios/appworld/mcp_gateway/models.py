@@ -1,0 +1,67 @@
+"""Pydantic models of the gateway's configuration and its HTTP control API (JSON bodies)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
+
+OutputType = Literal["both", "content_only", "structured_data_only"]
+MAX_COMPLETION_WAIT_S = 60.0
+
+
+class GatewayConfig(BaseModel):
+    """Everything one gateway process needs."""
+
+    remote_apis_url: str = Field(description="AppWorld APIs server, e.g. http://127.0.0.1:9000.")
+    appworld_root: Path = Field(description="AppWorld root whose data/api_docs define the tools.")
+    log_path: Path = Field(description="JSONL call log (appended).")
+    app_names: list[str] | None = Field(default=None, description="Apps exposed; None: all except api_docs, admin.")
+    host: str = Field(default="127.0.0.1", description="Bind address.")
+    port: int = Field(default=10000, ge=0, le=65535, description="Bind port.")
+    output_type: OutputType = Field(
+        default="both",
+        description="Result form: text + structured (default; the openai-agents SDK reads only text), or one of them.",
+    )
+    connect_timeout_s: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="APIs server connect timeout.")
+    read_timeout_s: float = Field(default=DEFAULT_READ_TIMEOUT_S, gt=0, description="APIs server read timeout.")
+
+
+class BattleScope(BaseModel):
+    """`PUT /control/battle`: the battle and task the next calls belong to, and the allowed tools."""
+
+    battle_id: str = Field(min_length=1, max_length=200, description="Battle id used to attribute calls.")
+    task_id: str | None = Field(default=None, max_length=200, description="AppWorld task id of the battle.")
+    scope: list[str] | None = Field(
+        default=None,
+        description="Tool names listed and callable; None: every tool. Exactly what is sent "
+                    "(the Green includes supervisor__complete_task itself).",
+    )
+
+
+class BattleState(BattleScope):
+    """The active battle as the gateway holds it."""
+
+    set_at: datetime = Field(description="When the battle was set (UTC).")
+    unknown_tools: list[str] = Field(default_factory=list, description="Scope names that are not tools here.")
+
+
+class HealthReply(BaseModel):
+    """`GET /health`."""
+
+    status: Literal["ok"] = "ok"
+    tools: int = Field(description="Tools of --app-names (before any scope).")
+    battle: BattleState | None = Field(default=None, description="Active battle, if any.")
+
+
+class CompletionReply(BaseModel):
+    """`GET /control/completion`: whether Blue called supervisor__complete_task successfully."""
+
+    battle_id: str = Field(description="The battle asked about.")
+    completed: bool = Field(description="True once complete_task succeeded in this battle.")
+    at: datetime | None = Field(default=None, description="When it was called (UTC).")
+    status: Literal["success", "fail"] | None = Field(default=None, description="The status Blue passed.")

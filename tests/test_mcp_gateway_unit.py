@@ -1,0 +1,377 @@
+"""Unit tests of the MCP gateway: schemas, redaction, forwarding, the call log, scope and completion.
+
+The APIs server is mocked with `responses`; each mock states the AppWorld contract it stands for
+(reference/appworld.md section 9): login `POST /<app>/auth/token` form-encoded -> {access_token},
+Bearer auth, errors `{"message"}` with 401/409/422, FastAPI's bare 404 for unknown paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import threading
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+import responses
+from jsonschema import Draft202012Validator
+
+from green_agent.models import CallRecord
+from green_agent.world_data import ApiDoc
+from mcp_gateway.call_log import CallLogWriter, append_line, read_call_log
+from mcp_gateway.forwarding import UPSTREAM_NOT_FOUND_MESSAGE, ApiForwarder, ArgumentError
+from mcp_gateway.gateway import Gateway
+from mcp_gateway.models import BattleScope
+from mcp_gateway.redaction import REDACTED, redact, redact_text, secret_values
+from mcp_gateway.scope import ScopeController
+from mcp_gateway.tools import parameter_schema, tool_spec, type_schema
+
+APIS = "http://apis.test"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+
+
+def _param(name, type_, required=False, description="", default=None, constraints=()):
+    return {"name": name, "type": type_, "required": required, "description": description,
+            "default": default, "constraints": list(constraints)}
+
+
+def _doc(app, api, method, path, params, description="An API."):
+    return ApiDoc(app_name=app, api_name=api, method=method, path=path, description=description, parameters=params)
+
+
+TOKEN_PARAM = _param("access_token", "string", True, "Access token obtained from simple_note app login.")
+DOCS = [
+    _doc("simple_note", "login", "POST", "/simple_note/auth/token",
+         [_param("username", "string", True), _param("password", "string", True)], "Login to your account."),
+    _doc("simple_note", "search_notes", "GET", "/simple_note/notes", [
+        TOKEN_PARAM, _param("query", "string", default=""), _param("tags", "list[string]"),
+        _param("pinned", "boolean"),
+        _param("page_limit", "integer", default=5, constraints=["value >= 1.0, <= 20.0"])]),
+    _doc("simple_note", "show_note", "GET", "/simple_note/notes/{note_id}",
+         [TOKEN_PARAM, _param("note_id", "integer", True)]),
+    _doc("simple_note", "create_note", "POST", "/simple_note/notes", [
+        TOKEN_PARAM, _param("title", "string", True, constraints=["length >= 1"]), _param("tags", "list[string]")]),
+    _doc("simple_note", "delete_note", "DELETE", "/simple_note/notes/{note_id}",
+         [TOKEN_PARAM, _param("note_id", "integer", True)]),
+    _doc("phone", "show_contact", "GET", "/phone/contacts/{phone_number}",
+         [TOKEN_PARAM, _param("phone_number", "string", True)]),
+    _doc("supervisor", "show_profile", "GET", "/supervisor/profile", []),
+    _doc("supervisor", "complete_task", "POST", "/supervisor/message", [
+        _param("answer", "number | integer | string"),
+        _param("status", "string", default="success", constraints=["value in ['success', 'fail']"])]),
+]
+SPECS = {spec.name: spec for spec in map(tool_spec, DOCS)}
+
+
+# --- schemas ---------------------------------------------------------------------------------
+
+def test_type_mapping_covers_appworld_types() -> None:
+    assert type_schema("string") == {"type": "string"}
+    assert type_schema("integer") == {"type": "integer"}
+    assert type_schema("list[number]") == {"type": "array", "items": {"type": "number"}}
+    assert type_schema("number | integer | string") == {
+        "anyOf": [{"type": "number"}, {"type": "integer"}, {"type": "string"}]}
+
+
+def test_constraints_become_schema_keywords() -> None:
+    limit = parameter_schema(_param("page_limit", "integer", default=5, description="Max results.",
+                                    constraints=["value >= 1.0, <= 20.0"]))
+    assert limit == {"type": "integer", "minimum": 1, "maximum": 20, "description": "Max results.", "default": 5}
+    status = parameter_schema(_param("status", "string", constraints=["value in ['success', 'fail']"]))
+    assert status["enum"] == ["success", "fail"]
+    title = parameter_schema(_param("title", "string", constraints=["length >= 1, <= 1000"]))
+    assert (title["minLength"], title["maxLength"]) == (1, 1000)
+    email = parameter_schema(_param("email", "string", description="Your email.", constraints=["value is email address"]))
+    assert email["description"] == "Your email. Constraints: value is email address."
+
+
+def test_tool_spec_has_name_required_and_path_params() -> None:
+    spec = SPECS["simple_note__show_note"]
+    assert spec.input_schema["required"] == ["access_token", "note_id"]
+    assert spec.input_schema["additionalProperties"] is False
+    assert spec.path_params == ["note_id"]
+    assert SPECS["simple_note__login"].is_login and not SPECS["simple_note__create_note"].is_login
+    assert "required" not in SPECS["supervisor__show_profile"].input_schema
+    for spec in SPECS.values():  # every schema is itself valid JSON Schema
+        Draft202012Validator.check_schema(spec.input_schema)
+
+
+# --- redaction -------------------------------------------------------------------------------
+
+def test_redact_is_recursive_and_key_based() -> None:
+    args = {"username": "a@b.c", "password": "hunter22", "access_token": JWT,
+            "nested": {"my_api_key": "k-123456", "items": [{"client_secret": "s3cr3t!"}]}, "Authorization": "x"}
+    out = redact(args)
+    assert out["username"] == "a@b.c" and out["password"] == out["access_token"] == REDACTED
+    assert out["nested"]["my_api_key"] == REDACTED and out["nested"]["items"][0]["client_secret"] == REDACTED
+    assert out["Authorization"] == REDACTED
+    assert args["password"] == "hunter22"  # input untouched
+    assert sorted(secret_values(args)) == sorted(["hunter22", JWT, "k-123456", "s3cr3t!", "x"])
+
+
+def test_redact_text_scrubs_secrets_jwts_and_bearer() -> None:
+    text = f"bad password hunter22 for token {JWT}; header Bearer abc.def"
+    out = redact_text(text, ["hunter22"])
+    assert "hunter22" not in out and JWT not in out and "abc.def" not in out
+    assert out.count(REDACTED) == 3
+
+
+# --- forwarding ------------------------------------------------------------------------------
+
+@responses.activate
+def test_login_is_form_encoded_and_token_is_bearer() -> None:
+    # Contract: POST /simple_note/auth/token, form body username/password -> {"access_token", "token_type"}.
+    login = responses.post(f"{APIS}/simple_note/auth/token", json={"access_token": JWT, "token_type": "Bearer"})
+    # Contract: GET /simple_note/notes with Authorization: Bearer <token>, filters in the query string.
+    search = responses.get(f"{APIS}/simple_note/notes", json=[{"note_id": 1}])
+    fwd = ApiForwarder(APIS)
+    reply = fwd.forward(SPECS["simple_note__login"], {"username": "a@b.c", "password": "pw 1&2"})
+    assert reply.ok and reply.body["access_token"] == JWT
+    assert login.calls[0].request.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert parse_qs(login.calls[0].request.body) == {"username": ["a@b.c"], "password": ["pw 1&2"]}
+    reply = fwd.forward(SPECS["simple_note__search_notes"],
+                        {"access_token": JWT, "tags": ["work", "home"], "pinned": True, "page_limit": 3})
+    request = search.calls[0].request
+    assert request.headers["Authorization"] == f"Bearer {JWT}"
+    assert parse_qs(urlparse(request.url).query) == {"tags": ["work", "home"], "pinned": ["true"], "page_limit": ["3"]}
+    assert reply.body == [{"note_id": 1}]
+
+
+@responses.activate
+def test_path_params_substituted_and_bodies_are_json() -> None:
+    # Contract: DELETE /simple_note/notes/{note_id} with a JSON body (AppWorld's remote requester does so).
+    delete = responses.delete(f"{APIS}/simple_note/notes/7", json={"message": "Deleted."})
+    # Contract: path values are URL-encoded as one segment.
+    contact = responses.get(f"{APIS}/phone/contacts/%2B1%20555", json={"contact_id": 1})
+    create = responses.post(f"{APIS}/simple_note/notes", json={"note_id": 9})
+    fwd = ApiForwarder(APIS)
+    assert fwd.forward(SPECS["simple_note__delete_note"], {"access_token": "t", "note_id": 7}).ok
+    assert json.loads(delete.calls[0].request.body) == {}
+    assert fwd.forward(SPECS["phone__show_contact"], {"access_token": "t", "phone_number": "+1 555"}).ok
+    assert contact.call_count == 1
+    fwd.forward(SPECS["simple_note__create_note"], {"access_token": "t", "title": "T", "tags": ["a"]})
+    assert json.loads(create.calls[0].request.body) == {"title": "T", "tags": ["a"]}
+    assert "Authorization" in create.calls[0].request.headers
+    with pytest.raises(ArgumentError, match="single path segment"):
+        fwd.forward(SPECS["phone__show_contact"], {"access_token": "t", "phone_number": "../admin"})
+
+
+@responses.activate
+def test_error_replies_carry_status_and_message() -> None:
+    # Contract: AppWorld errors are {"message": ...} with 401/409/422; an unknown path is FastAPI's 404.
+    responses.get(f"{APIS}/simple_note/notes/5", json={"message": "The note with id 5 does not exist."}, status=409)
+    responses.get(f"{APIS}/simple_note/notes/6", json={"detail": "Not Found"}, status=404)
+    fwd = ApiForwarder(APIS)
+    conflict = fwd.forward(SPECS["simple_note__show_note"], {"access_token": "t", "note_id": 5})
+    assert (conflict.ok, conflict.status_code, conflict.agent_message) == (False, 409, "The note with id 5 does not exist.")
+    missing = fwd.forward(SPECS["simple_note__show_note"], {"access_token": "t", "note_id": 6})
+    assert missing.status_code == 404 and missing.agent_message == UPSTREAM_NOT_FOUND_MESSAGE
+    assert missing.error == "Not Found"
+
+
+def test_unreachable_server_is_reported_with_its_url() -> None:
+    from green_agent.processes import free_port
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    reply = ApiForwarder(url, connect_timeout_s=1).forward(SPECS["supervisor__show_profile"], {})
+    assert reply.status_code is None and not reply.ok
+    assert f"APIs server at {url} is unreachable" in reply.agent_message
+
+
+@responses.activate
+def test_timeout_is_reported() -> None:
+    responses.get(f"{APIS}/supervisor/profile", body=requests.ReadTimeout("slow"))
+    reply = ApiForwarder(APIS, read_timeout_s=0.5).forward(SPECS["supervisor__show_profile"], {})
+    assert reply.status_code is None and "did not answer" in reply.error
+
+
+# --- gateway core (no transport) -------------------------------------------------------------
+
+def _gateway(tmp_path: Path, output_type="both") -> Gateway:
+    return Gateway(dict(SPECS), ApiForwarder(APIS), CallLogWriter(tmp_path / "logs" / "calls.jsonl"), output_type)
+
+
+@responses.activate
+def test_gateway_results_log_and_redaction(tmp_path: Path) -> None:
+    responses.post(f"{APIS}/simple_note/auth/token", json={"message": "Invalid credentials for pw-secret-1"}, status=401)
+    responses.get(f"{APIS}/simple_note/notes", json=[{"note_id": 1}, {"note_id": 2}])
+    gw = _gateway(tmp_path)
+    gw.scope.set_battle(BattleScope(battle_id="B1", task_id="T1", scope=None))
+    failed = asyncio.run(gw.call_tool("simple_note__login", {"username": "u@x.y", "password": "pw-secret-1"}))
+    assert not failed.is_error  # API errors are data
+    assert failed.structured_content == {"response": {"message": "Invalid credentials for pw-secret-1", "is_error": True}}
+    listed = asyncio.run(gw.call_tool("simple_note__search_notes", {"access_token": JWT, "pinned": None}))
+    assert listed.structured_content == {"response": [{"note_id": 1}, {"note_id": 2}]}
+    assert json.loads(listed.content[0].text) == listed.structured_content
+    assert "pinned" not in responses.calls[1].request.url  # None means "not passed"
+    bad = asyncio.run(gw.call_tool("simple_note__search_notes", {"access_token": JWT, "page_limit": 99, "x": 1}))
+    assert bad.is_error and "page_limit" in bad.content[0].text and "'x' was unexpected" in bad.content[0].text
+    records = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    assert [r.seq for r in records] == [1, 2, 3] and {r.battle_id for r in records} == {"B1"}
+    assert records[0].status_code == 401 and not records[0].success and records[0].error == f"Invalid credentials for {REDACTED}"
+    assert records[1].success and records[1].result_items == 2 and records[1].arguments["access_token"] == REDACTED
+    assert records[2].status_code is None and not records[2].success
+    text = (tmp_path / "logs" / "calls.jsonl").read_text()
+    assert "pw-secret-1" not in text and JWT not in text
+
+
+@responses.activate
+def test_scope_refusal_and_unknown_tool(tmp_path: Path) -> None:
+    responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
+    gw = _gateway(tmp_path)
+    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T2",
+                                    scope=["supervisor__show_profile", "supervisor__complete_task", "bogus__x"]))
+    assert [t.name for t in gw.list_tools()] == ["supervisor__show_profile", "supervisor__complete_task"]
+    assert gw.scope.battle.unknown_tools == ["bogus__x"]
+    refused = asyncio.run(gw.call_tool("simple_note__login", {"username": "u", "password": "p"}))
+    assert refused.is_error and "simple_note__login" in refused.content[0].text
+    assert "outside this battle's scope" in refused.content[0].text
+    unknown = asyncio.run(gw.call_tool("nope__nothing", {}))
+    assert unknown.is_error and "Unknown tool 'nope__nothing'" in unknown.content[0].text
+    assert not asyncio.run(gw.call_tool("supervisor__show_profile", {})).is_error
+    records = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
+        ("simple_note__login", False, False), ("nope__nothing", False, False), ("supervisor__show_profile", True, True)]
+    assert records[0].arguments["password"] == REDACTED and len(responses.calls) == 1  # refusals never forwarded
+    gw.scope.clear_battle()
+    assert len(gw.list_tools()) == len(SPECS)
+
+
+@responses.activate
+def test_output_types(tmp_path: Path) -> None:
+    responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
+    structured = asyncio.run(_gateway(tmp_path, "structured_data_only").call_tool("supervisor__show_profile", {}))
+    assert structured.content == [] and structured.structured_content == {"response": {"first_name": "A"}}
+    content = asyncio.run(_gateway(tmp_path, "content_only").call_tool("supervisor__show_profile", {}))
+    assert content.structured_content is None and json.loads(content.content[0].text) == {"response": {"first_name": "A"}}
+
+
+@responses.activate
+def test_complete_task_wakes_the_waiter_at_once(tmp_path: Path) -> None:
+    # Contract: POST /supervisor/message {"answer", "status"} -> {"message": "Marked the active task complete."}
+    responses.post(f"{APIS}/supervisor/message", json={"message": "Marked the active task complete."})
+    gw = _gateway(tmp_path)
+
+    async def scenario() -> tuple[float, object, object]:
+        gw.scope.set_battle(BattleScope(battle_id="B3", task_id="T3"))
+        waiter = asyncio.create_task(gw.scope.wait_completion("B3", 5.0))
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        await gw.call_tool("supervisor__complete_task", {"answer": 2, "status": "fail"})
+        started = time.perf_counter()
+        reply = await waiter
+        return time.perf_counter() - started, reply, await gw.scope.wait_completion("other", 5.0)
+
+    latency, reply, unknown = asyncio.run(scenario())
+    assert reply.completed and reply.status == "fail" and reply.at is not None
+    assert latency < 0.05
+    assert not unknown.completed  # a battle never set answers at once
+    assert json.loads(responses.calls[0].request.body) == {"answer": 2, "status": "fail"}
+
+
+def test_set_battle_resets_completion_and_wait_times_out() -> None:
+    scope = ScopeController(["supervisor__complete_task"])
+
+    async def scenario() -> tuple[bool, bool, float]:
+        scope.set_battle(BattleScope(battle_id="B", task_id="T"))
+        scope.mark_completed("B", "success")
+        first = scope.completion("B").completed
+        scope.set_battle(BattleScope(battle_id="B", task_id="T"))
+        started = time.perf_counter()
+        second = (await scope.wait_completion("B", 0.2)).completed
+        return first, second, time.perf_counter() - started
+
+    first, second, waited = asyncio.run(scenario())
+    assert first and not second and 0.15 < waited < 1.0
+
+
+# --- call log --------------------------------------------------------------------------------
+
+def _record(battle: str, index: int, pad: int) -> CallRecord:
+    from datetime import datetime, timezone
+    return CallRecord(timestamp=datetime.now(timezone.utc), battle_id=battle, task_id=f"task-{battle}",
+                      tool_name="simple_note__create_note", arguments={"title": f"{battle}-{index}", "pad": "x" * pad},
+                      success=True, duration_ms=1.0, seq=index)
+
+
+def _write_many(path: str, battle: str, count: int) -> None:
+    writer = CallLogWriter(Path(path))
+    for i in range(count):
+        writer.append(_record(battle, i, pad=(i * 997) % 20000))
+
+
+def test_log_lines_are_atomic_across_threads_and_processes(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "dir" / "calls.jsonl"  # parents are created
+    threads = [threading.Thread(target=_write_many, args=(str(path), f"T{k}", 150)) for k in range(4)]
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=_write_many, args=(str(path), f"P{k}", 150)) for k in range(2)]
+    for worker in [*threads, *processes]:
+        worker.start()
+    for worker in [*threads, *processes]:
+        worker.join(timeout=120)
+    assert all(p.exitcode == 0 for p in processes)
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 6 * 150 + 1
+    records = [CallRecord.model_validate_json(line) for line in lines[:-1]]  # every line is whole
+    for battle in ("T0", "T1", "T2", "T3", "P0", "P1"):
+        mine = [r for r in records if r.battle_id == battle]
+        assert sorted(r.seq for r in mine) == list(range(150))
+        assert all(r.task_id == f"task-{battle}" and r.arguments["title"].startswith(battle) for r in mine)
+
+
+def test_append_line_creates_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "log.jsonl"
+    append_line(path, b'{"a": 1}\n')
+    path.unlink()
+    append_line(path, b'{"a": 2}\n')
+    assert path.read_text() == '{"a": 2}\n'
+
+
+# --- control endpoints (ASGI in process) -----------------------------------------------------
+
+def test_control_endpoints(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from mcp_gateway.server import build_app
+
+    gw = _gateway(tmp_path)
+    with TestClient(build_app(gw), base_url="http://127.0.0.1:8080") as client:
+        assert client.get("/health").json() == {"status": "ok", "tools": len(SPECS), "battle": None}
+        assert client.put("/control/battle", json={"task_id": "T"}).status_code == 422
+        state = client.put("/control/battle", json={"battle_id": "B", "task_id": "T",
+                                                    "scope": ["supervisor__complete_task"]}).json()
+        assert state["battle_id"] == "B" and state["scope"] == ["supervisor__complete_task"]
+        assert client.get("/health").json()["battle"]["task_id"] == "T"
+        assert [t.name for t in gw.list_tools()] == ["supervisor__complete_task"]
+        assert client.get("/control/completion", params={"wait": "1"}).status_code == 422
+        reply = client.get("/control/completion", params={"battle_id": "B", "wait": "0.1"}).json()
+        assert reply == {"battle_id": "B", "completed": False, "at": None, "status": None}
+        assert client.delete("/control/battle").json() == {"cleared": "B"}
+        assert client.get("/health").json()["battle"] is None and len(gw.list_tools()) == len(SPECS)
+
+
+def test_unreachable_apis_server_gives_an_error_result_and_record(tmp_path: Path) -> None:
+    from green_agent.processes import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    gw = Gateway(dict(SPECS), ApiForwarder(url, connect_timeout_s=1), CallLogWriter(tmp_path / "calls.jsonl"))
+    result = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
+    assert result.is_error and f"APIs server at {url} is unreachable" in result.content[0].text
+    (record,) = read_call_log(tmp_path / "calls.jsonl")
+    assert (record.success, record.status_code, record.in_scope) == (False, None, True)
+    assert "unreachable" in record.error
+
+
+def test_client_reports_an_unreachable_gateway() -> None:
+    from green_agent.errors import GatewayError
+    from green_agent.processes import free_port
+    from mcp_gateway.client import GatewayClient
+
+    client = GatewayClient(f"http://127.0.0.1:{free_port()}", timeout_s=2)
+    with pytest.raises(GatewayError, match="unreachable"):
+        asyncio.run(client.health())
+    with pytest.raises(GatewayError, match="cannot connect to the MCP gateway"):
+        asyncio.run(client.list_tools())
