@@ -18,6 +18,10 @@ from green_agent.settings import REPO_ROOT, Settings, load_settings
 
 COMMAND_MODULES: list[str] = [
     "green_agent.commands.compat",
+    "green_agent.commands.battle",
+    "green_agent.commands.demo",
+    "green_agent.commands.analyze",
+    "green_agent.commands.mcp",
 ]
 """Subcommand modules, in help order. Add a module here to add a subcommand."""
 

@@ -1,5 +1,9 @@
 """Every record written to disk or sent to the backend, one module per record kind."""
 
 from green_agent.models.call_record import CALL_RECORD_SCHEMA_VERSION, CallRecord
+from green_agent.models.result import RESULT_SCHEMA_VERSION, BattleResult
+from green_agent.models.scope import ScopePrediction, ScopeUsage
+from green_agent.models.trajectory import TRAJECTORY_SCHEMA_VERSION, PaginationReport, TrajectoryMetrics
 
-__all__ = ["CALL_RECORD_SCHEMA_VERSION", "CallRecord"]
+__all__ = ["RESULT_SCHEMA_VERSION", "BattleResult", "CALL_RECORD_SCHEMA_VERSION", "CallRecord", "ScopePrediction", "ScopeUsage",
+           "TRAJECTORY_SCHEMA_VERSION", "PaginationReport", "TrajectoryMetrics"]

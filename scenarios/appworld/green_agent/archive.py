@@ -1,0 +1,166 @@
+"""Step 7: persist the world and copy this battle's evidence into the run directory.
+
+1. `persist_state` (one `/execute` of `pass`, B5) so the outputs dir holds the end state that the
+   single `/evaluate` will read; then `/save_logs`.
+2. Copy `<root>/experiments/outputs/<experiment>/tasks/<task_id>/` to `<run_dir>/appworld/`, with
+   credentials redacted: from the text logs (AppWorld's `api_calls.jsonl` carries access tokens) and
+   from the DB change logs (`dbs/*.jsonl` insert the supervisor's account passwords). The copy is
+   evidence for people; AppWorld's own outputs dir keeps the exact, replayable state.
+3. Copy this battle's records out of the gateway's shared JSONL call log (filtered by `battle_id`,
+   malformed lines skipped) to `<run_dir>/mcp_calls.jsonl`.
+
+Steps 2-3 are evidence, not inputs of the verdict: a failure there is recorded, not fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_client import AppWorldClient
+
+log = logging.getLogger(__name__)
+
+CALLS_FILE = "mcp_calls.jsonl"
+OUTPUTS_DIR = "appworld"
+_SECRET_KEYS = re.compile(r"password|passwd|access_token|token|secret|authorization|api_key", re.IGNORECASE)
+_QUOTED_SECRET = re.compile(
+    r"""(["']?(?:password|passwd|access_token|token|secret|api_key)["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""",
+    re.IGNORECASE)
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+REDACTED = "<redacted>"
+
+
+class ArchiveResult(BaseModel):
+    """Step 7 output."""
+
+    state_persisted: bool = Field(description="The B5 `pass` execute ran.")
+    logs_saved: bool = Field(description="/save_logs succeeded.")
+    outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
+    call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
+    call_records: int = Field(default=0, description="Number of this battle's call records.")
+    appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
+    problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
+
+
+def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Path:
+    return Path(appworld_root) / "experiments" / "outputs" / experiment_name / "tasks" / task_id
+
+
+def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld_root: Path, run_dir: Path,
+            call_log_path: Path | None, battle_id: str) -> ArchiveResult:
+    """Step 7. Raises (infrastructure) only if the world state cannot be persisted."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    client.persist_state(task_id)
+    result = ArchiveResult(state_persisted=True, logs_saved=False)
+    try:
+        client.save_logs(task_id)
+        result.logs_saved = True
+    except Exception as exc:  # evidence only
+        result.problems.append(f"save_logs: {exc}")
+    source = outputs_path(appworld_root, experiment_name, task_id)
+    if source.is_dir():
+        target = run_dir / OUTPUTS_DIR
+        copy_redacted(source, target)
+        result.outputs_dir = str(target)
+        version = source / "version" / "code.txt"
+        if version.is_file():
+            result.appworld_version = version.read_text().strip() or None
+    else:
+        result.problems.append(f"no AppWorld outputs at {source} (env server serving another root?)")
+    if call_log_path is not None:
+        target = run_dir / CALLS_FILE
+        result.call_records = filter_call_log(Path(call_log_path), battle_id, target)
+        result.call_log = str(target)
+    return result
+
+
+def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
+    """Copy the records of `battle_id` from a JSONL log; malformed lines are skipped. Returns the count."""
+    count = 0
+    with open(target, "w", encoding="utf-8") as out:
+        if not source.is_file():
+            return 0
+        with open(source, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if battle_id not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("battle_id") == battle_id:
+                    out.write(line if line.endswith("\n") else line + "\n")
+                    count += 1
+    return count
+
+
+def copy_redacted(source: Path, target: Path) -> None:
+    """Copy a directory tree, redacting `logs/` text files and the SQL change logs (`dbs/`, `checkpoints/`)."""
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    for path in target.rglob("*"):
+        if not path.is_file():
+            continue
+        parts = path.relative_to(target).parts
+        if parts[0] == "logs" and path.suffix in {".jsonl", ".md", ".txt", ".json"}:
+            path.write_text(redact_text(path.read_text(errors="replace"), jsonl=path.suffix == ".jsonl"))
+        elif parts[0] in ("dbs", "checkpoints") and path.suffix == ".jsonl":
+            path.write_text("".join(redact_sql_line(line) for line in path.read_text(errors="replace").splitlines(True)))
+
+
+_INSERT_COLUMNS = re.compile(r"^\s*INSERT\s+INTO\s+\S+\s*\(([^)]*)\)", re.IGNORECASE)
+_UPDATE_SETS = re.compile(r"\bSET\s+(.*?)\s+WHERE\b", re.IGNORECASE | re.DOTALL)
+
+
+def redact_sql_line(line: str) -> str:
+    """Blank secret columns in one `[sql, params, executemany]` change-log line (INSERT and UPDATE ... SET)."""
+    try:
+        sql, params, many = json.loads(line)
+    except (ValueError, TypeError):
+        return _redact_plain(line)
+    if not isinstance(sql, str) or not isinstance(params, list):
+        return line
+    match = _INSERT_COLUMNS.match(sql) or _UPDATE_SETS.search(sql)
+    if match is None:
+        return line
+    columns = [c.split("=")[0].strip().strip('"`') for c in match.group(1).split(",")]
+    secret = {i for i, c in enumerate(columns) if _SECRET_KEYS.search(c)}
+    if not secret:
+        return line
+    rows = params if many else [params]
+    rows = [[REDACTED if i in secret else v for i, v in enumerate(row)] if isinstance(row, list) else row for row in rows]
+    end = "\n" if line.endswith("\n") else ""
+    return json.dumps([sql, rows if many else rows[0], many]) + end
+
+
+def redact_text(text: str, jsonl: bool = False) -> str:
+    """Blank credential values: JSON keys that name secrets, `key: 'value'` pairs and JWTs."""
+    if jsonl:
+        lines = []
+        for line in text.splitlines():
+            try:
+                lines.append(json.dumps(redact_value(json.loads(line))))
+            except ValueError:
+                lines.append(_redact_plain(line))
+        return "\n".join(lines) + ("\n" if lines else "")
+    return _redact_plain(text)
+
+
+def redact_value(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    if isinstance(value, str):
+        return _redact_plain(value)
+    return value
+
+
+def _redact_plain(text: str) -> str:
+    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
+    return _JWT.sub(REDACTED, text)

@@ -1,0 +1,167 @@
+"""The builder: turn Settings + command-line choices into live objects, then run the plan.
+
+Layers (tau2-bench style): `plan.run_battle` runs one battle on pre-built objects; this module
+starts or attaches to a world slot (`open_slot`), starts or addresses a Blue (`open_blue`), and
+builds the `BattleConfig`/`BattleDeps`. The CLI (`commands/battle.py`, `commands/demo.py`) and the
+batch layer call these functions; nothing here exits the process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import requests
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_client import AppWorldClient
+from green_agent.errors import BadInputError, InfrastructureError
+from green_agent.gateway_client import GatewayClient
+from green_agent.models.result import BattleResult
+from green_agent.plan import BattleConfig, BattleDeps, run_battle
+from green_agent.processes import ManagedProcess, free_port
+from green_agent.settings import SCENARIO_DIR, Settings
+from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.steps.report import Reporter
+from green_agent.task_ids import TaskRef, resolve_task
+from green_agent.world_data import WorldData
+
+BUILTIN_BLUES = ("reference", "noop", "llm")
+BLUE_READY_TIMEOUT_S = 60.0
+LLM_BLUE_CARD = SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml"
+LLM_BLUE_TOOLS = SCENARIO_DIR / "blue_agent" / "tools.py"
+
+
+class BattleRequest(BaseModel):
+    """What the user asked for (CLI flags)."""
+
+    task: str = Field(description="Task id, 'Task description: <id>', or a 1-based index into the split.")
+    blue: str = Field(description="reference | noop | llm | an A2A URL.")
+    predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
+    env_url: str | None = Field(default=None, description="Use this running env server (attach mode).")
+    apis_url: str | None = Field(default=None, description="Its APIs server (attach mode).")
+    gateway_url: str | None = Field(default=None, description="Its MCP gateway (attach mode).")
+    slot: int = Field(default=0, ge=0, description="World slot to start or attach to.")
+    out: Path | None = Field(default=None, description="Run directory; default runs/<timestamp>-<task>/.")
+    deadline_s: float | None = Field(default=None, gt=0, description="Blue's deadline; default from settings.")
+    battle_id: str | None = Field(default=None, description="Battle id; default generated.")
+
+
+def world_data(settings: Settings) -> WorldData | None:
+    """The world's files, or None when this machine cannot read them (attach to a remote world)."""
+    world = WorldData(settings.appworld_root)
+    return world if (world.data / "tasks").is_dir() else None
+
+
+def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | None:
+    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server."""
+    return resolve_task(request.task, world_data(settings), settings.default_split)
+
+
+def new_battle_id() -> str:
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def default_run_dir(settings: Settings, task_id: str, battle_id: str) -> Path:
+    return settings.runs_dir / f"{battle_id}-{task_id}"
+
+
+@contextmanager
+def open_slot(request: BattleRequest, settings: Settings, log_dir: Path) -> Iterator[SlotUrls]:
+    """Attach to running servers (explicit URLs, or slot K already up), else start slot K; lock it either way."""
+    lock_dir = settings.runs_dir / ".slot-locks"
+    if request.env_url:
+        urls = SlotUrls(env_url=request.env_url, apis_url=request.apis_url or settings.appworld_apis_url,
+                        gateway_url=request.gateway_url)
+        slot = WorldSlot.attach(urls, lock_dir=lock_dir)
+    else:
+        spec = SlotSpec.for_index(request.slot)
+        urls = spec.urls()
+        if _answers(urls.env_url) and _answers(urls.apis_url):
+            slot = WorldSlot.attach(urls if _answers(f"{urls.gateway_url}/health") else urls.model_copy(
+                update={"gateway_url": None}), lock_dir=lock_dir)
+        else:
+            slot = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
+                             log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=lock_dir)
+    with slot:
+        yield slot.urls
+
+
+@contextmanager
+def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> Iterator[str]:
+    """Start a built-in Blue on a free port (stopped on exit), or pass an A2A URL through."""
+    if blue not in BUILTIN_BLUES:
+        yield _check_url(blue)
+        return
+    port = free_port()
+    env = {**os.environ, "APPWORLD_ROOT": str(settings.appworld_root),
+           "AGENTBEATS_MCP_LOG_PATH": str(settings.agentbeats_mcp_log_path)}
+    if blue == "llm":
+        if not settings.openai_api_key:
+            raise BadInputError("--blue llm needs OPENAI_API_KEY (in the environment or .env)")
+        if not urls.gateway_url:
+            raise BadInputError("--blue llm needs the MCP gateway (--gateway-url when attaching)")
+        env["OPENAI_API_KEY"] = settings.openai_api_key.get_secret_value()
+        argv = [str(Path(sys.executable).parent / "agentbeats"), "run_agent", str(LLM_BLUE_CARD), "--agent_host",
+                "127.0.0.1", "--agent_port", str(port), "--tool", str(LLM_BLUE_TOOLS), "--mcp", f"{urls.gateway_url}/sse"]
+    else:
+        module = f"blue_agent.{blue}"
+        if importlib.util.find_spec(module) is None:
+            raise InfrastructureError(f"the {blue} Blue ({module}) is not installed in this environment")
+        argv = [sys.executable, "-m", module, "--port", str(port)]
+    process = ManagedProcess(f"{blue} Blue :{port}", argv, log_dir / f"blue-{blue}-{port}.log", env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        process.start()
+        process.wait_ready(f"{url}/.well-known/agent.json", timeout_s=BLUE_READY_TIMEOUT_S)
+        yield url
+    finally:
+        process.stop()
+
+
+def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue_url: str, run_dir: Path,
+                battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
+    """Build config and deps for one battle on a ready slot and Blue, and run it."""
+    config = BattleConfig(
+        battle_id=battle_id, task_config=request.task, blue=request.blue, blue_url=blue_url,
+        predictor=request.predictor or settings.scope_predictor,
+        deadline_s=request.deadline_s or settings.completion_deadline_s, run_dir=run_dir,
+        split=settings.default_split)
+    deps = BattleDeps(
+        client=AppWorldClient(urls.env_url), apis_url=urls.apis_url, settings=settings, world=world_data(settings),
+        appworld_root=settings.appworld_root, gateway=GatewayClient(urls.gateway_url) if urls.gateway_url else None,
+        call_log_path=settings.agentbeats_mcp_log_path, blue_session=requests.Session(), reporters=reporters or [])
+    return run_battle(config, deps)
+
+
+def run_battle_request(request: BattleRequest, settings: Settings, reporters: list[Reporter] | None = None) -> BattleResult:
+    """Validate, start (or attach to) what the battle needs, run it, stop what was started."""
+    ref = precheck_task(request, settings)
+    battle_id = request.battle_id or new_battle_id()
+    task_label = ref.task_id if ref else "task"
+    run_dir = request.out or default_run_dir(settings, task_label, battle_id)
+    log_dir = run_dir / "logs"
+    with open_slot(request, settings, log_dir) as urls, open_blue(request.blue, settings, urls, log_dir) as blue_url:
+        return run_on_slot(request, settings, urls, blue_url, run_dir, battle_id, reporters)
+
+
+def _answers(url: str) -> bool:
+    try:
+        requests.get(url, timeout=1)
+    except requests.RequestException:
+        return False
+    return True
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadInputError(f"--blue must be one of {', '.join(BUILTIN_BLUES)} or an http(s) URL, got {url[:80]!r}")
+    return url.rstrip("/")

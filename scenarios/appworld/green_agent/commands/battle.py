@@ -1,0 +1,75 @@
+"""`appworld-green battle`: run one battle and print a short summary (or only JSON with --json)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from pathlib import Path
+from types import FrameType
+
+from green_agent.battle import BattleRequest, run_battle_request
+from green_agent.models.result import BattleResult
+from green_agent.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
+    parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
+    parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
+    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all | none")
+    parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
+    parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
+    parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")
+    parser.add_argument("--slot", type=int, default=0, help="world slot K (ports 8000/9000/10000 + 10*K)")
+    parser.add_argument("--out", type=Path, help="run directory (default runs/<battle>-<task>/)")
+    parser.add_argument("--deadline", type=float, help="seconds Blue may work (default COMPLETION_DEADLINE_S)")
+    parser.add_argument("--json", action="store_true", help="print only the result JSON on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    install_sigterm_handler()
+    request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, env_url=args.env_url,
+                            apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot, out=args.out,
+                            deadline_s=args.deadline)
+    result = run_battle_request(request, settings)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(summary(result))
+    return exit_code(result)
+
+
+def exit_code(result: BattleResult) -> int:
+    """0 when judged (whoever won), 3 when the battle could not be judged."""
+    return 3 if result.status == "infra_error" else 0
+
+
+def summary(result: BattleResult) -> str:
+    """A few human lines about one battle."""
+    lines = [f"battle {result.battle_id}: task {result.task_id}, blue {result.blue}"
+             + (f" ({result.blue_agent_name})" if result.blue_agent_name else "")]
+    lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}: {result.reason}")
+    if result.error:
+        lines.append(f"  error in step {result.error.step}: {result.error.type}")
+    if result.scope:
+        size = "all tools" if result.scope.apis is None else f"{len(result.scope.apis)} APIs"
+        recall = f", gold recall {result.scope.recall}" if result.scope.recall is not None else ""
+        fallback = f" (fallback: {result.scope.fallback_reason})" if result.scope.fallback_reason else ""
+        lines.append(f"  scope {result.scope.predictor}: {size}{recall}{fallback}")
+    if result.trajectory:
+        t = result.trajectory
+        lines.append(f"  calls {t.get('total_calls')} ({t.get('failed_calls')} failed), "
+                     f"API recall {t.get('api_recall')}, precision {t.get('api_precision')}")
+    lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    if result.cleanup and not result.cleanup.ok:
+        lines.append(f"  cleanup incomplete: {'; '.join(result.cleanup.errors)}")
+    lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
+    return "\n".join(lines)
+
+
+def install_sigterm_handler() -> None:
+    """Turn SIGTERM into KeyboardInterrupt so every `finally` (cleanup, child processes) runs."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, handler)

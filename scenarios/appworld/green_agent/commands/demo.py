@@ -1,0 +1,46 @@
+"""`appworld-green demo`: two battles on the offline world, reference Blue then no-op Blue."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from green_agent.battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot, world_data
+from green_agent.commands.battle import install_sigterm_handler, summary
+from green_agent.errors import InfrastructureError
+from green_agent.settings import Settings
+from green_agent.task_ids import resolve_task
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("demo", help="run a battle with the reference Blue, then with the no-op Blue")
+    parser.add_argument("--task-id", default="1", help="task (default: the first task of the default split)")
+    parser.add_argument("--slot", type=int, default=0, help="world slot to use")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    install_sigterm_handler()
+    world = world_data(settings)
+    if world is None:
+        raise InfrastructureError(f"no offline world at {settings.appworld_root}/data: run `make world` first")
+    task_id = resolve_task(args.task_id, world, settings.default_split).task_id
+    stem = new_battle_id()
+    base = BattleRequest(task=task_id, blue="reference", slot=args.slot)
+    codes = []
+    print(f"demo: task {task_id} of split {settings.default_split!r} on world slot {args.slot}")
+    with open_slot(base, settings, settings.runs_dir / f"demo-{stem}" / "logs") as urls:
+        for blue, note in (("reference", "the reference Blue replays the task's reference solution through the MCP "
+                                         "gateway: it should win"),
+                           ("noop", "the no-op Blue accepts the task and completes it without doing the work: "
+                                    "it should lose")):
+            print(f"\n== {blue}: {note}")
+            request = base.model_copy(update={"blue": blue})
+            run_dir = settings.runs_dir / f"demo-{stem}" / blue
+            with open_blue(blue, settings, urls, run_dir / "logs") as blue_url:
+                result = run_on_slot(request, settings, urls, blue_url, run_dir, f"demo-{stem}-{blue}")
+            print(summary(result))
+            codes.append(3 if result.status == "infra_error" else 0)
+    return max(codes)

@@ -1,0 +1,122 @@
+"""Step 6: wait until Blue completes the task, or the deadline passes.
+
+`POST /task_completed` on the env server is the authority. Detection is fast because the gateway
+pushes: the loop long-polls `GET /control/completion` in slices of `authority_every_s` (2 s), which
+answers the moment Blue calls `supervisor__complete_task` through the gateway; the completion is then
+confirmed with `/task_completed`. Between slices `/task_completed` is asked anyway, so a Blue that
+completed without the gateway (straight to the APIs or env server) is seen within 2 s. Without a
+gateway the loop polls `/task_completed` every `fallback_poll_s` (0.25 s).
+
+The loop also watches Blue's A2A reply:
+- an A2A error before completion is a `BlueUnreachableError` (Blue rejected or never ran the task:
+  infrastructure, Blue not charged);
+- a normal reply without completion ends the wait after `reply_grace_s` (Blue says it is done but
+  never called `complete_task`; judged like a timeout).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_client import AppWorldClient
+from green_agent.dispatch import DispatchHandle
+from green_agent.errors import BlueUnreachableError
+from green_agent.gateway_client import GatewayClient
+
+log = logging.getLogger(__name__)
+
+AUTHORITY_EVERY_S = 2.0
+FALLBACK_POLL_S = 0.25
+REPLY_GRACE_S = 30.0
+
+
+class CompletionResult(BaseModel):
+    """Step 6 output."""
+
+    completed: bool = Field(description="True iff /task_completed said so before the deadline.")
+    ended_by: Literal["completed", "deadline", "blue_replied"] = Field(description="Why the wait ended.")
+    detected_via: Literal["gateway", "task_completed"] | None = Field(default=None, description="Which signal saw it first.")
+    waited_s: float = Field(description="Seconds spent waiting.")
+    gateway_status: str | None = Field(default=None, description="complete_task status seen by the gateway.")
+    blue_reply: str | None = Field(default=None, description="pending | replied | error, at the end of the wait.")
+    detection_latency_s: float | None = Field(
+        default=None, description="Gateway's complete_task time to our confirmed detection (gateway path only).")
+
+
+def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, deadline_s: float,
+                        gateway: GatewayClient | None = None, handle: DispatchHandle | None = None, *,
+                        authority_every_s: float = AUTHORITY_EVERY_S, fallback_poll_s: float = FALLBACK_POLL_S,
+                        reply_grace_s: float = REPLY_GRACE_S) -> CompletionResult:
+    """Step 6: block until Blue completes, the deadline passes, or Blue replied without completing."""
+    start = time.monotonic()
+    end = start + deadline_s
+    use_gateway = gateway is not None
+    gateway_status: str | None = None
+
+    def done(completed: bool, ended_by: str, via: str | None = None) -> CompletionResult:
+        reply = handle.reply().state if handle else None
+        return CompletionResult(completed=completed, ended_by=ended_by, detected_via=via,  # type: ignore[arg-type]
+                                waited_s=round(time.monotonic() - start, 3), gateway_status=gateway_status,
+                                blue_reply=reply)
+
+    while True:
+        if client.task_completed(task_id):
+            return done(True, "completed", "task_completed")
+        remaining = end - time.monotonic()
+        if remaining <= 0:
+            return done(False, "deadline")
+        _check_reply(handle, client, task_id, reply_grace_s)
+        if handle is not None and _grace_over(handle, reply_grace_s):
+            return done(False, "blue_replied")
+        if use_gateway:
+            assert gateway is not None
+            signal = gateway.completion(battle_id, min(authority_every_s, remaining))
+            if signal.completed:
+                gateway_status = signal.status
+                if _confirm(client, task_id):
+                    result = done(True, "completed", "gateway")
+                    result.detection_latency_s = _latency(signal.at)
+                    return result
+                log.warning("gateway saw complete_task but /task_completed disagrees; polling the env server only")
+                use_gateway = False
+        else:
+            time.sleep(min(fallback_poll_s, max(remaining, 0.0)))
+
+
+def _latency(at: object) -> float | None:
+    """Seconds from the gateway's completion timestamp (ISO 8601 UTC, same host clock) to now."""
+    try:
+        seen = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if seen.tzinfo is None:
+        seen = seen.replace(tzinfo=timezone.utc)
+    return round(max(0.0, (datetime.now(timezone.utc) - seen).total_seconds()), 4)
+
+
+def _confirm(client: AppWorldClient, task_id: str, tries: int = 3) -> bool:
+    """Ask the authority; a short retry covers the APIs server committing just after the gateway saw the call."""
+    for attempt in range(tries):
+        if client.task_completed(task_id):
+            return True
+        time.sleep(0.05 * (attempt + 1))
+    return False
+
+
+def _check_reply(handle: DispatchHandle | None, client: AppWorldClient, task_id: str, grace_s: float) -> None:
+    if handle is None:
+        return
+    reply = handle.reply()
+    if reply.state == "error" and not client.task_completed(task_id):
+        raise BlueUnreachableError(f"Blue at {handle.result.blue_url} answered the task message with an error "
+                                   f"before completing the task: {reply.error}")
+
+
+def _grace_over(handle: DispatchHandle, grace_s: float) -> bool:
+    reply = handle.reply()
+    return reply.state == "replied" and reply.at is not None and time.monotonic() - reply.at > grace_s

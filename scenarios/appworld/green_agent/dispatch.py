@@ -1,0 +1,146 @@
+"""Step 5: hand the task to Blue over A2A, without waiting for Blue's reply.
+
+First the agent card is fetched with a short timeout (`/.well-known/agent.json`, then the a2a 0.3
+name `/.well-known/agent-card.json`): an unreachable Blue is a `BlueUnreachableError` (infrastructure,
+Blue not charged). Then one JSON-RPC `message/send` is posted to the URL we were given, from a daemon
+thread; `dispatch()` returns at once with a `DispatchHandle`. The wait step watches the handle: an A2A
+error reply (JSON-RPC `error`, HTTP error, broken connection) is noticed and recorded as soon as it
+arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Any, Literal
+
+import requests
+from pydantic import BaseModel, Field
+
+from green_agent.errors import BlueUnreachableError
+
+log = logging.getLogger(__name__)
+
+CARD_PATHS = ("/.well-known/agent.json", "/.well-known/agent-card.json")
+CARD_TIMEOUT_S = 5.0
+REPLY_TIMEOUT_S = 24 * 3600.0
+"""Blue may hold the message/send request for as long as it works; the wait step has its own deadline."""
+
+
+class AgentCardInfo(BaseModel):
+    """The parts of Blue's agent card we record."""
+
+    name: str = Field(default="", description="Agent name from its card.")
+    url: str = Field(default="", description="URL the card advertises.")
+    version: str | None = Field(default=None, description="Agent version from its card.")
+
+
+class BlueReply(BaseModel):
+    """What came back from message/send (if anything yet)."""
+
+    state: Literal["pending", "replied", "error"] = Field(description="pending until Blue answers.")
+    at: float | None = Field(default=None, description="monotonic time of the answer.")
+    kind: str | None = Field(default=None, description="A2A result kind (message | task) when replied.")
+    task_state: str | None = Field(default=None, description="A2A task state when the result is a task.")
+    error: str | None = Field(default=None, description="A2A/JSON-RPC or transport error, when state is error.")
+
+
+class DispatchResult(BaseModel):
+    """Step 5 output (the record; the live handle travels beside it)."""
+
+    blue_url: str = Field(description="Where the message was sent.")
+    agent: AgentCardInfo = Field(description="Blue's card.")
+    message_id: str = Field(description="A2A messageId of the task message.")
+
+
+class DispatchHandle:
+    """The in-flight message/send: poll `reply()` without blocking."""
+
+    def __init__(self, result: DispatchResult) -> None:
+        self.result = result
+        self._reply = BlueReply(state="pending")
+        self._lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def reply(self) -> BlueReply:
+        with self._lock:
+            return self._reply.model_copy()
+
+    def _set(self, reply: BlueReply) -> None:
+        with self._lock:
+            self._reply = reply
+
+
+def fetch_agent_card(blue_url: str, session: requests.Session | None = None,
+                     timeout_s: float = CARD_TIMEOUT_S) -> AgentCardInfo:
+    """GET Blue's agent card; raise BlueUnreachableError if neither well-known path answers."""
+    session = session or requests.Session()
+    base = blue_url.rstrip("/")
+    problems = []
+    for path in CARD_PATHS:
+        try:
+            response = session.get(base + path, timeout=timeout_s)
+        except requests.RequestException as exc:
+            raise BlueUnreachableError(f"Blue agent at {blue_url} is unreachable ({type(exc).__name__}): "
+                                       "is it running, and is the URL right?") from exc
+        if response.status_code == 200:
+            try:
+                return AgentCardInfo.model_validate(response.json())
+            except ValueError as exc:
+                raise BlueUnreachableError(f"Blue agent at {base + path} served an invalid agent card") from exc
+        problems.append(f"{path}: HTTP {response.status_code}")
+    raise BlueUnreachableError(f"Blue agent at {blue_url} serves no agent card ({'; '.join(problems)})")
+
+
+def build_send_request(text: str, message_id: str, context_id: str | None = None) -> dict[str, Any]:
+    """A2A 0.3 JSON-RPC `message/send` with one text part."""
+    message: dict[str, Any] = {"kind": "message", "role": "user", "messageId": message_id,
+                               "parts": [{"kind": "text", "text": text}]}
+    if context_id:
+        message["contextId"] = context_id
+    return {"jsonrpc": "2.0", "id": message_id, "method": "message/send", "params": {"message": message}}
+
+
+def dispatch(blue_url: str, text: str, session: requests.Session | None = None, context_id: str | None = None,
+             card_timeout_s: float = CARD_TIMEOUT_S) -> DispatchHandle:
+    """Step 5: fetch Blue's card, then send the task message in the background and return at once."""
+    session = session or requests.Session()
+    card = fetch_agent_card(blue_url, session, card_timeout_s)
+    message_id = uuid.uuid4().hex
+    handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))
+    payload = build_send_request(text, message_id, context_id)
+    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle),
+                                     name=f"a2a-send-{message_id[:8]}", daemon=True)
+    handle.thread.start()
+    return handle
+
+
+def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle) -> None:
+    try:
+        response = session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S))
+    except requests.RequestException as exc:
+        handle._set(BlueReply(state="error", at=time.monotonic(), error=f"{type(exc).__name__}: {str(exc)[:200]}"))
+        return
+    handle._set(parse_reply(response))
+
+
+def parse_reply(response: requests.Response) -> BlueReply:
+    """Classify Blue's answer to message/send."""
+    now = time.monotonic()
+    if response.status_code != 200:
+        return BlueReply(state="error", at=now, error=f"HTTP {response.status_code}: {response.text[:200]}")
+    try:
+        body = response.json()
+    except ValueError:
+        return BlueReply(state="error", at=now, error=f"malformed JSON-RPC reply: {response.text[:120]!r}")
+    if not isinstance(body, dict):
+        return BlueReply(state="error", at=now, error="JSON-RPC reply is not an object")
+    if body.get("error"):
+        error = body["error"]
+        detail = f"{error.get('code')}: {error.get('message')}" if isinstance(error, dict) else str(error)
+        return BlueReply(state="error", at=now, error=f"A2A error {detail}"[:300])
+    result = body.get("result") if isinstance(body.get("result"), dict) else {}
+    status = result.get("status") if isinstance(result.get("status"), dict) else {}
+    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=status.get("state"))

@@ -1,0 +1,55 @@
+"""Step 8: AppWorld's evaluation plus the trajectory metrics the Green observes itself.
+
+`/evaluate` runs exactly once, after the archive step persisted the state (B5). The trajectory is
+computed by `green_agent.trajectory.analyze_log` over this battle's call records (the run
+directory's filtered copy when the archive made one, else the shared log filtered by battle id).
+A trajectory failure is recorded beside the evaluation; it never hides the verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_client import AppWorldClient, Evaluation
+
+log = logging.getLogger(__name__)
+
+
+class MetricsResult(BaseModel):
+    """Step 8 output (what `get_complete_task_metrics` returns)."""
+
+    evaluation: Evaluation = Field(description="AppWorld's verdict.")
+    trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics dump, if computed.")
+    trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
+
+
+def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_log: Path | None,
+                    gold_apis: list[str] | None, scope_apis: list[str] | None,
+                    paginated_apis: list[str] | None = None) -> MetricsResult:
+    """Step 8: evaluate the world once, then analyse this battle's calls."""
+    evaluation = client.evaluate(task_id)
+    trajectory, error = analyze_trajectory(call_log, battle_id, task_id, gold_apis, scope_apis, paginated_apis)
+    return MetricsResult(evaluation=evaluation, trajectory=trajectory, trajectory_error=error)
+
+
+def analyze_trajectory(call_log: Path | None, battle_id: str, task_id: str, gold_apis: list[str] | None,
+                       scope_apis: list[str] | None,
+                       paginated_apis: list[str] | None) -> tuple[dict[str, Any] | None, str | None]:
+    """TrajectoryMetrics of one battle as a dict, or (None, reason)."""
+    if call_log is None:
+        return None, "no call log (battle ran without the MCP gateway)"
+    try:
+        from green_agent.trajectory import analyze_log  # lazy: optional module, heavy import
+    except ImportError as exc:
+        return None, f"trajectory analyzer unavailable: {exc}"
+    try:
+        metrics = analyze_log(call_log, battle_id=battle_id, task_id=task_id, gold_apis=gold_apis,
+                              scope=scope_apis, paginated_apis=paginated_apis)
+    except Exception as exc:  # metrics are evidence; never turn them into a verdict
+        log.warning("trajectory analysis of %s failed: %s", call_log, exc)
+        return None, f"trajectory analysis failed: {type(exc).__name__}: {exc}"
+    return metrics.model_dump(mode="json"), None

@@ -1,0 +1,115 @@
+"""`result.json`: the record of one battle, written by the plan runner, read by batch and reports.
+
+No secrets: credentials never enter this record (errors quote URLs and ids, not arguments).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+RESULT_SCHEMA_VERSION = 1
+
+BattleStatus = Literal["completed", "timeout", "infra_error"]
+BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "infra_error"]
+BattleWinner = Literal["blue_agent", "green_agent"]
+
+
+class EvalTestRecord(BaseModel):
+    """One AppWorld test as reported."""
+
+    requirement: str = Field(description="What the test checks.")
+    label: str | None = Field(default=None, description="no_op_fail | no_op_pass.")
+    trace: str | None = Field(default=None, description="Failure trace (failures only).")
+
+
+class EvaluationRecord(BaseModel):
+    """AppWorld's evaluation of the end state."""
+
+    success: bool = Field(description="Every test passed.")
+    num_tests: int = Field(description="Number of tests.")
+    passes: list[EvalTestRecord] = Field(default_factory=list, description="Passed tests.")
+    failures: list[EvalTestRecord] = Field(default_factory=list, description="Failed tests.")
+    difficulty: int | None = Field(default=None, description="1-3.")
+
+
+class ScopeRecord(BaseModel):
+    """The APIs Blue was given and how they were chosen."""
+
+    predictor: str = Field(description="Predictor that produced the scope (after any fallback); none = unscoped.")
+    requested: str | None = Field(default=None, description="Predictor asked for.")
+    apis: list[str] | None = Field(default=None, description="`app.api` names; None = every tool exposed.")
+    fallback_reason: str | None = Field(default=None, description="Why the requested predictor was not used.")
+    gold_apis: list[str] | None = Field(default=None, description="The task's gold required APIs, when known.")
+    recall: float | None = Field(default=None, description="|gold ∩ apis| / |gold|; None if unknown.")
+    usage: dict[str, Any] | None = Field(default=None, description="Tokens/cost of an LLM prediction.")
+    cached: bool | None = Field(default=None, description="Prediction came from the cache.")
+    model: str | None = Field(default=None, description="Model of an LLM predictor.")
+
+
+class CompletionRecord(BaseModel):
+    """How the wait for Blue ended."""
+
+    completed: bool = Field(description="Blue called complete_task before the deadline.")
+    ended_by: str = Field(description="completed | deadline | blue_replied.")
+    detected_via: str | None = Field(default=None, description="gateway | task_completed.")
+    waited_s: float = Field(description="Seconds waited.")
+    deadline_s: float = Field(description="Deadline given to Blue.")
+    blue_reply: str | None = Field(default=None, description="pending | replied | error at the end of the wait.")
+    detection_latency_s: float | None = Field(default=None, description="complete_task (gateway clock) to detection.")
+
+
+class ErrorRecord(BaseModel):
+    """Why a battle could not be judged."""
+
+    type: str = Field(description="Error class (e.g. AppWorldUnavailableError).")
+    message: str = Field(description="What happened and what to do.")
+    step: str = Field(description="Plan step that failed.")
+
+
+class CleanupRecord(BaseModel):
+    """What the cleanup step managed to do."""
+
+    ok: bool = Field(description="Every cleanup action succeeded (or had nothing to do).")
+    closed: bool | None = Field(default=None, description="/close succeeded; None if no world was opened.")
+    gateway_released: bool | None = Field(default=None, description="DELETE /control/battle succeeded; None if unused.")
+    errors: list[str] = Field(default_factory=list, description="Cleanup problems.")
+
+
+class VersionsRecord(BaseModel):
+    """Versions of what took part."""
+
+    appworld_green: str = Field(description="This project.")
+    appworld: str | None = Field(default=None, description="AppWorld package of the env server.")
+    agentbeats: str | None = Field(default=None, description="AgentBeats SDK.")
+
+
+class BattleResult(BaseModel):
+    """One battle, judged or not."""
+
+    schema_version: Literal[1] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    battle_id: str = Field(description="Battle id (also in the call log records).")
+    task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
+    blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")
+    blue_agent_name: str | None = Field(default=None, description="Name on Blue's agent card.")
+    status: BattleStatus = Field(description="completed | timeout | infra_error.")
+    winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
+    outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.judge).")
+    reason: str | None = Field(default=None, description="One line explaining the verdict.")
+    difficulty: int | None = Field(default=None, description="Task difficulty 1-3, when known.")
+    experiment_name: str | None = Field(default=None, description="AppWorld experiment of this battle's outputs.")
+    evaluation: EvaluationRecord | None = Field(default=None, description="AppWorld's evaluation (None if not reached).")
+    scope: ScopeRecord | None = Field(default=None, description="The scope given to Blue.")
+    completion: CompletionRecord | None = Field(default=None, description="How the wait ended.")
+    trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics of this battle.")
+    trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
+    archive: dict[str, Any] | None = Field(default=None, description="What was archived into the run directory.")
+    timings: dict[str, float] = Field(default_factory=dict, description="Wall seconds per plan step that ran.")
+    error: ErrorRecord | None = Field(default=None, description="The infrastructure error, if any.")
+    cleanup: CleanupRecord | None = Field(default=None, description="Cleanup outcome.")
+    versions: VersionsRecord = Field(description="Versions.")
+    run_dir: str | None = Field(default=None, description="Directory holding result.json and the evidence.")
+    started_at: datetime = Field(description="Battle start (UTC).")
+    finished_at: datetime | None = Field(default=None, description="Battle end (UTC).")

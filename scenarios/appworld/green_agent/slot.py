@@ -1,0 +1,159 @@
+"""World slots: one APIs server + env server + MCP gateway per concurrent battle.
+
+Slot k listens on base port + k * SLOT_PORT_STRIDE (slot 0 = 8000 / 9000 / 10000, the seed's ports),
+or on explicit ports (tests use free ones). A `SlotLock` (an `fcntl` lock on a file named after the
+slot's env port) makes sure two battles never use one slot at once, whoever started its servers.
+
+`WorldSlot` owns its processes (start, always stop); `WorldSlot.attach(urls)` wraps servers that are
+already running (`world up`) without owning them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from pathlib import Path
+from types import TracebackType
+
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
+from green_agent.errors import InfrastructureError, SlotBusyError
+from green_agent.processes import ManagedProcess, port_is_free
+from green_agent.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS,
+                                  SLOT_PORT_STRIDE)
+
+GATEWAY_READY_TIMEOUT_S = 60.0
+
+
+class SlotUrls(BaseModel):
+    """Where one slot's servers answer."""
+
+    env_url: str = Field(description="AppWorld environment server.")
+    apis_url: str = Field(description="AppWorld APIs server.")
+    gateway_url: str | None = Field(default=None, description="MCP gateway (None: run without one, tests only).")
+
+
+class SlotSpec(BaseModel):
+    """Ports of one world slot."""
+
+    index: int | None = Field(default=None, description="Slot number, or None for explicit ports.")
+    env_port: int = Field(description="Environment server port.")
+    apis_port: int = Field(description="APIs server port.")
+    gateway_port: int = Field(description="MCP gateway port.")
+
+    @classmethod
+    def for_index(cls, index: int) -> "SlotSpec":
+        if not 0 <= index < MAX_SLOTS:
+            raise InfrastructureError(f"slot {index} is out of range: use 0..{MAX_SLOTS - 1}")
+        offset = index * SLOT_PORT_STRIDE
+        return cls(index=index, env_port=DEFAULT_ENV_PORT + offset, apis_port=DEFAULT_APIS_PORT + offset,
+                   gateway_port=DEFAULT_GATEWAY_PORT + offset)
+
+    def urls(self, with_gateway: bool = True) -> SlotUrls:
+        return SlotUrls(env_url=f"http://127.0.0.1:{self.env_port}", apis_url=f"http://127.0.0.1:{self.apis_port}",
+                        gateway_url=f"http://127.0.0.1:{self.gateway_port}" if with_gateway else None)
+
+
+class SlotLock:
+    """An exclusive, non-blocking lock on one slot (released on close or process exit)."""
+
+    def __init__(self, lock_dir: Path, key: str) -> None:
+        self.path = Path(lock_dir) / f"slot-{key}.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> "SlotLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SlotBusyError(f"world slot {self.path.stem} is running another battle (lock {self.path}); "
+                                "wait for it or use another --slot") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def slot_key(env_url: str) -> str:
+    """Lock key of a slot: its env server's host and port, filesystem-safe."""
+    return "".join(c if c.isalnum() else "-" for c in env_url.split("://", 1)[-1]).strip("-")
+
+
+class WorldSlot:
+    """Context manager: lock the slot, start (or attach to) its servers, always stop what it started."""
+
+    def __init__(self, spec: SlotSpec | None, *, appworld_root: Path, appworld_python: Path, log_dir: Path,
+                 mcp_log_path: Path, lock_dir: Path, with_gateway: bool = True, urls: SlotUrls | None = None) -> None:
+        self.spec = spec
+        self.owned = spec is not None
+        self.urls = urls if urls is not None else spec.urls(with_gateway)  # type: ignore[union-attr]
+        self.lock = SlotLock(lock_dir, slot_key(self.urls.env_url))
+        self.servers: AppWorldServers | None = None
+        self.gateway: ManagedProcess | None = None
+        if spec is not None:
+            self.servers = AppWorldServers(AppWorldServerSpec(
+                appworld_root=appworld_root, appworld_python=appworld_python, env_port=spec.env_port,
+                apis_port=spec.apis_port, log_dir=log_dir))
+            if with_gateway:
+                self.gateway = ManagedProcess(
+                    f"MCP gateway :{spec.gateway_port}",
+                    [str(Path(sys.executable).parent / "appworld-green"), "mcp", "--remote-apis-url", self.urls.apis_url,
+                     "--port", str(spec.gateway_port), "--log-path", str(mcp_log_path),
+                     "--appworld-root", str(appworld_root)],
+                    log_dir / f"gateway-{spec.gateway_port}.log")
+
+    @classmethod
+    def attach(cls, urls: SlotUrls, *, lock_dir: Path) -> "WorldSlot":
+        """A slot whose servers someone else runs: locked while used, never started or stopped by us."""
+        return cls(None, appworld_root=Path("."), appworld_python=Path("."), log_dir=Path("."),
+                   mcp_log_path=Path("."), lock_dir=lock_dir, urls=urls)
+
+    def start(self) -> "WorldSlot":
+        self.lock.acquire()
+        try:
+            if self.owned:
+                self._start_processes()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_processes(self) -> None:
+        assert self.spec is not None and self.servers is not None
+        busy = [p for p in (self.spec.env_port, self.spec.apis_port, self.spec.gateway_port)
+                if (p != self.spec.gateway_port or self.gateway) and not port_is_free(p)]
+        if busy:
+            raise InfrastructureError(f"port(s) {', '.join(map(str, busy))} on 127.0.0.1 already in use: "
+                                      "stop what holds them, attach with --env-url/--apis-url/--gateway-url, "
+                                      "or pick another --slot")
+        if self.gateway is not None:
+            self.gateway.start()  # starts in parallel with the AppWorld servers; it needs only the docs on disk
+        self.servers.start()
+        if self.gateway is not None:
+            self.gateway.wait_ready(f"{self.urls.gateway_url}/health", timeout_s=GATEWAY_READY_TIMEOUT_S)
+
+    def stop(self) -> None:
+        """Stop what we started (gateway first), then release the lock. Safe to call twice."""
+        try:
+            if self.gateway is not None:
+                self.gateway.stop()
+            if self.servers is not None:
+                self.servers.stop()
+        finally:
+            self.lock.release()
+
+    def __enter__(self) -> "WorldSlot":
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()

@@ -1,0 +1,78 @@
+"""Step 3: choose the APIs Blue may use and tell the gateway.
+
+Predictors come from `green_agent.scoping.select.predict_scope` (llm, lexical, ground_truth, all,
+appworld_agents; `auto` = llm with an OpenAI key, else lexical). Two names are handled here:
+`none` (no scoping: every tool exposed, the gateway gets `scope: null`) and, if the scoping module
+is missing, `all`/`auto` fall back to upstream's `all` (the first N APIs, `supervisor.complete_task`
+first) with the reason recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from green_agent.errors import BadInputError
+from green_agent.gateway_client import GatewayClient
+from green_agent.models.result import ScopeRecord
+from green_agent.settings import Settings
+from green_agent.world_data import WorldData
+
+log = logging.getLogger(__name__)
+
+COMPLETE_TASK = "supervisor.complete_task"
+UNSCOPED = "none"
+
+
+def choose_scope(task_id: str, instruction: str, predictor: str, settings: Settings,
+                 world: WorldData | None) -> ScopeRecord:
+    """Step 3a: predict the scope (`app.api` names) and score it against gold when gold is known."""
+    gold = _gold(world, task_id)
+    if predictor == UNSCOPED:
+        return ScopeRecord(predictor=UNSCOPED, requested=UNSCOPED, apis=None, gold_apis=gold)
+    if world is None:
+        raise BadInputError(f"scope predictor {predictor!r} needs the world's data files; use --predictor none")
+    try:
+        from green_agent.scoping.select import predict_scope
+    except ImportError as exc:
+        if predictor not in ("all", "auto"):
+            raise BadInputError(f"scope predictor {predictor!r} is unavailable ({exc}); use all or none") from exc
+        apis = all_apis(world, settings.max_predicted_apis)
+        return ScopeRecord(predictor="all", requested=predictor, apis=apis, gold_apis=gold, recall=recall(apis, gold),
+                           fallback_reason=f"scoping module unavailable: {exc}" if predictor != "all" else None)
+    prediction = predict_scope(task_id, instruction, settings, world, predictor=predictor)
+    return ScopeRecord(predictor=prediction.predictor, requested=prediction.requested, apis=list(prediction.apis),
+                       fallback_reason=prediction.fallback_reason, gold_apis=gold, recall=recall(prediction.apis, gold),
+                       usage=prediction.usage.model_dump(), cached=prediction.cached, model=prediction.model)
+
+
+def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord) -> bool:
+    """Step 3b: `PUT /control/battle` so the gateway attributes and restricts Blue's calls. False if no gateway."""
+    if gateway is None:
+        return False
+    tools = [api.replace(".", "__", 1) for api in scope.apis] if scope.apis is not None else None
+    gateway.start_battle(battle_id, task_id, tools)
+    return True
+
+
+def all_apis(world: WorldData, cap: int) -> list[str]:
+    """Upstream's `all` mode: the first `cap` APIs (api_docs app excluded), complete_task first."""
+    names = [COMPLETE_TASK] + [a for a in world.all_apis() if a != COMPLETE_TASK]
+    return names[:cap]
+
+
+def recall(apis: list[str] | None, gold: list[str] | None) -> float | None:
+    """|gold ∩ apis| / |gold|; None when either is unknown or gold is empty (unscoped = 1.0)."""
+    if not gold:
+        return None
+    if apis is None:
+        return 1.0
+    return round(len(set(gold) & set(apis)) / len(set(gold)), 4)
+
+
+def _gold(world: WorldData | None, task_id: str) -> list[str] | None:
+    if world is None:
+        return None
+    try:
+        return world.gold_apis(task_id) or None
+    except Exception:  # minimal ground truth or another root: gold unknown
+        return None

@@ -1,0 +1,91 @@
+"""Step 4: the text message that hands the task to Blue.
+
+Plain text (never a JSON object: AgentBeats would take one with agent_name/battle_id keys for its
+own battle_info). Blues parse these exact machine-readable lines:
+
+    AppWorld task id: <task_id>
+    MCP endpoint (Streamable HTTP): <gateway_url>/mcp
+    MCP endpoint (SSE): <gateway_url>/sse
+
+followed by the instruction, the supervisor, the task's date and time, the scoped tools as
+`app__api` names, and how to finish (`supervisor__complete_task`, with `answer=` for questions).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from green_agent.appworld_client import TaskInfo
+
+TASK_ID_LINE = "AppWorld task id: "
+MCP_HTTP_LINE = "MCP endpoint (Streamable HTTP): "
+MCP_SSE_LINE = "MCP endpoint (SSE): "
+
+
+class TaskMessage(BaseModel):
+    """Step 4 output."""
+
+    text: str = Field(description="The message sent to Blue.")
+    tool_names: list[str] = Field(description="Scoped tools as `app__api` names, in scope order.")
+    mcp_url: str | None = Field(description="Streamable HTTP endpoint of the gateway.")
+    sse_url: str | None = Field(description="SSE endpoint of the gateway.")
+
+
+def tool_name(dotted: str) -> str:
+    """`app.api` -> `app__api` (the MCP tool name)."""
+    app, _, api = dotted.partition(".")
+    return f"{app}__{api}"
+
+
+def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url: str | None) -> TaskMessage:
+    """Step 4: assemble Blue's task message.
+
+    Args:
+        task: `/initialize` output.
+        scope_apis: scoped APIs as `app.api`, or None when every tool is exposed.
+        gateway_url: base URL of the MCP gateway (None only in tests that bypass it).
+    """
+    tools = [tool_name(a) for a in scope_apis] if scope_apis is not None else []
+    mcp_url = f"{gateway_url.rstrip('/')}/mcp" if gateway_url else None
+    sse_url = f"{gateway_url.rstrip('/')}/sse" if gateway_url else None
+    sup = task.supervisor
+    lines = [
+        "You are being evaluated on an AppWorld task. Act on the supervisor's behalf using the AppWorld tools.",
+        "",
+        f"{TASK_ID_LINE}{task.task_id}",
+        f"{MCP_HTTP_LINE}{mcp_url or 'unavailable'}",
+        f"{MCP_SSE_LINE}{sse_url or 'unavailable'}",
+        "",
+        "Task instruction:",
+        task.instruction,
+        "",
+        f"Supervisor: {sup.first_name} {sup.last_name}".rstrip(),
+        f"Supervisor email: {sup.email}",
+        f"Supervisor phone: {sup.phone_number}",
+        f"Current date and time: {task.datetime}",
+        "",
+    ]
+    if scope_apis is None:
+        lines.append("Tools: every AppWorld tool the MCP endpoint lists.")
+    else:
+        lines.append(f"Tools you may use ({len(tools)}): " + ", ".join(tools))
+    lines += [
+        "",
+        "How to work: get account passwords with supervisor__show_account_passwords, log in to each app with its "
+        "login tool, pass the access_token to later calls, and keep paging (page_index) until a page comes back "
+        "short or empty.",
+        "How to finish: call supervisor__complete_task exactly once when done. If the task asks a question, pass the "
+        "answer as answer=<value>; otherwise call it with no answer. Use status=\"fail\" only if you cannot do the task.",
+    ]
+    return TaskMessage(text="\n".join(lines), tool_names=tools, mcp_url=mcp_url, sse_url=sse_url)
+
+
+def parse_task_message(text: str) -> dict[str, str]:
+    """Read the machine-readable lines back (what Blues do): task_id, mcp_url, sse_url when present."""
+    keys = {TASK_ID_LINE: "task_id", MCP_HTTP_LINE: "mcp_url", MCP_SSE_LINE: "sse_url"}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        for prefix, key in keys.items():
+            if line.startswith(prefix) and key not in found:
+                found[key] = line[len(prefix):].strip()
+    return found

@@ -1,0 +1,47 @@
+"""Step 9: winner and graded outcome, with the documented precedence."""
+
+from __future__ import annotations
+
+from green_agent.appworld_client import Evaluation, EvalTest
+from green_agent.judge import judge
+
+
+def evaluation(passes: list[str], failures: list[str]) -> Evaluation:
+    return Evaluation(success=not failures, difficulty=2, num_tests=len(passes) + len(failures),
+                      passes=[EvalTest(requirement=f"p{i}", label=l) for i, l in enumerate(passes)],
+                      failures=[EvalTest(requirement=f"f{i}", label=l, trace="t") for i, l in enumerate(failures)])
+
+
+def test_success_means_blue_wins() -> None:
+    verdict = judge(evaluation(["no_op_fail", "no_op_pass"], []), completed=True)
+    assert (verdict.status, verdict.winner, verdict.outcome) == ("completed", "blue_agent", "passed")
+    assert verdict.reason == "2/2 tests passed"
+
+
+def test_graded_failures() -> None:
+    assert judge(evaluation(["no_op_fail", "no_op_pass"], ["no_op_fail"]), True).outcome == "partial"
+    assert judge(evaluation(["no_op_fail"], ["no_op_pass"]), True).outcome == "collateral_damage"
+    assert judge(evaluation(["no_op_pass"], ["no_op_fail", "no_op_fail"]), True).outcome == "failed"
+    assert judge(evaluation([], ["no_op_fail"]), True).winner == "green_agent"
+
+
+def test_answer_checks_earn_no_partial_credit() -> None:
+    # A no-op Blue on a non-question task passes only "completed with no answer": that is a failure.
+    e = Evaluation(success=False, difficulty=1, num_tests=3,
+                   passes=[EvalTest(requirement="assert the task was completed with no answer (null).", label="no_op_fail")],
+                   failures=[EvalTest(requirement="assert one note was added.", label="no_op_fail", trace="t"),
+                             EvalTest(requirement="assert answers match.", label="no_op_fail", trace="t")])
+    assert judge(e, True).outcome == "failed"
+    e.passes.append(EvalTest(requirement="assert the note has the title.", label="no_op_fail"))
+    assert judge(e, True).outcome == "partial"
+
+
+def test_timeout_beats_grading_and_world_is_still_scored() -> None:
+    verdict = judge(evaluation(["no_op_fail"], ["no_op_fail"]), completed=False)
+    assert (verdict.status, verdict.winner, verdict.outcome) == ("timeout", "green_agent", "timeout")
+    assert "1/2" in verdict.reason
+
+
+def test_infra_error_declares_no_winner() -> None:
+    for verdict in (judge(None, completed=True), judge(evaluation(["no_op_fail"], []), True, infra_error=True)):
+        assert (verdict.status, verdict.winner, verdict.outcome) == ("infra_error", None, "infra_error")

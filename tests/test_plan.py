@@ -1,0 +1,168 @@
+"""The plan runner against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
+
+Mocked contracts (reference/appworld.md section 3; the gateway control API in green_agent.gateway_client;
+A2A 0.3 JSON-RPC for Blue):
+- env `GET /tasks/{id}` -> {"output": TaskInfo} | 500 unknown; `POST /initialize` -> {"output": TaskInfo};
+  `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
+  `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation}.
+- gateway `PUT/DELETE /control/battle` -> {}; `GET /control/completion` -> {"completed","at","status"}.
+- Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import requests
+import responses
+
+from green_agent.appworld_client import AppWorldClient
+from green_agent.errors import UnknownTaskError
+from green_agent.gateway_client import GatewayClient
+from green_agent.plan import STEPS, BattleConfig, BattleDeps, run_battle
+from green_agent.settings import load_settings
+
+ENV, APIS, GW, BLUE = "http://127.0.0.1:18000", "http://127.0.0.1:19000", "http://127.0.0.1:20000", "http://127.0.0.1:21000"
+TASK = "7c1a0e2_1"
+TASK_INFO = {"task_id": TASK, "instruction": "Create a note.", "datetime": "2023-05-18T12:00:00",
+             "supervisor": {"first_name": "Ava", "last_name": "Lopez", "email": "ava@x.com", "phone_number": "555"}}
+SUCCESS = {"success": True, "difficulty": 1, "num_tests": 1, "passes": [{"requirement": "r", "label": "no_op_fail"}],
+           "failures": []}
+FAILURE = {"success": False, "difficulty": 1, "num_tests": 1, "passes": [],
+           "failures": [{"requirement": "r", "label": "no_op_fail", "trace": "t"}]}
+CARD = {"name": "stub blue", "url": BLUE + "/", "version": "1"}
+REPLY = {"jsonrpc": "2.0", "id": "1", "result": {"kind": "message", "role": "agent", "messageId": "m", "parts": []}}
+
+
+def env_mocks(completed: list[bool], evaluation: dict | None = SUCCESS) -> None:
+    responses.get(f"{ENV}/tasks/{TASK}", json={"output": TASK_INFO})
+    responses.post(f"{ENV}/initialize", json={"output": TASK_INFO})
+    for value in completed:  # answered in order, the last one repeats
+        responses.post(f"{ENV}/task_completed", json={"output": value})
+    responses.post(f"{ENV}/execute", json={"output": "Execution successful."})
+    responses.post(f"{ENV}/save_logs", json={"output": None})
+    if evaluation is not None:
+        responses.post(f"{ENV}/evaluate", json={"output": evaluation})
+    responses.post(f"{ENV}/close", json={"output": None})
+
+
+def blue_mocks(reply: dict | None = None) -> None:
+    responses.get(f"{BLUE}/.well-known/agent.json", json=CARD)
+    responses.post(f"{BLUE}", json=reply or REPLY)
+
+
+def setup(tmp_path: Path, gateway: bool = False, deadline_s: float = 5.0, task: str = TASK):
+    settings = load_settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs",
+                             appworld_python=tmp_path / "no-python")
+    config = BattleConfig(battle_id="b-1", task_config=f"Task description: {task}", blue="stub", blue_url=BLUE,
+                          predictor="none", deadline_s=deadline_s, run_dir=tmp_path / "run", reply_grace_s=60,
+                          fallback_poll_s=0.05, authority_every_s=0.2)
+    deps = BattleDeps(client=AppWorldClient(ENV, backoff_s=0.0), apis_url=APIS, settings=settings, world=None,
+                      appworld_root=tmp_path / "world", gateway=GatewayClient(GW) if gateway else None,
+                      call_log_path=tmp_path / "calls.jsonl")
+    return config, deps
+
+
+def calls_to(path: str) -> list[responses.Call]:
+    return [c for c in responses.calls if c.request.url.split("?")[0].endswith(path)]
+
+
+@responses.activate
+def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
+    env_mocks(completed=[False, True])
+    blue_mocks()
+    responses.put(f"{GW}/control/battle", json={})
+    responses.delete(f"{GW}/control/battle", json={})
+    responses.get(f"{GW}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
+                                          + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
+    config, deps = setup(tmp_path, gateway=True)
+    result = run_battle(config, deps)
+    assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed")
+    assert result.completion is not None and result.completion.detected_via == "gateway"
+    assert list(result.timings) == list(STEPS)
+    put = json.loads(calls_to("/control/battle")[0].request.body)
+    assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None}
+    message = json.loads([c for c in responses.calls if c.request.method == "POST" and c.request.url.startswith(BLUE)][0].request.body)
+    text = message["params"]["message"]["parts"][0]["text"]
+    assert f"AppWorld task id: {TASK}" in text and f"MCP endpoint (SSE): {GW}/sse" in text
+    assert [json.loads(c.request.body)["code"] for c in calls_to("/execute")] == ["pass"]  # B5 before evaluate
+    assert len(calls_to("/evaluate")) == 1 and len(calls_to("/close")) == 1
+    assert [c.request.method for c in calls_to("/control/battle")] == ["PUT", "DELETE"]
+    assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed
+    assert result.archive is not None and result.archive["call_records"] == 1
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert saved["winner"] == "blue_agent" and saved["versions"]["appworld_green"]
+
+
+@responses.activate
+def test_blue_that_never_completes_times_out_and_world_is_still_evaluated(tmp_path: Path) -> None:
+    env_mocks(completed=[False], evaluation=FAILURE)
+    blue_mocks()
+    config, deps = setup(tmp_path, deadline_s=0.5)
+    result = run_battle(config, deps)
+    assert (result.status, result.winner, result.outcome) == ("timeout", "green_agent", "timeout")
+    assert result.evaluation is not None and result.evaluation.num_tests == 1
+    assert 0.5 <= result.timings["wait"] < 2.0
+    assert len(calls_to("/close")) == 1
+
+
+@responses.activate
+def test_evaluate_failure_is_infra_error_and_closes(tmp_path: Path) -> None:
+    env_mocks(completed=[True], evaluation=None)
+    responses.post(f"{ENV}/evaluate", body="Internal Server Error", status=500)
+    blue_mocks()
+    result = run_battle(*setup(tmp_path))
+    assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error")
+    assert result.error is not None and result.error.step == "metrics" and result.error.type == "WrongActiveTaskError"
+    assert len(calls_to("/close")) == 1 and (tmp_path / "run" / "result.json").is_file()
+
+
+@responses.activate
+def test_env_server_down_is_infra_error_naming_the_url(tmp_path: Path) -> None:
+    responses.get(f"{ENV}/tasks/{TASK}", body=requests.ConnectionError("refused"))
+    responses.post(f"{ENV}/close", body=requests.ConnectionError("refused"))
+    result = run_battle(*setup(tmp_path))
+    assert result.status == "infra_error" and result.winner is None
+    assert result.error is not None and result.error.step == "task_id" and ENV in result.error.message
+    assert result.cleanup is not None and result.cleanup.closed is None  # nothing was initialized
+
+
+@responses.activate
+def test_setup_failure_still_tries_close(tmp_path: Path) -> None:
+    responses.get(f"{ENV}/tasks/{TASK}", json={"output": TASK_INFO})
+    responses.post(f"{ENV}/initialize", body="Internal Server Error", status=500)
+    responses.post(f"{ENV}/close", body="Internal Server Error", status=500)  # no world opened: 500 (B1)
+    result = run_battle(*setup(tmp_path))
+    assert result.error is not None and result.error.step == "setup"
+    assert len(calls_to("/close")) == 1 and result.cleanup is not None and result.cleanup.ok
+
+
+@responses.activate
+def test_unreachable_blue_is_infra_error_not_a_loss(tmp_path: Path) -> None:
+    env_mocks(completed=[False])
+    responses.get(f"{BLUE}/.well-known/agent.json", body=requests.ConnectionError("refused"))
+    result = run_battle(*setup(tmp_path))
+    assert (result.status, result.winner) == ("infra_error", None)
+    assert result.error is not None and result.error.step == "dispatch" and result.error.type == "BlueUnreachableError"
+    assert len(calls_to("/close")) == 1 and not calls_to("/evaluate")
+
+
+@responses.activate
+def test_a2a_error_reply_is_noticed_and_recorded(tmp_path: Path) -> None:
+    env_mocks(completed=[False])
+    blue_mocks({"jsonrpc": "2.0", "id": "1", "error": {"code": -32603, "message": "agent crashed"}})
+    result = run_battle(*setup(tmp_path, deadline_s=10))
+    assert result.error is not None and result.error.step == "wait" and "agent crashed" in result.error.message
+    assert result.timings["wait"] < 2.0  # noticed at once, not at the deadline
+    assert len(calls_to("/close")) == 1
+
+
+@responses.activate
+def test_unknown_task_raises_after_cleanup_without_initialize(tmp_path: Path) -> None:
+    responses.get(f"{ENV}/tasks/zz_9", body="Internal Server Error", status=500)
+    with pytest.raises(UnknownTaskError, match="zz_9"):
+        run_battle(*setup(tmp_path, task="zz_9"))
+    assert not calls_to("/initialize") and not calls_to("/close")
