@@ -1,0 +1,188 @@
+"""Scenario f0a1c01 (train): Maya's recipe collection in Simple Note.
+
+Maya keeps 13 recipes as notes tagged 'recipe' (three pages of `search_notes` at the default page
+size). Distractors: a 'food' note about recipes that is not tagged 'recipe', and Ben's own recipes.
+Variants: count them (question), tag the quick ones (needs each note's content), build an index note.
+"""
+
+from __future__ import annotations
+
+from pack.types import ScenarioDef, SeedContext, TaskDef
+
+# (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
+RECIPES = (
+    ("Shakshuka", ["breakfast"], 25), ("Banana Bread", ["baking"], 70), ("Green Curry", ["dinner"], 35),
+    ("Overnight Oats", ["breakfast"], 5), ("Mushroom Risotto", ["dinner"], 45), ("Lemon Bars", ["baking"], 60),
+    ("Chana Masala", ["dinner"], 30), ("Miso Soup", [], 15), ("Focaccia", ["baking"], 150),
+    ("Pad Thai", ["dinner"], 30), ("Granola", ["breakfast"], 40), ("Gazpacho", [], 20), ("Pork Dumplings", ["dinner"], 90),
+)
+QUICK_LIMIT = 30
+QUICK_TITLES = sorted(title for title, _, minutes in RECIPES if minutes <= QUICK_LIMIT)
+
+
+def seed_base(ctx: SeedContext) -> None:
+    notes = ctx.models.simple_note.Note
+    maya = ctx.user("simple_note", ctx.supervisor.key)
+    for index, (title, tags, minutes) in enumerate(RECIPES):
+        notes.create_save(
+            user_id=maya.id, title=title, tags=["recipe", *tags], pinned=index == 4,
+            content=f"Time: {minutes} minutes\nServes: {2 + index % 4}\nSteps: prep, cook, taste, adjust seasoning.",
+            created_at=ctx.at(f"2023-0{1 + index % 4}-{10 + index}T18:00:00"),
+        )
+    notes.create_save(user_id=maya.id, title="Recipes to try", tags=["food", "wishlist"],
+                      content="Time: unknown\nBirria tacos, khachapuri, tteokbokki.")
+    ben = ctx.user("simple_note", "ben")
+    for title in ("Jollof Rice", "Suya"):
+        notes.create_save(user_id=ben.id, title=title, tags=["recipe"], content="Time: 20 minutes\nFrom Mum.")
+
+
+LOGIN = '''
+    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
+    email = apis.supervisor.show_profile()["email"]
+    token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
+    recipes = []
+    page_index = 0
+    while True:
+        page = apis.simple_note.search_notes(tags=["recipe"], page_index=page_index, page_limit=20, access_token=token)
+        if not page:
+            break
+        recipes += page
+        page_index += 1
+'''
+
+EVALUATION_HEADER = '''
+import json
+
+
+def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
+    task = models.end.supervisor.Task.all()[0]
+    try:
+        predicted_answer = json.loads(task.answer)
+    except json.JSONDecodeError:
+        predicted_answer = task.answer
+    test.task_completed = task.status == "success"
+'''
+
+COUNT = TaskDef(
+    variant=1,
+    difficulty=1,
+    instruction="How many of my notes in Simple Note are tagged 'recipe'?",
+    answer=len(RECIPES),
+    required_apps=("simple_note",),
+    solution="def solution(apis, requester):" + LOGIN + '''
+    apis.supervisor.complete_task(answer=len(recipes))
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the answer matches the number of the user's notes tagged 'recipe'.
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert no model changed (a question must not modify anything).
+    """):
+        test.case(models.changed_model_names(), "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_pass"),
+)
+
+TAG_QUICK = TaskDef(
+    variant=2,
+    difficulty=2,
+    instruction=(
+        f"In Simple Note, add the tag 'quick' to every one of my recipes (notes tagged 'recipe') that takes "
+        f"{QUICK_LIMIT} minutes or less. Keep their other tags as they are."
+    ),
+    required_apps=("simple_note",),
+    private_data={"quick_titles": QUICK_TITLES},
+    solution="def solution(apis, requester):" + LOGIN + f'''
+    for recipe in recipes:
+        note = apis.simple_note.show_note(note_id=recipe["note_id"], access_token=token)
+        minutes = int(note["content"].split("Time:")[1].split("minutes")[0])
+        if minutes <= {QUICK_LIMIT}:
+            apis.simple_note.update_note(note_id=note["note_id"], tags=note["tags"] + ["quick"], access_token=token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert the only changed model is simple_note.Note.
+    """):
+        test.case(models.changed_model_names(), "==", {"simple_note.Note"})
+    with test("""
+        assert exactly the quick recipes (private_data.quick_titles) were updated, each now tagged 'quick'
+        in addition to its original tags.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(sorted(note.title for note in updated), "==", private_data.quick_titles)
+        originals = {note.id: note for note in models.start.simple_note.Note.all()}
+        for note in updated:
+            test.case(sorted(note.tags), "==", sorted(originals[note.id].tags + ["quick"]))
+    with test("""
+        assert no note was added or removed, no note outside the quick recipes was updated, and the
+        updated notes kept their title and content.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(added) + len(removed), "==", 0)
+        test.case({note.title for note in updated} - set(private_data.quick_titles), "is_falsy")
+        originals = {note.id: note for note in models.start.simple_note.Note.all()}
+        for note in updated:
+            test.case(note.content, "==", originals[note.id].content)
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+INDEX = TaskDef(
+    variant=3,
+    difficulty=3,
+    instruction=(
+        "Create a Simple Note note titled 'Recipe Index' tagged 'index' whose content lists the titles of all "
+        "my recipes (my notes tagged 'recipe'), one title per line, in alphabetical order."
+    ),
+    required_apps=("simple_note",),
+    private_data={"title": "Recipe Index", "tags": ["index"], "lines": sorted(title for title, _, _ in RECIPES)},
+    solution="def solution(apis, requester):" + LOGIN + '''
+    titles = sorted(recipe["title"] for recipe in recipes)
+    apis.simple_note.create_note(title="Recipe Index", content="\\n".join(titles), tags=["index"], access_token=token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert exactly one note was added, owned by the user, titled 'Recipe Index' and tagged 'index'.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(added), "==", 1)
+        note = added[0]
+        owner = models.end.simple_note.User.find_from(main_user)
+        test.case(note.user_id, "==", owner.id)
+        test.case(note.title, "==", private_data.title, normalize_text=True)
+        test.case(sorted(tag.lower() for tag in note.tags), "==", private_data.tags)
+    with test("""
+        assert the new note's non-empty lines are all recipe titles, in alphabetical order.
+    """):
+        lines = [line.strip().lstrip("-*0123456789. ").strip() for line in note.content.splitlines()]
+        test.case([line.lower() for line in lines if line], "==", [title.lower() for title in private_data.lines])
+    with test("""
+        assert no existing note was updated or removed and nothing outside simple_note.Note changed.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(updated) + len(removed), "==", 0)
+        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+SCENARIO = ScenarioDef(
+    scenario_id="f0a1c01",
+    title="Recipe notes in Simple Note",
+    split="train",
+    apps=("simple_note",),
+    seed_base=seed_base,
+    tasks=(COUNT, TAG_QUICK, INDEX),
+)
