@@ -1,0 +1,26 @@
+"""Errors of the Blue Agents. They subclass the project's error tree (green_agent.errors)."""
+
+from __future__ import annotations
+
+from green_agent.errors import BadInputError, GatewayError, GreenError
+
+
+class TaskMessageError(BadInputError):
+    """The A2A message does not carry a usable task id or MCP endpoint."""
+
+
+class GatewayCallError(GatewayError):
+    """The MCP gateway could not be reached or failed a call at the MCP level."""
+
+
+class AppWorldApiError(GreenError):
+    """An AppWorld API answered with an error (what AppWorld's requester raises with raise_on_failure)."""
+
+    def __init__(self, tool_name: str, message: str) -> None:
+        super().__init__(f"{tool_name}: {message}")
+        self.tool_name = tool_name
+        self.api_message = message
+
+
+class ReferenceSolutionError(GreenError):
+    """A task's reference solution could not be loaded or does not define `solution(apis, requester)`."""

@@ -1,0 +1,67 @@
+"""The reference Blue: replays a task's reference solution through the gateway's MCP tools.
+
+It reads the task id and the gateway endpoint from the Green's message, loads the solution from
+the world's ground truth (`WorldData.solution_source`) and runs it with an `apis` object whose
+calls are MCP tool calls, over one MCP session. Its trajectory is therefore logged by the gateway
+like any agent's. If the solution fails part-way, it ends the task with status "fail" so the
+Green need not wait for its deadline.
+
+Run: `python -m blue_agent.reference --port P [--host 127.0.0.1]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from blue_agent.a2a_server import BlueHandler
+from blue_agent.apis_shim import run_solution
+from blue_agent.gateway_client import GatewaySession
+from blue_agent.launch import run_blue
+from blue_agent.task_message import parse_task_message
+from green_agent.settings import Settings
+from green_agent.world_data import WorldData
+
+NAME = "AppWorld reference Blue"
+DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through the AppWorld MCP gateway."
+logger = logging.getLogger(__name__)
+
+
+def replay_solution(source: str, mcp_url: str) -> None:
+    """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking)."""
+    with GatewaySession(mcp_url) as session:
+        try:
+            run_solution(source, session.call_tool)
+        except Exception:
+            _end_as_failed(session)
+            raise
+
+
+def _end_as_failed(session: GatewaySession) -> None:
+    try:
+        session.call_tool("supervisor__complete_task", {"status": "fail"})
+    except Exception:  # noqa: BLE001 - best effort; the original error is what matters
+        logger.warning("could not mark the task failed after the solution error", exc_info=True)
+
+
+def make_handler(settings: Settings) -> BlueHandler:
+    """The reference Blue's message handler, reading solutions from `settings.appworld_root`."""
+    world = WorldData(settings.appworld_root)
+
+    async def handle(text: str) -> str:
+        task = parse_task_message(text)
+        source = world.solution_source(task.task_id)
+        logger.info("replaying the reference solution of %s through %s", task.task_id, task.mcp_url)
+        await asyncio.to_thread(replay_solution, source, task.mcp_url)
+        return f"Replayed the reference solution of task {task.task_id}; supervisor__complete_task was called."
+
+    return handle
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_blue(NAME, DESCRIPTION, "reference", make_handler, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
