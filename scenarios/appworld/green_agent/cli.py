@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 
 from green_agent import __version__
@@ -18,6 +19,7 @@ from green_agent.settings import REPO_ROOT, Settings, load_settings
 
 COMMAND_MODULES: list[str] = [
     "green_agent.commands.compat",
+    "green_agent.commands.world",
     "green_agent.commands.battle",
     "green_agent.commands.demo",
     "green_agent.commands.analyze",
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _sigterm_as_interrupt()
     try:
         settings: Settings = load_settings(env_file=args.env_file)
         return int(args.func(args, settings) or 0)
@@ -60,6 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM raises KeyboardInterrupt, so every `finally` runs and child processes are stopped."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":

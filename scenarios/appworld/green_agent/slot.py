@@ -2,7 +2,8 @@
 
 Slot k listens on base port + k * SLOT_PORT_STRIDE (slot 0 = 8000 / 9000 / 10000, the seed's ports),
 or on explicit ports (tests use free ones). A `SlotLock` (an `fcntl` lock on a file named after the
-slot's env port) makes sure two battles never use one slot at once, whoever started its servers.
+slot's env port, in the machine-wide `SLOT_LOCK_DIR`) makes sure two battles never use one slot at
+once, whoever started its servers and whatever their runs directories.
 
 `WorldSlot` owns its processes (start, always stop); `WorldSlot.attach(urls)` wraps servers that are
 already running (`world up`) without owning them.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import tempfile
 from pathlib import Path
 from types import TracebackType
 
@@ -25,6 +27,8 @@ from green_agent.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_G
                                   SLOT_PORT_STRIDE)
 
 GATEWAY_READY_TIMEOUT_S = 60.0
+SLOT_LOCK_DIR = Path(tempfile.gettempdir()) / f"appworld-green-{os.getuid()}" / "slot-locks"
+"""Machine-wide (per user), not per runs dir: two battles with different RUNS_DIR still see each other's lock."""
 
 
 class SlotUrls(BaseModel):
@@ -123,6 +127,15 @@ class WorldSlot:
         try:
             if self.owned:
                 self._start_processes()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_unlocked(self) -> "WorldSlot":
+        """Start this slot's processes without the battle lock (`world up` serves slots; battles lock them)."""
+        try:
+            self._start_processes()
         except BaseException:
             self.stop()
             raise

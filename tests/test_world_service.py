@@ -1,0 +1,81 @@
+"""`world up` / `world down`: slots on 127.0.0.1, recorded PIDs, exact stop, clear port errors.
+
+These use slot 0's fixed ports (8000/9000/10000): `world up` serves the seed's ports by design.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from green_agent.errors import InfrastructureError
+from green_agent.processes import port_is_free
+from green_agent.settings import Settings
+from green_agent.world_service import read_state, start_slots, state_path, stop_slots
+
+SLOT0_PORTS = (8000, 9000, 10000)
+
+
+@pytest.fixture()
+def isolated_settings(settings: Settings, appworld_root: Path, tmp_path: Path) -> Settings:
+    busy = [p for p in SLOT0_PORTS if not port_is_free(p)]
+    if busy:
+        pytest.fail(f"slot 0 ports {busy} are taken by something else on this machine; free them to run this test")
+    return settings.model_copy(update={"runs_dir": tmp_path / "runs",
+                                       "agentbeats_mcp_log_path": tmp_path / "calls.jsonl"})
+
+
+@pytest.mark.e2e
+def test_world_up_serves_and_down_stops_exactly_its_processes(isolated_settings: Settings) -> None:
+    state = start_slots(isolated_settings, 1)
+    pids = [p.pid for slot in state.slots for p in slot.processes]
+    try:
+        assert len(pids) == 3 and all(psutil.pid_exists(pid) for pid in pids)
+        assert "Welcome to AppWorld" in requests.get("http://127.0.0.1:8000/", timeout=5).json()["message"]
+        assert requests.get("http://127.0.0.1:10000/health", timeout=5).json()["status"] == "ok"
+        assert read_state(isolated_settings).slots[0].urls.apis_url == "http://127.0.0.1:9000"
+        with pytest.raises(InfrastructureError, match="already up"):
+            start_slots(isolated_settings, 1)
+    finally:
+        stopped = stop_slots(isolated_settings)
+    assert len(stopped) == 3
+    assert not state_path(isolated_settings).exists()
+    assert all(not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE for pid in pids)
+    assert all(port_is_free(p) for p in SLOT0_PORTS)
+    assert stop_slots(isolated_settings) == []  # down twice is harmless
+
+
+@pytest.mark.e2e
+def test_world_up_refuses_a_taken_port_and_leaves_nothing_running(isolated_settings: Settings) -> None:
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.bind(("127.0.0.1", 8000))
+    holder.listen()
+    try:
+        before = {p.pid for p in psutil.Process().children(recursive=True)}
+        with pytest.raises(InfrastructureError, match="8000"):
+            start_slots(isolated_settings, 1)
+        after = {p.pid for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE}
+        assert after <= before
+        assert port_is_free(9000) and port_is_free(10000)
+    finally:
+        holder.close()
+
+
+def test_slot_count_is_bounded(settings: Settings, tmp_path: Path) -> None:
+    bounded = settings.model_copy(update={"runs_dir": tmp_path})
+    with pytest.raises(InfrastructureError, match="between 1 and"):
+        start_slots(bounded, 0)
+
+
+def test_world_down_without_up_says_so(tmp_path: Path) -> None:
+    proc = subprocess.run([str(Path(sys.executable).parent / "appworld-green"), "world", "down"],
+                          capture_output=True, text=True, timeout=180, env={"RUNS_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "no world slots were up" in proc.stdout
