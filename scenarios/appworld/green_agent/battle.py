@@ -28,7 +28,7 @@ from green_agent.models.result import BattleResult
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import SCENARIO_DIR, Settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.report import Reporter
 from green_agent.task_ids import TaskRef, resolve_task
 from green_agent.world_data import WorldData
@@ -76,7 +76,7 @@ def default_run_dir(settings: Settings, task_id: str, battle_id: str) -> Path:
 @contextmanager
 def open_slot(request: BattleRequest, settings: Settings, log_dir: Path) -> Iterator[SlotUrls]:
     """Attach to running servers (explicit URLs, or slot K already up), else start slot K; lock it either way."""
-    lock_dir = settings.runs_dir / ".slot-locks"
+    lock_dir = SLOT_LOCK_DIR
     if request.env_url:
         urls = SlotUrls(env_url=request.env_url, apis_url=request.apis_url or settings.appworld_apis_url,
                         gateway_url=request.gateway_url)

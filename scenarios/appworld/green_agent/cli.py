@@ -24,6 +24,8 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.demo",
     "green_agent.commands.analyze",
     "green_agent.commands.mcp",
+    "green_agent.commands.eval",
+    "green_agent.commands.report",
 ]
 """Subcommand modules, in help order. Add a module here to add a subcommand."""
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 
+from green_agent.batch.checkpoint import REPORT_FILE
+from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot, world_data
 from green_agent.commands.battle import install_sigterm_handler, summary
+from green_agent.commands.eval import summary as eval_summary
 from green_agent.errors import InfrastructureError
 from green_agent.settings import Settings
 from green_agent.task_ids import resolve_task
@@ -43,4 +46,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 result = run_on_slot(request, settings, urls, blue_url, run_dir, f"demo-{stem}-{blue}")
             print(summary(result))
             codes.append(3 if result.status == "infra_error" else 0)
+    split = "dev" if "dev" in world.splits() else settings.default_split
+    print(f"\n== eval: the whole {split!r} split with the reference Blue on 2 workers (TGC, SGC, HTML report)")
+    out = settings.runs_dir / f"demo-{stem}" / f"eval-{split}"
+    outcome = run_eval(EvalRequest(split=split, blue="reference", workers=2, out=out), settings)
+    print(eval_summary(outcome.results, out, outcome))
+    print(f"\nopen the report: file://{(out / REPORT_FILE).resolve()}")
+    codes.append(130 if outcome.interrupted else 3 if outcome.results.aggregates.infra_errors else 0)
     return max(codes)

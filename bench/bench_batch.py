@@ -1,0 +1,130 @@
+"""Split evaluation throughput: `appworld-green eval --workers 2` vs `--workers 1`, side by side in one run.
+
+Run: `.venv/bin/python bench/bench_batch.py [--split dev] [--runs K] [--trials T] [--quick]`.
+
+Each measurement is a fresh `appworld-green eval --split S --blue reference --predictor ground_truth`
+subprocess on free ports (its own world slots, started once per worker and reused across tasks),
+timed from launch to exit: slot start-up, every battle, shutdown and the report. The two worker
+counts alternate (1, 2, then 2, 1, ...), so load drift on the shared machine hits both sides.
+Both must score TGC 100 (the reference Blue), otherwise the script fails.
+
+Figures (one JSON line each, see bench/common.py):
+- `eval_wall_s_workers2`: wall seconds of the whole eval; baseline = `--workers 1`;
+  ratio = baseline/value = the speed-up (target >= 1.6).
+- `eval_tasks_per_minute_workers2`: battles (tasks x trials) / wall minutes; ratio = value/baseline = the same speed-up.
+- `eval_battle_phase_tasks_per_minute_workers2`: tasks per minute between the first battle's start
+  and the last battle's end (`result.json` timestamps), i.e. without slot start-up and shutdown.
+
+`--quick` uses the proof-of-concept world (split `mini`, 2 tasks) when the built world is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from common import emit, figure, print_machine
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = REPO / ".venv" / "bin" / "appworld-green"
+BUILT_WORLD = REPO / ".appworld"
+POC_WORLD = Path("/tmp/poc-world")
+TARGET = 1.6
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def pick_world(tmp: Path, split: str, quick: bool) -> tuple[Path, str]:
+    if (BUILT_WORLD / "data" / ".built").is_file():
+        return BUILT_WORLD, split
+    if not quick:
+        sys.exit(f"no built world at {BUILT_WORLD} (run `make world`), or pass --quick for the proof-of-concept world")
+    shutil.copytree(POC_WORLD / "data", tmp / "world" / "data")
+    return tmp / "world", "mini"
+
+
+def run_eval(root: Path, split: str, workers: int, out: Path, tmp: Path, trials: int) -> dict:
+    ports = free_ports(3 * workers)
+    slot_ports = ",".join(":".join(map(str, ports[i:i + 3])) for i in range(0, len(ports), 3))
+    env = {"APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
+           "PATH": str(CLI.parent) + ":/usr/bin:/bin"}
+    argv = [str(CLI), "eval", "--split", split, "--blue", "reference", "--predictor", "ground_truth",
+            "--workers", str(workers), "--trials", str(trials), "--out", str(out), "--slot-ports", slot_ports,
+            "--json"]
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=3600)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"eval --workers {workers} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    results = json.loads(proc.stdout)
+    tgc, tasks = results["aggregates"]["tgc"], len(results["rows"])
+    if tgc != 100.0:
+        sys.exit(f"eval --workers {workers}: TGC {tgc}, expected 100 with the reference Blue")
+    stamps = [json.loads((out / r["result_path"]).read_text()) for r in results["rows"]]
+    first = min(datetime.fromisoformat(s["started_at"]) for s in stamps)
+    last = max(datetime.fromisoformat(s["finished_at"]) for s in stamps)
+    return {"wall_s": wall, "tasks": tasks, "battle_phase_s": (last - first).total_seconds()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--runs", type=int, default=1, help="measurements per worker count (alternating)")
+    parser.add_argument("--trials", type=int, default=1,
+                        help="battles per task (more battles per slot start-up: the steady state)")
+    parser.add_argument("--quick", action="store_true", help="one run; the proof-of-concept world if needed")
+    args = parser.parse_args()
+    print_machine("bench_batch")
+    runs = 1 if args.quick else args.runs
+    measured: dict[int, list[dict]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp_name:
+        tmp = Path(tmp_name)
+        root, split = pick_world(tmp, args.split, args.quick)
+        for r in range(runs):
+            for workers in ((1, 2) if r % 2 == 0 else (2, 1)):
+                m = run_eval(root, split, workers, tmp / f"run-w{workers}-{r}", tmp, args.trials)
+                print(json.dumps({"workers": workers, "run": r, **{k: round(v, 3) for k, v in m.items()}}),
+                      file=sys.stderr, flush=True)
+                measured[workers].append(m)
+    tasks = measured[1][0]["tasks"]
+    wall = {w: [m["wall_s"] for m in ms] for w, ms in measured.items()}
+    tpm = {w: [m["tasks"] / m["wall_s"] * 60 for m in ms] for w, ms in measured.items()}
+    phase = {w: [m["tasks"] / m["battle_phase_s"] * 60 for m in ms] for w, ms in measured.items()}
+    med = {name: {w: statistics.median(v) for w, v in d.items()} for name, d in
+           (("wall", wall), ("tpm", tpm), ("phase", phase))}
+    speedup = med["wall"][1] / med["wall"][2]
+    context = {"split": split, "battles": tasks, "trials": args.trials,
+               "world": str(root) if root == BUILT_WORLD else "proof-of-concept copy"}
+    emit(figure("eval_wall_s_workers2", "s", med["wall"][2], med["wall"][1], wall[2], wall[1],
+                f"wall time of `eval --split {split}` ({tasks} battles, reference Blue) with 2 workers vs 1",
+                target=f">= {TARGET}x speed-up", meets_target=speedup >= TARGET, extra=context))
+    emit(figure("eval_tasks_per_minute_workers2", "tasks/min", med["tpm"][2], med["tpm"][1], tpm[2], tpm[1],
+                "tasks per wall minute, slot start-up included; ratio = speed-up of 2 workers",
+                ratio="value/baseline", target=f">= {TARGET}x", meets_target=med["tpm"][2] / med["tpm"][1] >= TARGET,
+                extra=context))
+    emit(figure("eval_battle_phase_tasks_per_minute_workers2", "tasks/min", med["phase"][2], med["phase"][1],
+                phase[2], phase[1], "tasks per minute from first battle start to last battle end (no slot start-up)",
+                ratio="value/baseline", extra=context))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Checkpoints of a run directory: the manifest, finished battles, atomic writes, the event log.
+
+Resume is safe by construction (tau2-bench style): `run.json` fingerprints the config and the task
+set, and a resume with a different fingerprint is refused; finished work is keyed by (task, trial)
+and read back from `tasks/<task_id>[/trial-k]/result.json`; a battle counts as finished only when
+its result was judged (`status != infra_error`), so infra errors and interrupted battles are rerun.
+Every file is written to a temporary name and renamed into place, so a kill never leaves half a file.
+`events.jsonl` records each battle start and finish (the audit trail that shows nothing ran twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
+
+from green_agent.errors import BadInputError
+from green_agent.models.eval_run import RunConfig, RunManifest
+from green_agent.models.result import BattleResult
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FILE = "run.json"
+RESULTS_FILE = "results.json"
+AGENTBEATS_FILE = "agentbeats_results.json"
+REPORT_FILE = "report.html"
+EVENTS_FILE = "events.jsonl"
+TASKS_DIR = "tasks"
+TASK_INFO_FILE = "task.json"
+RESULT_FILE = "result.json"
+_FINGERPRINTED = ("blue", "predictor", "split", "trials", "deadline_s")
+_events_lock = threading.Lock()
+
+
+class BattleKey(NamedTuple):
+    """One unit of work: a task and a trial (1-based)."""
+
+    task_id: str
+    trial: int
+
+
+def battle_keys(task_ids: list[str], trials: int) -> list[BattleKey]:
+    """Every (task, trial) of a run, task-major."""
+    return [BattleKey(task, trial) for task in task_ids for trial in range(1, trials + 1)]
+
+
+def task_dir(out: Path, task_id: str) -> Path:
+    return Path(out) / TASKS_DIR / task_id
+
+
+def battle_dir(out: Path, key: BattleKey, trials: int) -> Path:
+    """`tasks/<task_id>` with one trial, `tasks/<task_id>/trial-<k>` with several."""
+    base = task_dir(out, key.task_id)
+    return base if trials == 1 else base / f"trial-{key.trial}"
+
+
+def digest(task_ids: list[str]) -> str:
+    return hashlib.sha256("\n".join(task_ids).encode()).hexdigest()
+
+
+def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
+    """sha256 over what changes results: Blue, predictor, split, trials, deadline and the task set."""
+    payload = {name: getattr(config, name) for name in _FINGERPRINTED} | {"tasks": digest(task_ids)}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write `text` to `path` via a temporary file in the same directory and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_manifest(out: Path) -> RunManifest | None:
+    path = Path(out) / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        return RunManifest.model_validate_json(path.read_text())
+    except (ValidationError, ValueError) as exc:
+        raise BadInputError(f"{path} is not a run manifest ({exc.__class__.__name__}); "
+                            "choose another --out or delete the directory") from None
+
+
+def prepare_run(out: Path, manifest: RunManifest, resume: bool) -> RunManifest:
+    """Write the manifest of a new run, or check that a resume continues the same run.
+
+    Raises:
+        BadInputError: the directory holds a run and `resume` is False, or holds a different run.
+    """
+    existing = load_manifest(out)
+    if existing is None:
+        if Path(out, TASKS_DIR).is_dir() and any(Path(out, TASKS_DIR).iterdir()):
+            raise BadInputError(f"{out} holds task results but no {MANIFEST_FILE}: choose another --out")
+        atomic_write_text(Path(out) / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+        return manifest
+    if not resume:
+        raise BadInputError(f"{out} already holds run {existing.run_id}: pass --resume to continue it, "
+                            "or choose another --out")
+    if existing.fingerprint != manifest.fingerprint:
+        raise BadInputError(f"--resume refused: {out} holds run {existing.run_id} with another config or task set "
+                            f"(blue {existing.config.blue}, predictor {existing.config.predictor}, "
+                            f"{len(existing.task_ids)} tasks, {existing.config.trials} trial(s)); use a new --out")
+    updated = existing.model_copy(update={"config": existing.config.model_copy(
+        update={"workers": manifest.config.workers, "max_infra_retries": manifest.config.max_infra_retries})})
+    atomic_write_text(Path(out) / MANIFEST_FILE, updated.model_dump_json(indent=2))
+    return updated
+
+
+def load_result(path: Path) -> BattleResult | None:
+    """A `result.json`, or None if missing or unreadable (an unreadable one is rerun)."""
+    if not path.is_file():
+        return None
+    try:
+        return BattleResult.model_validate_json(path.read_text())
+    except (ValidationError, ValueError, OSError) as exc:
+        log.warning("ignoring unreadable %s: %s", path, exc)
+        return None
+
+
+def load_results(out: Path, keys: list[BattleKey], trials: int) -> dict[BattleKey, BattleResult]:
+    """Every result on disk for `keys` (judged or not)."""
+    found = {}
+    for key in keys:
+        result = load_result(battle_dir(out, key, trials) / RESULT_FILE)
+        if result is not None:
+            found[key] = result
+    return found
+
+
+def finished(out: Path, keys: list[BattleKey], trials: int) -> dict[BattleKey, BattleResult]:
+    """The judged results on disk: the battles a resume skips."""
+    return {k: r for k, r in load_results(out, keys, trials).items() if r.status != "infra_error"}
+
+
+def append_event(out: Path, event: str, key: BattleKey, **fields: Any) -> None:
+    """Append one line to `events.jsonl` (thread-safe, one write per line)."""
+    record = {"time": datetime.now(timezone.utc).isoformat(), "event": event, "task_id": key.task_id,
+              "trial": key.trial, **fields}
+    line = json.dumps(record, default=str) + "\n"
+    with _events_lock, open(Path(out) / EVENTS_FILE, "a", encoding="utf-8") as handle:
+        handle.write(line)
+
+
+def read_events(out: Path) -> list[dict[str, Any]]:
+    path = Path(out) / EVENTS_FILE
+    if not path.is_file():
+        return []
+    events = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events

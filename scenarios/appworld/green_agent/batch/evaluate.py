@@ -1,0 +1,134 @@
+"""The builder of a split evaluation: request -> task set, manifest, slots, runner; outputs at the end.
+
+`run_eval` is the Python API `appworld-green eval` calls (and tests use): it resolves the task set
+from the world, writes or checks the run manifest (`--resume`), skips judged battles, runs the rest
+on a pool of world slots, and always (also after Ctrl-C) writes `results.json`,
+`agentbeats_results.json` and `report.html` from the files on disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import BaseModel, Field
+
+from green_agent.batch.checkpoint import battle_keys, digest, fingerprint, finished, prepare_run
+from green_agent.batch.live import battle_fn, choose_slots, slot_factory
+from green_agent.batch.progress import Progress
+from green_agent.batch.rows import write_outputs
+from green_agent.batch.runner import BatchRunner, BattleFn, SlotFactory
+from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
+from green_agent.errors import BadInputError
+from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
+from green_agent.settings import Settings
+from green_agent.slot import SlotSpec
+from green_agent.steps.report import collect_versions
+from green_agent.task_ids import validate_task_id
+from green_agent.world_data import WorldData
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WORKERS = 1
+DEFAULT_INFRA_RETRIES = 2
+
+
+class EvalRequest(BaseModel):
+    """What `appworld-green eval` was asked."""
+
+    split: str | None = Field(default=None, description="Split to evaluate (or task_ids).")
+    task_ids: list[str] | None = Field(default=None, description="Explicit task ids (or split).")
+    blue: str = Field(description="reference | noop | llm | an A2A URL.")
+    predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
+    workers: int = Field(default=DEFAULT_WORKERS, ge=1, description="World slots in parallel.")
+    trials: int = Field(default=1, ge=1, le=100, description="Battles per task.")
+    out: Path = Field(description="Run directory.")
+    resume: bool = Field(default=False, description="Continue the run in `out`.")
+    deadline_s: float | None = Field(default=None, gt=0, description="Blue's deadline per battle.")
+    max_infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=10, description="Infra retries per battle.")
+    first_slot: int = Field(default=0, ge=0, description="Lowest slot index to use.")
+    slot_specs: list[SlotSpec] | None = Field(default=None, description="Explicit slot ports (one per worker).")
+
+
+class EvalOutcome(BaseModel):
+    """What `run_eval` returns."""
+
+    results: EvalResults = Field(description="What results.json now holds.")
+    interrupted: bool = Field(description="The run was stopped (Ctrl-C/SIGTERM) before the end.")
+    ran: int = Field(description="Battles run (judged or not) by this invocation.")
+    skipped: int = Field(description="Battles already judged by an earlier invocation.")
+
+
+def resolve_task_set(request: EvalRequest, world: WorldData) -> list[str]:
+    """The ordered, de-duplicated task ids; every one validated and present in the world."""
+    if bool(request.split) == bool(request.task_ids):
+        raise BadInputError("give exactly one of --split NAME or --task-ids A,B,...")
+    ids = world.split(request.split) if request.split else list(request.task_ids or [])
+    ordered = list(dict.fromkeys(validate_task_id(t.strip()) for t in ids if t.strip()))
+    missing = [t for t in ordered if not world.has_task(t)]
+    if missing:
+        raise BadInputError(f"unknown task id(s) {', '.join(missing[:5])}: the world at {world.root} lacks them")
+    if not ordered:
+        raise BadInputError("the task set is empty")
+    return ordered
+
+
+def new_run_id() -> str:
+    return f"eval-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
+    config = RunConfig(blue=request.blue, predictor=request.predictor or settings.scope_predictor,
+                       split=request.split, trials=request.trials,
+                       deadline_s=request.deadline_s or settings.completion_deadline_s,
+                       workers=request.workers, max_infra_retries=request.max_infra_retries)
+    return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
+                       config=config, task_ids=task_ids, appworld_root=str(settings.appworld_root),
+                       versions=collect_versions(settings.appworld_python).model_dump(),
+                       created_at=datetime.now(timezone.utc))
+
+
+def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,
+             factory: SlotFactory | None = None, battle: BattleFn | None = None) -> EvalOutcome:
+    """Evaluate the task set (see the module docstring). Raises BadInputError / InfrastructureError.
+
+    `factory` and `battle` replace the real slots and battles (tests only).
+    """
+    world = WorldData(settings.appworld_root).require()
+    task_ids = resolve_task_set(request, world)
+    out = Path(request.out)
+    manifest = prepare_run(out, build_manifest(request, settings, task_ids), request.resume)
+    for task_id in task_ids:
+        if load_task_info(out, task_id) is None:
+            save_task_info(out, task_info(world, task_id))
+    keys = battle_keys(task_ids, manifest.config.trials)
+    done = finished(out, keys, manifest.config.trials)
+    pending = [k for k in keys if k not in done]
+    progress = Progress(len(keys), stream=progress_stream)
+    for result in done.values():
+        progress.skip(result)
+    log.info("run %s: %d battle(s), %d already judged, %d to run on %d worker(s)", manifest.run_id, len(keys),
+             len(done), len(pending), min(request.workers, len(pending)))
+    interrupted, ran = False, 0
+    try:
+        if pending:
+            workers = min(request.workers, len(pending), len(request.slot_specs or pending))
+            if factory is None:
+                specs = (request.slot_specs[:workers] if request.slot_specs
+                         else choose_slots(workers, request.first_slot))
+                factory = slot_factory(specs, settings, manifest.config.blue, out / "logs")
+            runner = BatchRunner(out=out, keys=pending, trials=manifest.config.trials, run_id=manifest.run_id,
+                                 blue=manifest.config.blue, workers=workers, slot_factory=factory,
+                                 battle_fn=battle or battle_fn(manifest.config),
+                                 max_infra_retries=request.max_infra_retries,
+                                 on_result=lambda key, result: progress.finished(result),
+                                 on_start=lambda key: progress.started_one())
+            outcome = runner.run()
+            interrupted, ran = outcome.interrupted, len(outcome.results)
+    finally:
+        progress.close()
+        results = write_outputs(out)
+    return EvalOutcome(results=results, interrupted=interrupted, ran=ran, skipped=len(done))

@@ -1,0 +1,104 @@
+"""The real parts the batch runner drives: world slots with their Blue, and one battle on them.
+
+A live slot is a `WorldSlot` (APIs server + env server + MCP gateway, started and owned by us) plus
+the Blue under test (a built-in Blue started beside it, or an A2A URL), with a per-slot copy of the
+settings whose gateway call log is `<run>/logs/mcp-calls-<slot>.jsonl` (a small file per slot, so the
+archive step's per-battle filter stays cheap). One battle is the core's `run_on_slot`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from green_agent.batch.checkpoint import BattleKey
+from green_agent.battle import BattleRequest, open_blue, run_on_slot
+from green_agent.errors import BadInputError, InfrastructureError
+from green_agent.models.eval_run import RunConfig
+from green_agent.models.result import BattleResult
+from green_agent.processes import port_is_free
+from green_agent.settings import MAX_SLOTS, Settings
+from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+
+BLUES_WITHOUT_GATEWAY = ("reference", "noop")
+"""Built-in Blues that learn the gateway URL from the task message, so they can start before the slot."""
+
+
+@dataclass(frozen=True)
+class SlotEnv:
+    """What a battle needs from a running slot."""
+
+    urls: SlotUrls
+    blue_url: str
+    settings: Settings
+
+
+def parse_slot_ports(text: str) -> list[SlotSpec]:
+    """`ENV:APIS:GW[,ENV:APIS:GW...]` -> explicit slot specs (tests use free ports this way)."""
+    specs = []
+    for part in text.split(","):
+        try:
+            env, apis, gateway = (int(p) for p in part.strip().split(":"))
+        except ValueError:
+            raise BadInputError(f"--slot-ports expects ENV:APIS:GATEWAY[,...] port triples, got {part!r}") from None
+        specs.append(SlotSpec(env_port=env, apis_port=apis, gateway_port=gateway))
+    return specs
+
+
+def choose_slots(workers: int, first: int = 0) -> list[SlotSpec]:
+    """The first `workers` slot indices >= `first` whose three ports are free (others may be in use)."""
+    chosen = []
+    for index in range(first, MAX_SLOTS):
+        spec = SlotSpec.for_index(index)
+        if all(port_is_free(p) for p in (spec.env_port, spec.apis_port, spec.gateway_port)):
+            chosen.append(spec)
+        if len(chosen) == workers:
+            return chosen
+    raise InfrastructureError(f"only {len(chosen)} of slots {first}..{MAX_SLOTS - 1} have free ports, {workers} "
+                              "needed: stop what holds ports 8000/9000/10000 + 10*k, or use fewer --workers")
+
+
+def slot_label(spec: SlotSpec) -> str:
+    return f"slot{spec.index}" if spec.index is not None else f"port{spec.env_port}"
+
+
+def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: Path):  # noqa: ANN201
+    """worker index -> context manager starting that worker's slot and Blue (see `SlotFactory`)."""
+
+    @contextmanager
+    def start(index: int) -> Iterator[SlotEnv]:
+        spec = specs[index]
+        label = slot_label(spec)
+        slot_settings = settings.model_copy(update={"agentbeats_mcp_log_path": log_dir / f"mcp-calls-{label}.jsonl"})
+        slot_logs = log_dir / label
+        world = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
+                          log_dir=slot_logs, mcp_log_path=slot_settings.agentbeats_mcp_log_path,
+                          lock_dir=SLOT_LOCK_DIR)
+        with ExitStack() as stack:
+            if blue in BLUES_WITHOUT_GATEWAY:  # start the Blue while the world starts (it needs no slot URL)
+                blue_stack = stack.enter_context(ExitStack())
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"blue-{label}") as pool:
+                    starting = open_blue(blue, slot_settings, world.urls, slot_logs)
+                    pending = pool.submit(blue_stack.enter_context, starting)
+                    stack.enter_context(world)
+                    blue_url = pending.result()
+            else:
+                stack.enter_context(world)
+                blue_url = stack.enter_context(open_blue(blue, slot_settings, world.urls, slot_logs))
+            yield SlotEnv(urls=world.urls, blue_url=blue_url, settings=slot_settings)
+
+    return start
+
+
+def battle_fn(config: RunConfig):  # noqa: ANN201
+    """(key, SlotEnv, dir, battle id) -> BattleResult: one battle on a live slot (see `BattleFn`)."""
+
+    def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
+        request = BattleRequest(task=key.task_id, blue=config.blue, predictor=config.predictor,
+                                deadline_s=config.deadline_s, battle_id=battle_id, out=directory)
+        return run_on_slot(request, env.settings, env.urls, env.blue_url, directory, battle_id)
+
+    return run

@@ -1,0 +1,111 @@
+"""Per-battle detail for the HTML report, read from the run directory (never from a live server).
+
+For each row: the task (instruction, gold APIs) from `task.json`, the scope and AppWorld's failed
+tests from `result.json`, and the call sequence from the battle's archived call records
+(`mcp_calls.jsonl`, the gateway's records; else AppWorld's own `appworld/logs/api_calls.jsonl`).
+Arguments are redacted again here (`green_agent.archive.redact_value`), whatever the source did.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from green_agent.archive import CALLS_FILE, OUTPUTS_DIR, redact_value
+from green_agent.batch.checkpoint import load_result
+from green_agent.batch.taskinfo import load_task_info
+from green_agent.models.eval_run import EvalRow, TaskInfo
+from green_agent.models.result import BattleResult, EvalTestRecord
+
+MAX_CALLS_SHOWN = 300
+MAX_ARGS_CHARS = 400
+
+
+class CallView(BaseModel):
+    """One call as the report shows it."""
+
+    seq: int = Field(description="1-based position in the battle.")
+    tool: str = Field(description="`app__api` tool name (or METHOD /path for AppWorld's own log).")
+    arguments: str = Field(description="Redacted arguments as compact JSON, truncated.")
+    success: bool | None = Field(default=None, description="Call outcome (None: unknown).")
+    duration_ms: float | None = Field(default=None, description="Time in the gateway.")
+    error: str | None = Field(default=None, description="Error message, truncated.")
+
+
+class BattleDetail(BaseModel):
+    """Everything the per-task detail section shows."""
+
+    row: EvalRow
+    info: TaskInfo | None = None
+    scope_apis: list[str] | None = None
+    scope_predictor: str | None = None
+    gold_apis: list[str] = Field(default_factory=list)
+    calls: list[CallView] = Field(default_factory=list)
+    calls_total: int = 0
+    calls_source: str | None = None
+    call_durations_ms: list[float] = Field(default_factory=list)
+    failures: list[EvalTestRecord] = Field(default_factory=list)
+    reason: str | None = None
+    error: str | None = None
+
+
+def _args_text(value: Any) -> str:
+    text = json.dumps(redact_value(value), ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= MAX_ARGS_CHARS else text[:MAX_ARGS_CHARS] + "…"
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    records = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def read_calls(directory: Path) -> tuple[list[CallView], list[float], int, str | None]:
+    """(calls shown, all durations, total count, source file name) of one battle directory."""
+    gateway_log = directory / CALLS_FILE
+    if gateway_log.is_file() and (records := _read_jsonl(gateway_log)):
+        records.sort(key=lambda r: (str(r.get("timestamp", "")), r.get("seq", 0)))
+        durations = [float(r["duration_ms"]) for r in records if isinstance(r.get("duration_ms"), (int, float))]
+        views = [CallView(seq=i, tool=str(r.get("tool_name", "?")), arguments=_args_text(r.get("arguments", {})),
+                          success=r.get("success"), duration_ms=r.get("duration_ms"),
+                          error=str(r["error"])[:300] if r.get("error") else None)
+                 for i, r in enumerate(records[:MAX_CALLS_SHOWN], start=1)]
+        return views, durations, len(records), CALLS_FILE
+    appworld_log = directory / OUTPUTS_DIR / "logs" / "api_calls.jsonl"
+    if appworld_log.is_file() and (records := _read_jsonl(appworld_log)):
+        views = [CallView(seq=i, tool=f"{str(r.get('method', '?')).upper()} {r.get('url', '?')}",
+                          arguments=_args_text(r.get("data", {})))
+                 for i, r in enumerate(records[:MAX_CALLS_SHOWN], start=1)]
+        return views, [], len(records), "appworld/logs/api_calls.jsonl"
+    return [], [], 0, None
+
+
+def battle_detail(out: Path, row: EvalRow) -> BattleDetail:
+    """The detail of one row, from its result.json and the evidence beside it."""
+    path = Path(out) / row.result_path
+    result: BattleResult | None = load_result(path)
+    info = load_task_info(out, row.task_id)
+    calls, durations, total, source = read_calls(path.parent)
+    scope = result.scope if result else None
+    gold = (scope.gold_apis if scope and scope.gold_apis is not None else None) or (info.gold_apis if info else [])
+    return BattleDetail(
+        row=row, info=info, scope_apis=scope.apis if scope else None,
+        scope_predictor=scope.predictor if scope else None,
+        gold_apis=sorted(gold), calls=calls, calls_total=total, calls_source=source, call_durations_ms=durations,
+        failures=result.evaluation.failures if result and result.evaluation else [],
+        reason=result.reason if result else None,
+        error=f"{result.error.type} in step {result.error.step}: {result.error.message}" if result and result.error
+        else None)
+
+
+def load_details(out: Path, rows: list[EvalRow]) -> list[BattleDetail]:
+    return [battle_detail(out, row) for row in rows]

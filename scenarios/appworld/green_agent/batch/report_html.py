@@ -1,0 +1,216 @@
+"""`report.html`: one self-contained page (inline CSS, JS and SVG; no network) for a run.
+
+Sections: headline numbers, charts (pass rate by difficulty, calls and errors per battle, call
+latency distribution), a sortable per-battle table, and per-battle detail (instruction, scope vs.
+gold, the call sequence with redacted arguments, AppWorld's failed tests). Everything from the
+files on disk goes through `html.escape`. The page works without JavaScript; the script adds
+column sorting (also from the URL: `report.html#sort=<column>:asc|desc`) and marks
+`<body data-ready="1">` once it ran.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from green_agent.batch.charts import bar_chart, histogram, stacked_chart
+from green_agent.batch.report_data import BattleDetail, load_details
+from green_agent.models.eval_run import EvalResults, EvalRow
+
+COLUMNS = [  # (key, header, numeric)
+    ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
+    ("tests", "Tests passed", True), ("calls", "Calls", True), ("errors", "Failed calls", True),
+    ("p50", "p50 ms", True), ("p95", "p95 ms", True), ("recall", "Scope recall", True), ("f1", "API F1", True),
+    ("duration", "Duration s", True), ("attempts", "Attempts", True),
+]
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;
+  background:#fafbfc}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.meta{color:#5b6475;font-size:12px}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}
+.card{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:10px 14px;min-width:110px}
+.card .v{font-size:22px;font-weight:600}.card .k{color:#5b6475;font-size:12px}
+.charts{display:flex;flex-wrap:wrap;gap:14px}
+.chart{width:560px;max-width:100%;background:#fff;border:1px solid #dde2ea;border-radius:8px}
+.grid{stroke:#e6e9ef}.tick{font-size:10px;fill:#5b6475}.val{font-size:10px;fill:#1d2330}
+.bar{fill:#3d7be0}.bar-bad{fill:#e0533d}
+table{border-collapse:collapse;background:#fff;width:100%}
+th,td{border:1px solid #dde2ea;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#eef1f6;cursor:pointer;user-select:none;white-space:nowrap}
+th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.o-passed{color:#1a7f37;font-weight:600}.o-infra_error{color:#8250df}
+.o-failed,.o-timeout,.o-collateral_damage{color:#cf222e}.o-partial{color:#9a6700}
+details{background:#fff;border:1px solid #dde2ea;border-radius:8px;margin:8px 0;padding:6px 10px}
+summary{cursor:pointer;font-weight:600}
+pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;border-radius:4px;font-size:12px;
+  max-height:260px;overflow:auto}
+.calls td{font-size:12px}.ok{color:#1a7f37}.bad{color:#cf222e}.muted{color:#5b6475}
+.empty{color:#5b6475;font-style:italic}
+"""
+
+JS = """
+(function(){
+  function openHash(){var h=decodeURIComponent(location.hash.slice(1));
+    if(h.indexOf('detail-')===0){var d=document.getElementById(h); if(d){d.open=true;}}}
+  window.addEventListener('hashchange',openHash); openHash();
+  var table=document.getElementById('battles'); if(!table){document.body.dataset.ready='1';return;}
+  var heads=table.tHead.rows[0].cells, body=table.tBodies[0];
+  function sortBy(idx,dir){
+    var rows=Array.prototype.slice.call(body.rows), numeric=heads[idx].dataset.numeric==='1';
+    rows.sort(function(a,b){
+      var x=a.cells[idx].dataset.v, y=b.cells[idx].dataset.v;
+      if(numeric){x=x===''?-Infinity:parseFloat(x); y=y===''?-Infinity:parseFloat(y);}
+      var c=x<y?-1:x>y?1:0; return dir==='asc'?c:-c;});
+    rows.forEach(function(r){body.appendChild(r);});
+    for(var i=0;i<heads.length;i++){heads[i].removeAttribute('data-dir');}
+    heads[idx].setAttribute('data-dir',dir);
+    document.getElementById('sort-state').textContent=heads[idx].dataset.key+':'+dir;
+  }
+  for(var i=0;i<heads.length;i++){(function(i){heads[i].addEventListener('click',function(){
+    sortBy(i,heads[i].getAttribute('data-dir')==='asc'?'desc':'asc');});})(i);}
+  var m=/sort=([a-z0-9_]+):(asc|desc)/.exec(decodeURIComponent(location.hash||''));
+  if(m){for(var j=0;j<heads.length;j++){if(heads[j].dataset.key===m[1]){sortBy(j,m[2]);}}}
+  document.body.dataset.ready='1';
+})();
+"""
+
+
+def _fmt(value: float | int | None, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _card(key: str, label: str, value: str) -> str:
+    return (f'<div class="card" id="headline-{escape(key)}"><div class="v">{escape(value)}</div>'
+            f'<div class="k">{escape(label)}</div></div>')
+
+
+def _headline(results: EvalResults) -> str:
+    agg, cfg = results.aggregates, results.manifest.config
+    cards = [
+        _card("tgc", "TGC (task goal completion)", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–"),
+        _card("sgc", "SGC (scenario goal completion)", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–"),
+        _card("passed", "battles passed / judged", f"{agg.passed}/{agg.judged}"),
+        _card("infra", "infra errors (not in TGC)", str(agg.infra_errors)),
+        _card("tasks", "tasks", str(len(results.manifest.task_ids))),
+        _card("scenarios", "scenarios passed / judged", f"{agg.scenarios_passed}/{agg.scenarios}"),
+        _card("calls", "mean calls per battle", _fmt(agg.mean_trajectory.get("calls"), 1)),
+        _card("f1", "mean API F1", _fmt(agg.mean_trajectory.get("api_f1"), 3)),
+    ]
+    for k, v in (agg.pass_hat_k or {}).items():
+        cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3)))
+    if agg.missing:
+        cards.append(_card("missing", "battles not run yet", str(agg.missing)))
+    meta = (f"run {results.manifest.run_id} · status {results.status} · blue {cfg.blue} · "
+            f"predictor {cfg.predictor} · "
+            f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "
+            f"generated {results.generated_at:%Y-%m-%d %H:%M:%S} UTC")
+    outcomes = ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v)
+    return (f'<p class="meta">{escape(meta)}</p><div class="cards">{"".join(cards)}</div>'
+            f'<p class="meta" id="outcomes">outcomes: {escape(outcomes or "none")}</p>')
+
+
+def _charts(results: EvalResults, details: list[BattleDetail]) -> str:
+    by_diff = [(f"difficulty {k}", s.tgc, f"n={s.battles}") for k, s in results.aggregates.tgc_by_difficulty.items()]
+    calls = [(d.row.task_id + (f"#{d.row.trial}" if results.manifest.config.trials > 1 else ""),
+              (d.row.calls or 0) - (d.row.failed_calls or 0), d.row.failed_calls or 0) for d in details]
+    latencies = [ms for d in details for ms in d.call_durations_ms]
+    return ('<div class="charts">'
+            + bar_chart(by_diff, "Pass rate (TGC %) by difficulty", "TGC %", y_max=100.0)
+            + stacked_chart(calls, "Calls per battle (red: failed calls)", "calls")
+            + histogram(latencies, "Call latency distribution (gateway, ms)", "milliseconds per call")
+            + "</div>")
+
+
+def _cell(value: object, shown: str | None = None, numeric: bool = True, css: str = "") -> str:
+    sort_value = "" if value is None else str(value)
+    classes = " ".join(c for c in ("num" if numeric else "", css) if c)
+    class_attr = f' class="{escape(classes)}"' if classes else ""
+    text = shown if shown is not None else _fmt(value)  # type: ignore[arg-type]
+    return f'<td data-v="{escape(sort_value)}"{class_attr}>{escape(text)}</td>'
+
+
+def _anchor(row: EvalRow) -> str:
+    return f"detail-{row.task_id}-{row.trial}"
+
+
+def _table(rows: list[EvalRow]) -> str:
+    head = "".join(f'<th data-key="{k}" data-numeric="{int(num)}">{escape(h)}</th>' for k, h, num in COLUMNS)
+    body = []
+    for r in rows:
+        tests = f"{r.tests_passed}/{r.tests_total}" if r.tests_total is not None else "–"
+        body.append(
+            "<tr>" + f'<td data-v="{escape(r.task_id)}"><a href="#{escape(_anchor(r))}">{escape(r.task_id)}</a></td>'
+            + _cell(r.trial) + _cell(r.difficulty) + _cell(r.outcome, r.outcome, False, f"o-{r.outcome}")
+            + _cell(r.tests_passed, tests) + _cell(r.calls) + _cell(r.failed_calls)
+            + _cell(r.p50_latency_ms, _fmt(r.p50_latency_ms, 1)) + _cell(r.p95_latency_ms, _fmt(r.p95_latency_ms, 1))
+            + _cell(r.scope_recall) + _cell(r.api_f1) + _cell(r.duration_s, _fmt(r.duration_s, 1)) + _cell(r.attempts)
+            + "</tr>")
+    return (f'<p class="meta">Click a column to sort. Sorted by: <span id="sort-state">task order</span></p>'
+            f'<table id="battles"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def _scope_html(d: BattleDetail) -> str:
+    gold = set(d.gold_apis)
+    if d.scope_apis is None:
+        return f"<p>Scope: every tool ({escape(d.scope_predictor or 'no predictor')}).</p>"
+    scope = set(d.scope_apis)
+    items = "".join(f'<li class="{"ok" if api in scope else "bad"}">{escape(api)} '
+                    f'{"✓ in scope" if api in scope else "✗ missing from scope"}</li>' for api in sorted(gold))
+    extra = sorted(scope - gold)
+    return (f"<p>Scope ({escape(d.scope_predictor or '?')}): {len(scope)} APIs; gold: {len(gold)} APIs.</p>"
+            f"<ul>{items}</ul><p class=\"muted\">In scope but not gold: {escape(', '.join(extra) or 'none')}</p>")
+
+
+def _calls_html(d: BattleDetail) -> str:
+    if not d.calls:
+        return '<p class="empty">No call records archived.</p>'
+    rows = "".join(
+        f"<tr><td class=\"num\">{c.seq}</td><td>{escape(c.tool)}</td><td><code>{escape(c.arguments)}</code></td>"
+        f"<td class=\"{'ok' if c.success else 'bad' if c.success is False else 'muted'}\">"
+        f"{'ok' if c.success else 'failed' if c.success is False else '?'}</td>"
+        f"<td class=\"num\">{escape(_fmt(c.duration_ms, 1))}</td><td>{escape(c.error or '')}</td></tr>"
+        for c in d.calls)
+    more = (f"<p class=\"muted\">showing {len(d.calls)} of {d.calls_total} calls</p>"
+            if d.calls_total > len(d.calls) else "")
+    return (f"<p class=\"muted\">from {escape(d.calls_source or '?')} (arguments redacted)</p>"
+            f"<table class=\"calls\"><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th><th>ms</th>"
+            f"<th>error</th></tr>{rows}</table>{more}")
+
+
+def _failures_html(d: BattleDetail) -> str:
+    if not d.failures:
+        return "<p class=\"muted\">No failed tests.</p>" if d.row.tests_total is not None else \
+            "<p class=\"muted\">Not evaluated.</p>"
+    return "".join(f"<div><p><b>{escape(f.label or 'test')}</b>: {escape(f.requirement)}</p>"
+                   f"<pre>{escape(f.trace or '')}</pre></div>" for f in d.failures)
+
+
+def _detail(d: BattleDetail) -> str:
+    r = d.row
+    instruction = d.info.instruction if d.info and d.info.instruction else "(instruction not available)"
+    error = f"<p class=\"bad\">{escape(d.error)}</p>" if d.error else ""
+    return (f'<details id="{escape(_anchor(r))}"><summary>{escape(r.task_id)} · trial {r.trial} · '
+            f'<span class="o-{escape(r.outcome)}">{escape(r.outcome)}</span> · {escape(d.reason or "")}</summary>'
+            f"<p><b>Instruction:</b> {escape(instruction)}</p>{error}<h3>Scope vs. gold APIs</h3>{_scope_html(d)}"
+            f"<h3>Calls</h3>{_calls_html(d)}<h3>Failed tests</h3>{_failures_html(d)}"
+            f"<p class=\"muted\">battle {escape(r.battle_id)} · {escape(r.result_path)}</p></details>")
+
+
+def render_html(results: EvalResults, details: list[BattleDetail]) -> str:
+    """The whole page as a string."""
+    title = f"AppWorld eval: {results.manifest.config.blue} on {results.manifest.config.split or 'custom tasks'}"
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
+            f'<body data-ready="0"><h1>{escape(title)}</h1>{_headline(results)}'
+            f'<h2>Charts</h2>{_charts(results, details)}'
+            f'<h2>Battles</h2>{_table(results.rows)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
+            f"<script>{JS}</script></body></html>")
+
+
+def render_report(out: Path, results: EvalResults) -> str:
+    """Load the per-battle detail from `out` and render the page."""
+    return render_html(results, load_details(out, results.rows))

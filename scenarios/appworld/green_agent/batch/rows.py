@@ -1,0 +1,107 @@
+"""Files on disk -> rows and results: the one path both `eval` and `report` use.
+
+`build_results(out)` reads `run.json`, every `tasks/.../result.json` and `events.jsonl`, and returns
+the `EvalResults` that `results.json` holds; `write_outputs(out)` writes `results.json`,
+`agentbeats_results.json` and `report.html` from it. Nothing here runs a battle, so a report can be
+regenerated at any time (also while a run is going on, or after it was interrupted).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from green_agent.batch.aggregate import aggregate, scenario_of
+from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
+                                          atomic_write_text, battle_dir, battle_keys, load_manifest, load_results,
+                                          read_events)
+from green_agent.batch.report_html import render_report
+from green_agent.batch.taskinfo import load_task_info
+from green_agent.errors import BadInputError
+from green_agent.models.eval_run import AgentBeatsResults, EvalResults, EvalRow, RunStatus
+from green_agent.models.result import BattleResult
+
+
+def row_from_result(result: BattleResult, key: BattleKey, result_path: str, attempts: int = 1,
+                    difficulty: int | None = None) -> EvalRow:
+    """Flatten one battle's result into a row."""
+    evaluation = result.evaluation
+    traj = result.trajectory or {}
+    usage = (result.scope.usage if result.scope else None) or {}
+    duration = (result.finished_at - result.started_at).total_seconds() if result.finished_at else None
+    return EvalRow(
+        task_id=key.task_id, trial=key.trial, scenario_id=scenario_of(key.task_id),
+        difficulty=result.difficulty if result.difficulty is not None else difficulty,
+        battle_id=result.battle_id, status=result.status, outcome=result.outcome,
+        passed=bool(evaluation and evaluation.success and result.outcome == "passed"),
+        tests_passed=len(evaluation.passes) if evaluation else None,
+        tests_total=evaluation.num_tests if evaluation else None,
+        calls=traj.get("total_calls"), failed_calls=traj.get("failed_calls"), error_rate=traj.get("error_rate"),
+        p50_latency_ms=traj.get("p50_duration_ms"), p95_latency_ms=traj.get("p95_duration_ms"),
+        scope_size=len(result.scope.apis) if result.scope and result.scope.apis is not None else None,
+        scope_recall=result.scope.recall if result.scope else None,
+        api_precision=traj.get("api_precision"), api_recall=traj.get("api_recall"), api_f1=traj.get("api_f1"),
+        duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
+        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        cost_usd=usage.get("cost_usd"),
+        error_type=result.error.type if result.error else None, error_step=result.error.step if result.error else None,
+        result_path=result_path,
+    )
+
+
+def run_status(rows: list[EvalRow], expected: int) -> RunStatus:
+    if len(rows) < expected:
+        return "interrupted"
+    return "incomplete" if any(r.outcome == "infra_error" for r in rows) else "completed"
+
+
+def build_results(out: Path) -> EvalResults:
+    """Read the run directory and compute `results.json`. Raises BadInputError if it is not a run."""
+    out = Path(out)
+    manifest = load_manifest(out)
+    if manifest is None:
+        raise BadInputError(f"{out} is not an eval run directory (no run.json): run `appworld-green eval` first")
+    trials = manifest.config.trials
+    keys = battle_keys(manifest.task_ids, trials)
+    results = load_results(out, keys, trials)
+    starts = Counter((e.get("task_id"), e.get("trial")) for e in read_events(out) if e.get("event") == "start")
+    rows = []
+    for key in keys:
+        if key not in results:
+            continue
+        info = load_task_info(out, key.task_id)
+        path = (battle_dir(out, key, trials) / RESULT_FILE).relative_to(out).as_posix()
+        rows.append(row_from_result(results[key], key, path, starts.get((key.task_id, key.trial), 1),
+                                    info.difficulty if info else None))
+    return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
+                       aggregates=aggregate(rows, len(keys), trials), generated_at=datetime.now(timezone.utc))
+
+
+def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
+    """The leaderboard shape: a summary record, then one numeric record per battle (no task content)."""
+    agg = results.aggregates
+    summary = {"kind": "summary", "run_id": results.manifest.run_id, "split": results.manifest.config.split,
+               "predictor": results.manifest.config.predictor, "trials": agg.trials,
+               "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
+               "infra_errors": agg.infra_errors, "tgc": agg.tgc, "sgc": agg.sgc,
+               "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
+               "pass_hat_k": agg.pass_hat_k, "outcome_counts": agg.outcome_counts,
+               "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),
+               "cost_usd": agg.cost_usd}
+    per_battle = [{"kind": "battle", **row.model_dump(include={
+        "task_id", "trial", "scenario_id", "difficulty", "outcome", "passed", "tests_passed", "tests_total", "calls",
+        "failed_calls", "p50_latency_ms", "scope_recall", "api_f1", "duration_s", "attempts"})}
+        for row in results.rows]
+    return AgentBeatsResults(status="completed" if results.status == "completed" else "failed",
+                             participants={"blue_agent": results.manifest.config.blue}, results=[summary, *per_battle])
+
+
+def write_outputs(out: Path) -> EvalResults:
+    """Write `results.json`, `agentbeats_results.json` and `report.html` from the files on disk."""
+    out = Path(out)
+    results = build_results(out)
+    atomic_write_text(out / RESULTS_FILE, results.model_dump_json(indent=2))
+    atomic_write_text(out / AGENTBEATS_FILE, agentbeats_results(results).model_dump_json(indent=2))
+    atomic_write_text(out / REPORT_FILE, render_report(out, results))
+    return results

@@ -1,0 +1,82 @@
+"""`appworld-green eval`: evaluate a split (or a task list) on a pool of world slots.
+
+Prints a live progress line on stderr, then a summary (or only `results.json` with --json).
+Exit codes: 0 when every battle was judged (whatever Blue scored), 3 when some battles still ended
+in infrastructure errors after their retries (rerun them with --resume), 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE
+from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
+from green_agent.batch.live import parse_slot_ports
+from green_agent.commands.battle import install_sigterm_handler
+from green_agent.models.eval_run import EvalResults
+from green_agent.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("eval", help="evaluate a whole split: TGC, SGC, per-task results, HTML report")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--split", help="split name (e.g. dev, train)")
+    which.add_argument("--task-ids", help="comma-separated task ids")
+    parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
+    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all")
+    parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
+    parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
+    parser.add_argument("--out", type=Path, required=True, help="run directory")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out, skipping judged battles")
+    parser.add_argument("--deadline", type=float, help="seconds Blue may work per battle")
+    parser.add_argument("--max-infra-retries", type=int, default=DEFAULT_INFRA_RETRIES,
+                        help=f"retries of a battle that hit an infrastructure error (default {DEFAULT_INFRA_RETRIES})")
+    parser.add_argument("--first-slot", type=int, default=0, help="lowest world slot index to use (default 0)")
+    parser.add_argument("--slot-ports", help="explicit slot ports ENV:APIS:GATEWAY[,...], one triple per worker")
+    parser.add_argument("--json", action="store_true", help="print only results.json on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    install_sigterm_handler()
+    request = EvalRequest(
+        split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
+        predictor=args.predictor, workers=args.workers, trials=args.trials, out=args.out, resume=args.resume,
+        deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
+        slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None)
+    outcome = run_eval(request, settings)
+    if args.json:
+        print(outcome.results.model_dump_json(indent=2))
+    else:
+        print(summary(outcome.results, args.out, outcome))
+    if outcome.interrupted:
+        return 130
+    return 3 if outcome.results.aggregates.infra_errors else 0
+
+
+def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None) -> str:
+    """A few human lines about a run."""
+    agg, cfg = results.aggregates, results.manifest.config
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1f}"
+
+    lines = [f"run {results.manifest.run_id}: {results.status}; blue {cfg.blue}, predictor {cfg.predictor}, "
+             f"{len(results.manifest.task_ids)} task(s) x {cfg.trials} trial(s)"]
+    if outcome is not None:
+        lines.append(f"  this invocation ran {outcome.ran} battle(s), skipped {outcome.skipped} already judged"
+                     + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
+    lines.append(f"  TGC {pct(agg.tgc)} ({agg.passed}/{agg.judged} judged battles passed), "
+                 f"SGC {pct(agg.sgc)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    if agg.tgc_by_difficulty:
+        lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)} (n={s.battles})"
+                                                     for k, s in agg.tgc_by_difficulty.items()))
+    if agg.pass_hat_k:
+        lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}" for k, v in agg.pass_hat_k.items()))
+    lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
+    if agg.infra_errors or agg.missing:
+        lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not counted in TGC; "
+                     "rerun with --resume)")
+    lines.append(f"  results {out / RESULTS_FILE}\n  agentbeats {out / AGENTBEATS_FILE}\n  report {out / REPORT_FILE}")
+    return "\n".join(lines)

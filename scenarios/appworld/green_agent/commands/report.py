@@ -1,0 +1,26 @@
+"""`appworld-green report DIR`: regenerate results.json, agentbeats_results.json and report.html.
+
+Everything is recomputed from the files in the run directory (no battle is run, no server needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from green_agent.batch.rows import write_outputs
+from green_agent.commands.eval import summary
+from green_agent.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("report", help="regenerate an eval run's results.json and report.html from disk")
+    parser.add_argument("dir", type=Path, help="the run directory (eval --out)")
+    parser.add_argument("--json", action="store_true", help="print only results.json on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    results = write_outputs(args.dir)
+    print(results.model_dump_json(indent=2) if args.json else summary(results, args.dir))
+    return 0

@@ -1,0 +1,152 @@
+"""Records of a split evaluation (`appworld-green eval`): manifest, rows, aggregates, results files.
+
+Written by `green_agent.batch` under the run directory:
+- `run.json` (`RunManifest`): what the run is (config fingerprint, task set) so `--resume` can refuse
+  to mix two different runs;
+- `tasks/<task_id>/task.json` (`TaskInfo`): the task as the world describes it (for the report);
+- `results.json` (`EvalResults`): one `EvalRow` per battle plus `EvalAggregates`;
+- `agentbeats_results.json` (`AgentBeatsResults`): the leaderboard shape `{status, participants, results}`.
+
+No secrets and no task content go into `results.json` or `agentbeats_results.json` (instructions
+stay in the per-task `task.json`, which the HTML report reads).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from green_agent.models.result import BattleOutcome, BattleStatus
+
+EVAL_SCHEMA_VERSION = 1
+
+RunStatus = Literal["completed", "incomplete", "interrupted"]
+"""completed: every battle judged; incomplete: some battles ended as infra errors; interrupted: stopped early."""
+
+
+class RunConfig(BaseModel):
+    """The choices that define a run (what the fingerprint covers, `workers` excepted)."""
+
+    blue: str = Field(description="Blue under test: reference | noop | llm | an A2A URL.")
+    predictor: str = Field(description="Scope predictor asked for.")
+    split: str | None = Field(default=None, description="Split evaluated (None when task ids were given).")
+    trials: int = Field(default=1, ge=1, description="Battles per task.")
+    deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")
+    workers: int = Field(default=1, ge=1, description="World slots run in parallel (not fingerprinted).")
+    max_infra_retries: int = Field(default=2, ge=0, description="Retries of a battle that ended in infra_error.")
+
+
+class RunManifest(BaseModel):
+    """`run.json`: identifies a run so that a resume continues the same one."""
+
+    schema_version: Literal[1] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    run_id: str = Field(description="Id of the run (prefix of its battle ids).")
+    fingerprint: str = Field(description="sha256 of the fingerprinted config and the task set.")
+    task_set_digest: str = Field(description="sha256 of the ordered task ids.")
+    config: RunConfig = Field(description="The run's config.")
+    task_ids: list[str] = Field(description="Tasks evaluated, in order.")
+    appworld_root: str = Field(description="World the run used.")
+    versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
+    created_at: datetime = Field(description="When the run was first started (UTC).")
+
+
+class TaskInfo(BaseModel):
+    """`tasks/<task_id>/task.json`: the task as the world describes it."""
+
+    task_id: str = Field(description="AppWorld task id.")
+    scenario_id: str = Field(description="Task id before '_' (AppWorld's scenario).")
+    difficulty: int | None = Field(default=None, description="1-3, when the ground truth says.")
+    instruction: str | None = Field(default=None, description="The task's instruction.")
+    gold_apis: list[str] = Field(default_factory=list, description="Gold required APIs (`app.api`).")
+    num_tests: int | None = Field(default=None, description="Number of AppWorld tests.")
+
+
+class EvalRow(BaseModel):
+    """One battle of the run (one task, one trial), flattened from its `result.json`."""
+
+    task_id: str = Field(description="AppWorld task id.")
+    trial: int = Field(default=1, ge=1, description="Trial number, 1-based.")
+    scenario_id: str = Field(description="Task id before '_'.")
+    difficulty: int | None = Field(default=None, description="1-3, when known.")
+    battle_id: str = Field(description="Battle id of the final attempt.")
+    status: BattleStatus = Field(description="completed | timeout | infra_error.")
+    outcome: BattleOutcome = Field(description="passed | partial | collateral_damage | failed | timeout | infra_error.")
+    passed: bool = Field(description="AppWorld's evaluation said success.")
+    tests_passed: int | None = Field(default=None, description="Tests passed (None if not evaluated).")
+    tests_total: int | None = Field(default=None, description="Tests of the task (None if not evaluated).")
+    calls: int | None = Field(default=None, description="Tool calls through the gateway.")
+    failed_calls: int | None = Field(default=None, description="Tool calls that failed.")
+    error_rate: float | None = Field(default=None, description="failed_calls / calls.")
+    p50_latency_ms: float | None = Field(default=None, description="Median call duration in the gateway.")
+    p95_latency_ms: float | None = Field(default=None, description="95th percentile call duration.")
+    scope_size: int | None = Field(default=None, description="APIs in the scope (None: every tool).")
+    scope_recall: float | None = Field(default=None, description="Gold APIs covered by the scope.")
+    api_precision: float | None = Field(default=None, description="Called APIs that are gold.")
+    api_recall: float | None = Field(default=None, description="Gold APIs called.")
+    api_f1: float | None = Field(default=None, description="F1 of called vs gold APIs.")
+    duration_s: float | None = Field(default=None, description="Battle wall time (start to result).")
+    attempts: int = Field(default=1, ge=1, description="Attempts made (infra retries + 1).")
+    input_tokens: int | None = Field(default=None, description="LLM prompt tokens the Green spent (scoping).")
+    output_tokens: int | None = Field(default=None, description="LLM completion tokens the Green spent.")
+    cost_usd: float | None = Field(default=None, description="Approximate LLM cost of the Green's scoping.")
+    error_type: str | None = Field(default=None, description="Infrastructure error class, if any.")
+    error_step: str | None = Field(default=None, description="Plan step that failed, if any.")
+    result_path: str = Field(description="result.json, relative to the run directory.")
+
+
+class DifficultyStat(BaseModel):
+    """TGC of the judged battles of one difficulty."""
+
+    battles: int = Field(description="Judged battles of this difficulty.")
+    passed: int = Field(description="Of which passed.")
+    tgc: float | None = Field(description="100 * passed / battles; None if none judged.")
+
+
+class EvalAggregates(BaseModel):
+    """The run's numbers. Infra errors are counted apart and excluded from every denominator."""
+
+    battles: int = Field(description="Battles in the run (tasks x trials) with a result on disk.")
+    expected_battles: int = Field(description="Battles the run should have (tasks x trials).")
+    judged: int = Field(description="Battles judged (not infra_error).")
+    infra_errors: int = Field(description="Battles that ended in infra_error (after retries).")
+    missing: int = Field(description="Battles with no result yet (interrupted run).")
+    passed: int = Field(description="Judged battles that passed.")
+    tgc: float | None = Field(description="Task goal completion, % of judged battles that passed.")
+    scenarios: int = Field(description="Scenario-trials judged (all their tasks judged).")
+    scenarios_passed: int = Field(description="Of which every task passed.")
+    scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
+    sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
+    tgc_by_difficulty: dict[str, DifficultyStat] = Field(description="Per difficulty ('1'..'3', 'unknown').")
+    outcome_counts: dict[str, int] = Field(description="Battles per outcome, infra_error included.")
+    trials: int = Field(description="Trials per task.")
+    pass_hat_k: dict[str, float] | None = Field(
+        default=None, description="pass^k for k=1..trials: mean over tasks of C(c,k)/C(n,k) (all k pass).")
+    pass_at_k: dict[str, float] | None = Field(
+        default=None, description="pass@k for k=1..trials: mean over tasks of 1-C(n-c,k)/C(n,k) (any pass).")
+    mean_trajectory: dict[str, float | None] = Field(description="Means over judged battles (None: no values).")
+    total_calls: int = Field(description="Tool calls over all judged battles.")
+    total_duration_s: float = Field(description="Sum of battle durations (judged and not).")
+    input_tokens: int = Field(default=0, description="Green's LLM prompt tokens over the run.")
+    output_tokens: int = Field(default=0, description="Green's LLM completion tokens over the run.")
+    cost_usd: float = Field(default=0.0, description="Green's approximate LLM cost over the run.")
+
+
+class EvalResults(BaseModel):
+    """`results.json`: the run, its rows and its numbers."""
+
+    schema_version: Literal[1] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    status: RunStatus = Field(description="completed | incomplete | interrupted.")
+    manifest: RunManifest = Field(description="The run's manifest.")
+    rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")
+    aggregates: EvalAggregates = Field(description="The run's numbers.")
+    generated_at: datetime = Field(description="When this file was written (UTC).")
+
+
+class AgentBeatsResults(BaseModel):
+    """`agentbeats_results.json`: what AgentBeats leaderboards read (queried with DuckDB)."""
+
+    status: Literal["completed", "failed"] = Field(description="completed when the run judged every battle.")
+    participants: dict[str, str] = Field(description="Role -> agent (blue_agent -> the Blue under test).")
+    results: list[dict[str, Any]] = Field(description="One summary record, then one numeric record per battle.")

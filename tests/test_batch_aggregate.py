@@ -1,0 +1,84 @@
+"""Aggregates on hand-made rows: TGC, SGC, by difficulty, pass^k / pass@k, infra errors apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from green_agent.batch.aggregate import aggregate, by_difficulty, pass_at_k, pass_hat_k, scenario_of, sgc, tgc
+from green_agent.models.eval_run import EvalRow
+
+
+def row(task: str, outcome: str = "passed", trial: int = 1, difficulty: int | None = 1, calls: int | None = 4,
+        duration: float = 2.0) -> EvalRow:
+    return EvalRow(task_id=task, trial=trial, scenario_id=scenario_of(task), difficulty=difficulty,
+                   battle_id=f"b-{task}-{trial}", status="infra_error" if outcome == "infra_error" else "completed",
+                   outcome=outcome, passed=outcome == "passed", calls=calls, failed_calls=1 if calls else None,
+                   duration_s=duration, result_path=f"tasks/{task}/result.json")
+
+
+def test_scenario_is_the_id_before_the_underscore() -> None:
+    assert scenario_of("82e2fac_1") == "82e2fac"
+    assert scenario_of("82e2fac_12") == "82e2fac"
+
+
+def test_sgc_counts_a_scenario_only_if_all_its_tasks_pass() -> None:
+    rows = [row("aaa_1"), row("aaa_2"), row("aaa_3", "failed"),  # scenario aaa: one failure -> not passed
+            row("bbb_1"), row("bbb_2"),                           # scenario bbb: all pass
+            row("ccc_1", "partial")]                              # scenario ccc: fails
+    assert tgc(rows) == pytest.approx(100 * 4 / 6, abs=0.01)
+    assert sgc(rows) == pytest.approx(100 / 3, abs=0.01)
+
+
+def test_infra_errors_are_excluded_from_every_denominator_and_counted_apart() -> None:
+    rows = [row("aaa_1"), row("aaa_2", "infra_error"), row("bbb_1"), row("bbb_2", "failed"),
+            row("ccc_1", "infra_error")]
+    agg = aggregate(rows, expected_battles=5)
+    assert (agg.judged, agg.infra_errors, agg.passed) == (3, 2, 2)
+    assert agg.tgc == pytest.approx(66.67, abs=0.01)  # 2 of 3 judged, not 2 of 5
+    # aaa has an unjudged task -> left out; ccc has only an unjudged task -> left out; bbb judged and failed
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (1, 0, 2)
+    assert agg.sgc == 0.0
+    assert agg.outcome_counts["infra_error"] == 2 and agg.outcome_counts["failed"] == 1
+    assert agg.mean_trajectory["calls"] == 4.0 and agg.total_calls == 12  # judged battles only
+    assert agg.missing == 0
+
+
+def test_all_infra_errors_give_no_tgc_rather_than_zero() -> None:
+    agg = aggregate([row("aaa_1", "infra_error")], expected_battles=2)
+    assert agg.tgc is None and agg.sgc is None and agg.missing == 1
+
+
+def test_tgc_by_difficulty() -> None:
+    rows = [row("a_1", difficulty=1), row("b_1", "failed", difficulty=1), row("c_1", difficulty=2),
+            row("d_1", "timeout", difficulty=3), row("e_1", "infra_error", difficulty=3), row("f_1", difficulty=None)]
+    stats = by_difficulty(rows)
+    assert list(stats) == ["1", "2", "3", "unknown"]
+    assert (stats["1"].battles, stats["1"].passed, stats["1"].tgc) == (2, 1, 50.0)
+    assert stats["2"].tgc == 100.0
+    assert (stats["3"].battles, stats["3"].tgc) == (1, 0.0)  # the infra error is not a difficulty-3 failure
+    assert stats["unknown"].tgc == 100.0
+
+
+def test_pass_hat_k_needs_every_trial_to_pass() -> None:
+    # task a passes 3/3, task b 2/3, task c 0/3
+    rows = ([row("a_1", trial=t) for t in (1, 2, 3)]
+            + [row("b_1", trial=1), row("b_1", trial=2), row("b_1", "failed", trial=3)]
+            + [row("c_1", "failed", trial=t) for t in (1, 2, 3)])
+    assert pass_hat_k(rows, 3) == pytest.approx(1 / 3, abs=1e-4)          # only a passes in all 3
+    assert pass_hat_k(rows, 1) == pytest.approx((1 + 2 / 3 + 0) / 3, abs=1e-4)
+    assert pass_hat_k(rows, 2) == pytest.approx((1 + 1 / 3 + 0) / 3, abs=1e-4)  # C(2,2)/C(3,2) = 1/3
+    assert pass_at_k(rows, 3) == pytest.approx(2 / 3, abs=1e-4)           # a and b pass at least once
+    agg = aggregate(rows, expected_battles=9, trials=3)
+    assert agg.pass_hat_k == {"1": pytest.approx(0.5556, abs=1e-4), "2": pytest.approx(0.4444, abs=1e-4),
+                              "3": pytest.approx(0.3333, abs=1e-4)}
+    assert agg.tgc == pytest.approx(100 * 5 / 9, abs=0.01)
+
+
+def test_pass_hat_k_skips_tasks_without_k_judged_trials_and_sgc_is_per_trial() -> None:
+    rows = [row("a_1", trial=1), row("a_1", "infra_error", trial=2), row("b_1", trial=1), row("b_1", trial=2),
+            row("b_2", trial=1), row("b_2", "failed", trial=2)]
+    assert pass_hat_k(rows, 2) == 0.5  # a_1 has one judged trial: left out; b_1 1.0, b_2 0.0
+    agg = aggregate(rows, expected_battles=6, trials=2)
+    # trial 1: scenarios a and b both pass; trial 2: a unjudged, b fails (b_2 failed)
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (3, 2, 1)
+    assert agg.sgc == pytest.approx(66.67, abs=0.01)

@@ -1,0 +1,151 @@
+"""`appworld-green eval` end to end: real AppWorld servers, the real gateway, the shipped reference Blue.
+
+The CLI runs as a subprocess on free ports (`--slot-ports`). The world is the built one
+(`.appworld`, once `data/.built` exists) or, meanwhile, a private copy of the proof-of-concept world.
+Kept small for the shared 2-core machine: a few tasks, the ground-truth scope (so the reference
+Blue's calls are all in scope).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from green_agent.batch.checkpoint import read_events
+from green_agent.models.eval_run import EvalResults
+from green_agent.processes import free_port, port_is_free
+from green_agent.settings import load_settings
+from green_agent.world_data import WorldData
+
+pytestmark = pytest.mark.e2e
+POC_WORLD = Path("/tmp/poc-world")
+CLI = str(Path(sys.executable).parent / "appworld-green")
+
+
+def world_root(tmp: Path) -> Path:
+    built = load_settings().appworld_root
+    if (built / "data" / ".built").is_file():
+        return built
+    if not (POC_WORLD / "data" / "tasks").is_dir():
+        pytest.fail("no offline world: run `make world`")
+    shutil.copytree(POC_WORLD / "data", tmp / "world" / "data")  # the env server writes outputs under its root
+    return tmp / "world"
+
+
+def first_tasks(root: Path, count: int) -> list[str]:
+    world = WorldData(root)
+    split = "dev" if "dev" in world.splits() else world.splits()[0]
+    return world.split(split)[:count]
+
+
+def slot_ports(workers: int) -> tuple[str, list[int]]:
+    ports = [free_port() for _ in range(3 * workers)]
+    return ",".join(":".join(map(str, ports[i:i + 3])) for i in range(0, len(ports), 3)), ports
+
+
+def eval_argv(tasks: list[str], out: Path, ports: str, workers: int, *extra: str) -> list[str]:
+    return [CLI, "eval", "--task-ids", ",".join(tasks), "--blue", "reference", "--predictor", "ground_truth",
+            "--workers", str(workers), "--out", str(out), "--slot-ports", ports, "--deadline", "120", *extra]
+
+
+def cli_env(root: Path, tmp: Path) -> dict[str, str]:
+    return {**os.environ, "APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": ""}
+
+
+def assert_nothing_left(ports: list[int]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(port_is_free(p) for p in ports):
+        time.sleep(0.5)
+    assert all(port_is_free(p) for p in ports), f"still listening: {[p for p in ports if not port_is_free(p)]}"
+    marks = {str(p) for p in ports}
+    leftovers = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = proc.info.get("cmdline") or []
+        if any(any(m in arg for m in marks) for arg in cmdline) and proc.pid != os.getpid():
+            leftovers.append((proc.pid, " ".join(cmdline)[:120]))
+    assert not leftovers, f"processes left behind: {leftovers}"
+
+
+def judged(out: Path) -> dict[str, str]:
+    """result.json path -> battle id, judged results only."""
+    found = {}
+    for path in (out / "tasks").rglob("result.json"):
+        record = json.loads(path.read_text())
+        if record["status"] != "infra_error":
+            found[str(path.relative_to(out))] = record["battle_id"]
+    return found
+
+
+def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Path) -> None:
+    root = world_root(tmp_path)
+    tasks = first_tasks(root, 2)
+    out = tmp_path / "run"
+    ports_arg, ports = slot_ports(1)
+    argv = eval_argv(tasks, out, ports_arg, 1, "--trials", "2")
+    env = cli_env(root, tmp_path)
+    with open(tmp_path / "first.log", "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + 300
+            while not judged(out) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert judged(out), f"no battle finished: {(tmp_path / 'first.log').read_text()[-3000:]}"
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert code == 130, (tmp_path / "first.log").read_text()[-3000:]
+    assert_nothing_left(ports)
+    first = judged(out)
+    assert 1 <= len(first) < 2 * len(tasks), "the run was not interrupted mid-way"
+    interim = EvalResults.model_validate_json((out / "results.json").read_text())
+    assert interim.status == "interrupted" and interim.aggregates.judged == len(first)
+    starts_before = len([e for e in read_events(out) if e["event"] == "start"])
+
+    second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, env=env, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert_nothing_left(ports)
+    final = judged(out)
+    assert len(final) == 2 * len(tasks)
+    assert {k: final[k] for k in first} == first, "a finished battle was run again"
+    new_starts = [e for e in read_events(out) if e["event"] == "start"][starts_before:]
+    rerun = {f"tasks/{e['task_id']}/trial-{e['trial']}/result.json" for e in new_starts}
+    assert not rerun & set(first)
+    results = EvalResults.model_validate_json((out / "results.json").read_text())
+    agg = results.aggregates
+    assert results.status == "completed" and (agg.judged, agg.infra_errors, agg.tgc, agg.sgc) == (4, 0, 100.0, 100.0)
+    assert agg.pass_hat_k == {"1": 1.0, "2": 1.0}
+    regenerated = subprocess.run([CLI, "report", str(out), "--json"], capture_output=True, text=True, env=env,
+                                 timeout=120)
+    assert regenerated.returncode == 0
+    assert EvalResults.model_validate_json(regenerated.stdout).aggregates == agg
+
+
+def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path) -> None:
+    root = world_root(tmp_path)
+    tasks = first_tasks(root, 4)
+    out = tmp_path / "run"
+    ports_arg, ports = slot_ports(2)
+    proc = subprocess.run(eval_argv(tasks, out, ports_arg, 2), capture_output=True, text=True,
+                          env=cli_env(root, tmp_path), timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "TGC 100.0" in proc.stdout and "battles | passed" in proc.stderr  # summary and progress line
+    assert_nothing_left(ports)
+    results = EvalResults.model_validate_json((out / "results.json").read_text())
+    assert [r.task_id for r in results.rows] == tasks
+    assert results.aggregates.tgc == 100.0 and results.aggregates.sgc == 100.0
+    assert all(r.calls and r.calls > 0 and r.api_f1 is not None for r in results.rows)
+    slots_used = {e["slot"] for e in read_events(out) if e["event"] == "start"}
+    assert slots_used == ({0, 1} if len(tasks) > 1 else {0})
+    html = (out / "report.html").read_text()
+    assert all(t in html for t in tasks)

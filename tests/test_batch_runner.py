@@ -1,0 +1,134 @@
+"""The batch layer on fakes (tests/batch_fakes.py): slot reuse, retries, interrupts, resume, outputs."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from batch_fakes import FakeBattles, FakeSlots
+from green_agent.batch.checkpoint import BattleKey, battle_keys, fingerprint, read_events
+from green_agent.batch.evaluate import EvalRequest, run_eval
+from green_agent.batch.runner import BatchRunner
+from green_agent.errors import BadInputError
+from green_agent.models.eval_run import AgentBeatsResults, EvalResults, RunConfig
+from green_agent.settings import Settings
+
+POC_WORLD = Path("/tmp/poc-world")
+
+
+def runner(tmp_path: Path, keys: list[BattleKey], slots: FakeSlots, battles: FakeBattles, workers: int = 2,
+           retries: int = 2, **kw: object) -> BatchRunner:
+    return BatchRunner(out=tmp_path, keys=keys, trials=1, run_id="run", blue="fake", workers=workers,
+                       slot_factory=slots, battle_fn=battles, max_infra_retries=retries, **kw)  # type: ignore[arg-type]
+
+
+def test_each_slot_starts_once_and_is_reused_never_shared(tmp_path: Path) -> None:
+    keys = battle_keys([f"t{i}_1" for i in range(8)], 1)
+    slots, battles = FakeSlots(), FakeBattles(delay_s=0.02)
+    outcome = runner(tmp_path, keys, slots, battles).run()
+    assert set(outcome.results) == set(keys) and not outcome.interrupted
+    assert dict(slots.starts) == {0: 1, 1: 1} and dict(slots.stops) == {0: 1, 1: 1}
+    assert slots.overlaps == 0
+    assert len({index for _, _, index in battles.calls}) == 2  # both slots did work
+    assert all((tmp_path / "tasks" / k.task_id / "result.json").is_file() for k in keys)
+
+
+def test_infra_errors_are_retried_with_the_slot_restarted_and_bounded(tmp_path: Path) -> None:
+    keys = battle_keys(["ok_1", "flaky_1", "broken_1"], 1)
+    slots, battles = FakeSlots(), FakeBattles(infra_first={"flaky_1": 1, "broken_1": 99})
+    outcome = runner(tmp_path, keys, slots, battles, workers=1, retries=2).run()
+    assert outcome.results[BattleKey("flaky_1", 1)].outcome == "passed"
+    assert outcome.results[BattleKey("broken_1", 1)].outcome == "infra_error"
+    attempts = [bid for key, bid, _ in battles.calls if key.task_id == "broken_1"]
+    assert attempts == ["run-broken_1-t1-a1", "run-broken_1-t1-a2", "run-broken_1-t1-a3"]  # 1 + 2 retries
+    # one start, then one restart per infra error (1 flaky + 3 broken -> the last one also stops the slot)
+    assert slots.starts[0] == 1 + 1 + 2 and slots.stops[0] == slots.starts[0]
+    finishes = [e for e in read_events(tmp_path) if e["event"] == "finish" and e["task_id"] == "flaky_1"]
+    assert [e["outcome"] for e in finishes] == ["infra_error", "passed"]
+
+
+def test_a_slot_that_cannot_start_gives_an_infra_result_then_recovers(tmp_path: Path) -> None:
+    slots, battles = FakeSlots(fail_starts=1), FakeBattles()
+    outcome = runner(tmp_path, battle_keys(["a_1"], 1), slots, battles, workers=1).run()
+    assert outcome.results[BattleKey("a_1", 1)].outcome == "passed"
+    starts = [e for e in read_events(tmp_path) if e["event"] == "finish"]
+    assert [e["outcome"] for e in starts] == ["infra_error", "passed"]
+
+
+def test_interrupt_stops_every_slot_and_keeps_finished_results(tmp_path: Path) -> None:
+    keys = battle_keys([f"t{i}_1" for i in range(6)], 1)
+    slots, battles = FakeSlots(), FakeBattles(delay_s=0.05)
+
+    fired = []
+
+    def interrupt(key: BattleKey, result: object) -> None:  # Ctrl-C arrives once, after the first result
+        if not fired:
+            fired.append(key)
+            raise KeyboardInterrupt
+
+    outcome = runner(tmp_path, keys, slots, battles, on_result=interrupt).run()
+    assert outcome.interrupted
+    assert 1 <= len(outcome.results) < len(keys)
+    assert slots.starts == slots.stops  # every started slot was stopped
+    assert len(battles.calls) < len(keys)  # no new battle after the interrupt
+
+
+@pytest.fixture()
+def world_settings(tmp_path: Path) -> Settings:
+    if not (POC_WORLD / "data" / "tasks").is_dir():
+        pytest.fail("the proof-of-concept world /tmp/poc-world is missing")
+    shutil.copytree(POC_WORLD / "data" / "tasks", tmp_path / "world" / "data" / "tasks")
+    shutil.copytree(POC_WORLD / "data" / "datasets", tmp_path / "world" / "data" / "datasets")
+    return Settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs")
+
+
+def test_run_eval_resume_skips_judged_battles_and_reruns_the_rest(tmp_path: Path, world_settings: Settings) -> None:
+    out = tmp_path / "run"
+    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", trials=2, out=out, workers=1)
+    first = FakeBattles(outcomes={"b4d9e51_1": "failed"}, infra_first={"7c1a0e2_1": 5})
+    outcome = run_eval(request.model_copy(update={"max_infra_retries": 0}), world_settings,
+                       progress_stream=io.StringIO(), factory=FakeSlots(), battle=first)
+    assert outcome.results.status == "incomplete" and outcome.results.aggregates.infra_errors == 2
+    assert outcome.results.aggregates.tgc == 0.0  # 2 judged (failed), the infra errors are not failures
+    with pytest.raises(BadInputError, match="--resume"):
+        run_eval(request, world_settings, factory=FakeSlots(), battle=FakeBattles())
+    second = FakeBattles(outcomes={"b4d9e51_1": "failed"})
+    resumed = run_eval(request.model_copy(update={"resume": True}), world_settings, progress_stream=io.StringIO(),
+                       factory=FakeSlots(), battle=second)
+    assert {k.task_id for k, _, _ in second.calls} == {"7c1a0e2_1"} and len(second.calls) == 2
+    agg = resumed.results.aggregates
+    assert (resumed.skipped, resumed.ran, resumed.results.status) == (2, 2, "completed")
+    assert (agg.judged, agg.passed, agg.tgc, agg.sgc) == (4, 2, 50.0, 50.0)
+    assert agg.pass_hat_k == {"1": 0.5, "2": 0.5}
+    assert (out / "tasks" / "7c1a0e2_1" / "trial-2" / "result.json").is_file()
+    on_disk = EvalResults.model_validate_json((out / "results.json").read_text())
+    assert on_disk.aggregates == agg
+    assert [r.attempts for r in on_disk.rows if r.task_id == "7c1a0e2_1"] == [2, 2]
+    board = AgentBeatsResults.model_validate_json((out / "agentbeats_results.json").read_text())
+    assert board.status == "completed" and board.results[0]["tgc"] == 50.0 and len(board.results) == 5
+    assert "instruction" not in (out / "results.json").read_text()  # task content stays out of results.json
+
+
+def test_resume_refuses_another_config(tmp_path: Path, world_settings: Settings) -> None:
+    out = tmp_path / "run"
+    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out)
+    run_eval(request, world_settings, progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
+    with pytest.raises(BadInputError, match="another config"):
+        run_eval(request.model_copy(update={"resume": True, "blue": "other"}), world_settings,
+                 factory=FakeSlots(), battle=FakeBattles())
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["fingerprint"] == fingerprint(RunConfig.model_validate(manifest["config"]), manifest["task_ids"])
+
+
+def test_task_set_is_validated_before_anything_runs(tmp_path: Path, world_settings: Settings) -> None:
+    bad = EvalRequest(task_ids=["7c1a0e2_1", "../etc_1"], blue="fake", out=tmp_path / "x")
+    with pytest.raises(BadInputError, match="invalid task id"):
+        run_eval(bad, world_settings, factory=FakeSlots(), battle=FakeBattles())
+    unknown = bad.model_copy(update={"task_ids": ["7c1a0e2_1", "fffffff_9"]})
+    with pytest.raises(BadInputError, match="fffffff_9"):
+        run_eval(unknown, world_settings, factory=FakeSlots(), battle=FakeBattles())
+    assert not (tmp_path / "x" / "tasks").exists()

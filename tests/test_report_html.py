@@ -1,0 +1,124 @@
+"""The HTML report, rendered by a real headless Chromium (Debian's package, installed if missing).
+
+A run directory is produced by the real batch pipeline on fakes (tests/batch_fakes.py), with one
+task's instruction and call log made hostile (markup, a password argument) to check escaping and
+redaction. Chromium's `--dump-dom` gives the DOM after the page's script ran.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from batch_fakes import FakeBattles, FakeSlots
+from green_agent.batch.evaluate import EvalRequest, run_eval
+from green_agent.batch.rows import write_outputs
+from green_agent.batch.taskinfo import load_task_info, save_task_info
+from green_agent.cli import main
+from green_agent.settings import Settings
+
+POC_WORLD = Path("/tmp/poc-world")
+HOSTILE = "<script>window.pwned=1</script><b id=\"injected\">bold</b> & \"quotes\""
+SECRET = "hunter2-do-not-leak"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium; installed with apt-get when missing (the Makefile's `browser` target does the same)."""
+    path = shutil.which("chromium")
+    if path is None:
+        subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, timeout=1200,
+                       env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        path = shutil.which("chromium")
+    if path is None:
+        pytest.fail("chromium is not installed and `apt-get install -y chromium` failed: run `make browser` as root")
+    return path
+
+
+def dump_dom(chromium: str, page: Path, profile: Path, fragment: str = "") -> str:
+    proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+                           f"file://{page}{fragment}"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    if not (POC_WORLD / "data" / "tasks").is_dir():
+        pytest.fail("the proof-of-concept world /tmp/poc-world is missing")
+    for part in ("tasks", "datasets"):
+        shutil.copytree(POC_WORLD / "data" / part, tmp_path / "world" / "data" / part)
+    settings = Settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs")
+    out = tmp_path / "run"
+    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out, workers=2)
+    run_eval(request, settings, progress_stream=io.StringIO(), factory=FakeSlots(),
+             battle=FakeBattles(outcomes={"b4d9e51_1": "collateral_damage"}))
+    info = load_task_info(out, "b4d9e51_1")
+    assert info is not None
+    save_task_info(out, info.model_copy(update={"instruction": HOSTILE}))
+    calls = [{"timestamp": "2026-01-01T00:00:0%dZ" % i, "tool_name": tool, "arguments": args, "success": ok,
+              "error": None if ok else "401: wrong password", "duration_ms": 10.0 * (i + 1), "seq": i}
+             for i, (tool, args, ok) in enumerate([
+                 ("simple_note__login", {"username": "ava", "password": SECRET}, False),
+                 ("simple_note__login", {"username": "ava", "password": SECRET}, True),
+                 ("simple_note__search_notes", {"access_token": "eyJhbGciOi.eyJzdWIiOiJ4In0.c2lnbmF0dXJl",
+                                                "query": "<img src=x onerror=alert(1)>"}, True)])]
+    (out / "tasks" / "b4d9e51_1" / "mcp_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    assert main(["report", str(out)]) == 0  # the report command regenerates everything from disk
+    return out
+
+
+def test_report_opens_in_chromium_with_headline_numbers_and_every_task(chromium: str, run_dir: Path,
+                                                                       tmp_path: Path) -> None:
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["aggregates"]["tgc"] == 50.0 and results["aggregates"]["sgc"] == 50.0
+    dom = dump_dom(chromium, run_dir / "report.html", tmp_path / "profile")
+    assert 'data-ready="1"' in dom, "the page's script did not run"
+    tgc_card = re.search(r'id="headline-tgc"><div class="v">([^<]+)<', dom)
+    sgc_card = re.search(r'id="headline-sgc"><div class="v">([^<]+)<', dom)
+    assert tgc_card and tgc_card.group(1) == "50.0%"
+    assert sgc_card and sgc_card.group(1) == "50.0%"
+    assert re.search(r'id="headline-passed"><div class="v">1/2<', dom)
+    for task_id in results["manifest"]["task_ids"]:
+        assert f'id="detail-{task_id}-1"' in dom and f">{task_id}</a>" in dom
+    assert "collateral_damage" in dom and "AssertionError: &lt;missing&gt; == 'note'" in dom
+    assert dom.count("<svg") == 3  # difficulty, calls per battle, latency histogram
+    assert "401: wrong password" in dom and "simple_note__search_notes" in dom
+
+
+def test_report_escapes_task_content_and_never_shows_credentials(chromium: str, run_dir: Path, tmp_path: Path) -> None:
+    html = (run_dir / "report.html").read_text()
+    assert SECRET not in html and "eyJhbGciOi" not in html and "&lt;redacted&gt;" in html
+    dom = dump_dom(chromium, run_dir / "report.html", tmp_path / "profile")
+    assert '<b id="injected">' not in dom and "window.pwned=1</script>" not in dom
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in dom
+    assert "&lt;img src=x onerror=alert(1)&gt;" in dom
+    assert dom.count("<script>") == 1  # only the report's own script
+
+
+def test_sorting_by_url_fragment_reorders_the_table(chromium: str, run_dir: Path, tmp_path: Path) -> None:
+    def task_order(dom: str) -> list[str]:
+        body = dom.split('<table id="battles">', 1)[1].split("</table>", 1)[0]
+        return re.findall(r'<a href="#detail-([^"]+)-\d+">', body)
+
+    ascending = task_order(dump_dom(chromium, run_dir / "report.html", tmp_path / "p1", "#sort=task:asc"))
+    descending = task_order(dump_dom(chromium, run_dir / "report.html", tmp_path / "p2", "#sort=task:desc"))
+    assert ascending == sorted(ascending) and len(ascending) == 2
+    assert descending == list(reversed(ascending))
+    by_calls = dump_dom(chromium, run_dir / "report.html", tmp_path / "p3", "#sort=calls:desc")
+    assert '<span id="sort-state">calls:desc</span>' in by_calls
+
+
+def test_report_command_refuses_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    with pytest.raises(Exception, match="not an eval run directory"):
+        write_outputs(tmp_path)
