@@ -10,7 +10,7 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(shell find scenarios/appworld/world -name '*.py' 2>/dev/null)
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world demo test test-fast bench clean clean-world
+.PHONY: setup venvs world browser demo test test-fast bench clean clean-world
 
 setup: venvs world
 
@@ -36,10 +36,14 @@ world: $(WORLD_STAMP)
 $(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
 	$(VENV)/bin/appworld-green world build
 
+# Debian's Chromium, for the HTML report test (tests/test_report_html.py opens it headless).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 demo: setup
 	$(VENV)/bin/appworld-green demo
 
-test: setup
+test: setup browser
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 test-fast: venvs
