@@ -14,6 +14,27 @@ import os
 import sys
 
 
+def _share_source_db_connections_across_threads() -> None:
+    """Work around an AppWorld 0.1.3 bug in the APIs server.
+
+    `get_direct_cached_sqlite3_connection` caches one sqlite3 connection per source DB, created with
+    the default `check_same_thread=True`. FastAPI runs the sync `/dbs` handler on a thread pool, so
+    the second `/initialize` of the same task (batch trials, a repeated battle) lands on another
+    thread and fails with "SQLite objects created in a thread can only be used in that same
+    thread". The connections are only read from (as a backup source), so sharing them is safe.
+    """
+    import sqlite3
+
+    from appworld.apps import model_lib
+
+    def get_direct_sqlite3_connection(db_app_path: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(db_app_path, check_same_thread=False)
+        connection.execute("PRAGMA mmap_size = 268435456")  # as AppWorld does
+        return connection
+
+    model_lib.get_direct_sqlite3_connection = get_direct_sqlite3_connection
+
+
 def serve_apis(port: int) -> None:
     import uvicorn
     from appworld.apps import build_main_app
@@ -30,6 +51,7 @@ def serve_apis(port: int) -> None:
         }
     )
     os.environ["APPWORLD_DATE_TIME"] = DEFAULT_SYSTEM_DATETIME.isoformat()
+    _share_source_db_connections_across_threads()
     uvicorn.run(build_main_app(), host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -1,0 +1,35 @@
+"""Our loopback launcher of AppWorld's servers (scenarios/appworld/world/serve.py) on the real world."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from green_agent.appworld_servers import AppWorldServers
+from green_agent.world_data import WorldData
+
+
+@pytest.mark.e2e
+def test_the_same_task_can_be_initialized_again_and_again(appworld_servers: AppWorldServers) -> None:
+    """Regression: AppWorld 0.1.3's APIs server cached thread-bound sqlite connections, so a second
+    /initialize of one task from another pool thread failed (500). serve.py shares them."""
+    world = WorldData(appworld_servers.spec.appworld_root)
+    task_id = world.split("dev")[0]
+    env = appworld_servers.spec.env_url
+    for attempt in range(4):
+        reply = requests.post(f"{env}/initialize", json={
+            "task_id": task_id, "experiment_name": f"reinit_{attempt}",
+            "remote_apis_url": appworld_servers.spec.apis_url}, timeout=300)
+        assert reply.status_code == 200, (attempt, reply.text[:500], appworld_servers.apis.log_tail())
+        assert reply.json()["output"]["task_id"] == task_id
+        closed = requests.post(f"{env}/close", json={"task_id": task_id}, timeout=60)
+        assert closed.status_code == 200
+
+
+@pytest.mark.e2e
+def test_servers_listen_on_loopback_only(appworld_servers: AppWorldServers) -> None:
+    import psutil
+
+    ports = {appworld_servers.spec.env_port, appworld_servers.spec.apis_port}
+    listening = [c for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN and c.laddr.port in ports]
+    assert listening and all(c.laddr.ip == "127.0.0.1" for c in listening)
