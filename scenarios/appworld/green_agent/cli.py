@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.demo",
     "green_agent.commands.analyze",
     "green_agent.commands.mcp",
+    "green_agent.commands.agentbeats",
     "green_agent.commands.eval",
     "green_agent.commands.report",
 ]

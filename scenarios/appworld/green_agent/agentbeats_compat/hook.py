@@ -1,15 +1,20 @@
-"""Import hook that patches agentbeats' ScenarioManager when it is imported (D1, D3)."""
+"""Import hook that patches agentbeats' ScenarioManager when it is imported (D1, D3, and a readiness
+wait before registration instead of run_scenario's blind 10 s sleep)."""
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 TARGET_MODULE = "agentbeats.utils.deploy.scenario_manager"
+AGENTS_READY_TIMEOUT_S = 180.0
+"""`run_scenario` sleeps a blind 10 s before registering (then 3 tries 5 s apart); agents on a busy
+machine take longer to start, so `start_battle` first waits (bounded) until every agent card answers."""
 REGISTRATION_KEYS = ("battle_timeout",)
 """Keys of an `[[agents]]` table that are forwarded to `POST /agents` at registration."""
 
@@ -35,6 +40,7 @@ def patch_scenario_manager(module: ModuleType) -> None:
     manager_cls.__init__ = manager_init
     agent_cls.__init__ = agent_init
     _forward_registration_keys(module)
+    _wait_before_registering(module)
     setattr(module, _PATCHED_MARK, True)
 
 
@@ -62,6 +68,39 @@ def _forward_registration_keys(module: ModuleType) -> None:
             requests_module.post = real_post
 
     manager_cls.register_agent_to_backend = register_agent_to_backend
+
+
+def _wait_before_registering(module: ModuleType) -> None:
+    """Make `start_battle` wait until every agent serves its card (or the timeout passes) first."""
+    manager_cls = module.ScenarioManager
+    original_start = manager_cls.start_battle
+
+    def start_battle(self: Any, backend_url: str, frontend_url: str) -> Any:
+        wait_for_agent_cards(module.requests, [(a.agent_host, a.agent_port) for a in self.agents], AGENTS_READY_TIMEOUT_S)
+        return original_start(self, backend_url, frontend_url)
+
+    manager_cls.start_battle = start_battle
+
+
+def wait_for_agent_cards(requests_module: Any, agents: list[tuple[str, int]], timeout_s: float,
+                         poll_s: float = 1.0) -> bool:
+    """Poll each agent's `/.well-known/agent.json` until all answer 200; False on timeout."""
+    pending = {f"http://{'localhost' if host == '0.0.0.0' else host}:{port}/.well-known/agent.json" for host, port in agents}
+    deadline = time.monotonic() + timeout_s
+    announced = False
+    while pending and time.monotonic() < deadline:
+        for url in list(pending):
+            try:
+                if requests_module.get(url, timeout=2).status_code == 200:
+                    pending.discard(url)
+            except Exception:
+                pass
+        if pending:
+            if not announced:
+                print(f"Waiting for {len(pending)} agent(s) to start (up to {timeout_s:.0f} s)...", flush=True)
+                announced = True
+            time.sleep(poll_s)
+    return not pending
 
 
 class _PatchingLoader(importlib.abc.Loader):

@@ -1,0 +1,16 @@
+"""AgentBeats platform glue for the Green Agent (reference/agentbeats.md).
+
+- `battle_start`: the backend's battle_start message, parsed with pydantic (clear errors).
+- `scenario_config`: the `[appworld]` table of scenario.toml (task, split, predictor, deadline,
+  green_mode, AppWorld and gateway URLs); a battle_start `task_config` wins over it.
+- `reporter`: progress events and the final result, POSTed to `/battles/{id}` of the backend.
+- `markdown`: the readable result table shown in the web battle UI.
+- `session`: one battle's state and one method per plan step (idempotent, dependency-ordered).
+- `registry`: the sessions of this Green process, keyed by battle_id.
+- `tool_api`: what each tool in `orchestration_tools.py` does (find the session, run a step, JSON out).
+- `executor_hook`: the hook the tools file installs on the SDK executor (battle_start handling;
+  the deterministic mode runs the whole plan there with no model call).
+- `offline_blue`: the reference/no-op Blues as SDK agents, so a scenario can launch them.
+- `backend`: run the wheel's backend + MCP server with an isolated database (D2, D6, D12).
+- `harness`: launch a scenario exactly as `run_scenario` does and wait for the battle (tests, CLI).
+"""

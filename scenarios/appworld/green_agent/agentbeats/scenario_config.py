@@ -1,0 +1,126 @@
+"""The Green's per-battle configuration: the `[appworld]` table of scenario.toml.
+
+`ScenarioManager` ignores tables it does not know, so the Green reads its own settings from the
+same file the user edits. Registering `task_config` with the backend would trigger a backend LLM
+call (D4), so the task normally lives here; a non-empty `task_config` in battle_start wins.
+
+```toml
+[appworld]
+task = "1"                 # task id, or N = the N-th task of `split` (1-based)
+split = "dev"
+predictor = "auto"         # auto | llm | lexical | ground_truth | all | none
+deadline_s = 1200          # how long Blue may work
+green_mode = "llm"         # llm: the model follows the card; deterministic: no model call at all
+env_url = "http://127.0.0.1:8000"
+apis_url = "http://127.0.0.1:9000"
+gateway_url = "http://127.0.0.1:10000"   # the AppWorld MCP gateway Blue uses
+```
+
+The Green's process runs with the scenario directory as its working directory (tmux `cd`), so
+`find_scenario_file()` looks there first. Relative paths in the table are resolved against the
+file's directory. Unset keys fall back to `Settings` (environment / `.env`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from green_agent.agentbeats.battle_start import describe_errors
+from green_agent.errors import BadInputError
+from green_agent.settings import SCENARIO_DIR, Settings
+
+SCENARIO_FILE = "scenario.toml"
+TABLE = "appworld"
+GreenMode = Literal["llm", "deterministic"]
+
+
+class AppWorldScenarioConfig(BaseModel):
+    """The `[appworld]` table; None means 'use Settings'."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str | None = Field(default=None, description="Task id or 1-based index into `split`.")
+    split: str | None = Field(default=None, description="Split an index refers to.")
+    predictor: str | None = Field(default=None, description="Scope predictor.")
+    deadline_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="Blue's deadline.")
+    green_mode: GreenMode = Field(default="llm", description="llm | deterministic.")
+    env_url: str | None = Field(default=None, description="AppWorld env server.")
+    apis_url: str | None = Field(default=None, description="AppWorld APIs server.")
+    gateway_url: str | None = Field(default=None, description="AppWorld MCP gateway (base URL, no /sse); '' = none.")
+    call_log_path: Path | None = Field(default=None, description="The gateway's JSONL call log.")
+    runs_dir: Path | None = Field(default=None, description="Where each battle's run directory goes.")
+    reply_grace_s: float | None = Field(default=None, gt=0, description="Wait after Blue's reply for complete_task.")
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _task_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class ResolvedConfig(BaseModel):
+    """Everything a battle needs, with Settings filled in."""
+
+    task: str = Field(description="Task config (battle_start's wins over the file's).")
+    task_source: Literal["battle_start", "scenario", "default"] = Field(description="Where `task` came from.")
+    split: str
+    predictor: str
+    deadline_s: float
+    green_mode: GreenMode
+    env_url: str
+    apis_url: str
+    gateway_url: str | None
+    call_log_path: Path
+    runs_dir: Path
+    reply_grace_s: float | None = None
+
+
+def find_scenario_file(cwd: Path | None = None) -> Path | None:
+    """`<cwd>/scenario.toml` (the scenario being run), else the packaged scenario's, else None."""
+    for candidate in ((cwd or Path.cwd()) / SCENARIO_FILE, SCENARIO_DIR / SCENARIO_FILE):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_scenario_config(path: Path | None) -> AppWorldScenarioConfig:
+    """Read `[appworld]` from `path` (an empty config if there is no file or no table)."""
+    if path is None:
+        return AppWorldScenarioConfig()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise BadInputError(f"cannot read {path}: {exc}") from None
+    table = data.get(TABLE, {})
+    if not isinstance(table, dict):
+        raise BadInputError(f"[{TABLE}] in {path} must be a table")
+    try:
+        config = AppWorldScenarioConfig.model_validate(table)
+    except ValidationError as exc:
+        raise BadInputError(f"invalid [{TABLE}] in {path}: {describe_errors(exc)}") from None
+    base = Path(path).parent
+    updates = {key: (base / value) for key in ("call_log_path", "runs_dir")
+               if (value := getattr(config, key)) is not None and not value.is_absolute()}
+    return config.model_copy(update=updates)
+
+
+def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_task: str | None) -> ResolvedConfig:
+    """Merge battle_start's task config, the `[appworld]` table and Settings."""
+    if battle_start_task:
+        task, source = battle_start_task, "battle_start"
+    elif config.task:
+        task, source = config.task, "scenario"
+    else:
+        task, source = "1", "default"
+    return ResolvedConfig(
+        task=task, task_source=source, split=config.split or settings.default_split,
+        predictor=config.predictor or settings.scope_predictor,
+        deadline_s=config.deadline_s or settings.completion_deadline_s, green_mode=config.green_mode,
+        env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),
+        apis_url=(config.apis_url or settings.appworld_apis_url).rstrip("/"),
+        gateway_url=(settings.appworld_mcp_url if config.gateway_url is None else config.gateway_url).rstrip("/") or None,
+        call_log_path=config.call_log_path or settings.agentbeats_mcp_log_path,
+        runs_dir=config.runs_dir or settings.runs_dir / "agentbeats", reply_grace_s=config.reply_grace_s)

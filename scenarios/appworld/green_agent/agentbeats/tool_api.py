@@ -1,0 +1,55 @@
+"""What each `@agentbeats.tool` in orchestration_tools.py does: find the session, run one step.
+
+Steps block (the wait up to the deadline), so they run in a worker thread: the agent's event loop
+keeps serving A2A while the tool waits. Every answer is a JSON string; errors are JSON too
+(`{"ok": false, "error": ...}`), never exceptions, so the model always gets something to read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from green_agent.agentbeats.registry import get_session
+from green_agent.agentbeats.session import to_json
+from green_agent.errors import GreenError
+
+MAX_BATTLE_ID = 200
+
+
+async def run_step(battle_id: str, step: str, pick: tuple[str, ...] | None = None) -> str:
+    """Run `BattleSession.<step>()` for `battle_id` and return its output (only `pick` keys if given)."""
+    if not isinstance(battle_id, str) or len(battle_id) > MAX_BATTLE_ID:
+        return to_json({"ok": False, "error": "battle_id must be the battle_start's battle_id (a short string)"})
+    try:
+        session = get_session(battle_id)
+    except GreenError as exc:
+        return to_json({"ok": False, "error": str(exc)})
+    output = await asyncio.to_thread(getattr(session, step))
+    return to_json(_pick(output, pick))
+
+
+async def complete_metrics(battle_id: str) -> str:
+    """The seed's `get_complete_task_metrics` record: evaluation + trajectory + verdict."""
+    try:
+        session = get_session(battle_id)
+    except GreenError as exc:
+        return to_json({"ok": False, "error": str(exc)})
+    metrics = await asyncio.to_thread(session.metrics)
+    verdict = await asyncio.to_thread(session.judge)
+    trajectory = metrics.get("trajectory") or {}
+    completion = session.outputs.get("wait", {})
+    return to_json({
+        "ok": metrics.get("ok", False), "success": metrics.get("success"), "tests_passed": metrics.get("tests_passed"),
+        "tests_failed": metrics.get("tests_failed"), "total_tests": metrics.get("total_tests"),
+        "total_api_calls": trajectory.get("total_calls"), "error_rate": trajectory.get("error_rate"),
+        "execution_time_seconds": completion.get("waited_s"), "retry_count": trajectory.get("retry_count"),
+        "winner": verdict.get("winner") or "draw", "outcome": verdict.get("outcome"), "status": verdict.get("status"),
+        "details": metrics | {"verdict": verdict},
+    })
+
+
+def _pick(output: dict[str, Any], keys: tuple[str, ...] | None) -> dict[str, Any]:
+    if keys is None or not output.get("ok", False):
+        return output
+    return {k: output[k] for k in ("ok", "step", "repeated", *keys) if k in output}

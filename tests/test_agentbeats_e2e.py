@@ -1,0 +1,234 @@
+"""End to end on the AgentBeats platform: the wheel's backend + MCP server (isolated database), the
+Green and the offline Blues launched from a scenario file through the SDK exactly as `run_scenario`
+does (ScenarioManager in tmux, fresh TMUX_TMPDIR), real AppWorld servers and the MCP gateway.
+
+Three battles, all on loopback and free ports:
+1. the Green's model replaced by the scripted OpenAI stand-in playing the card's plan tool by tool,
+   the reference Blue: `finished`, winner `blue_agent`, the record holds the result detail and markdown;
+2. same Green, the no-op Blue (started over REST as the web UI does): winner `green_agent`;
+3. `green_mode = "deterministic"` (no model request at all), the reference Blue: winner `blue_agent`.
+Afterwards the tmux server is killed and nothing the test started is left listening.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from green_agent.agentbeats import harness
+from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
+from green_agent.processes import ManagedProcess, free_port, port_is_free
+from green_agent.settings import SCENARIO_DIR
+from green_agent.testing.fake_openai import FakeOpenAI
+from green_agent.world_data import WorldData
+
+pytestmark = pytest.mark.e2e
+VENV_BIN = Path(sys.executable).parent
+BATTLE_TIMEOUT_S = 150.0
+GREEN_NEEDLE = "You are the AppWorld Green Agent"
+CARD_PLAN = ["setup_appworld_environment", "predict_required_apis", "build_task_message", "dispatch_task_to_blue",
+             "wait_for_task_completion", "save_appworld_state", "get_complete_task_metrics", "close_appworld_environment",
+             "report_battle_result"]
+
+
+def card_copy(source: Path, target: Path, port: int) -> Path:
+    """The shipped card with its url pointing at the test's agent port."""
+    text = re.sub(r'(?m)^url = ".*"$', f'url = "http://127.0.0.1:{port}/"', source.read_text())
+    target.write_text(text)
+    return target
+
+
+def scenario_toml(tmp: Path, ports: dict[str, int], urls: dict[str, str], backend_mcp: str, green_mode: str) -> str:
+    tools = SCENARIO_DIR / "green_agent" / "orchestration_tools.py"
+    offline = SCENARIO_DIR / "offline"
+    return f'''[scenario]
+name = "appworld_e2e"
+
+[appworld]
+task = "1"
+split = "dev"
+predictor = "ground_truth"
+deadline_s = 90
+reply_grace_s = 10
+green_mode = "{green_mode}"
+env_url = "{urls['env']}"
+apis_url = "{urls['apis']}"
+gateway_url = "{urls['gateway']}"
+call_log_path = "{tmp / 'calls.jsonl'}"
+runs_dir = "{tmp / 'runs'}"
+
+[[agents]]
+name = "AppWorld Green"
+card = "green_card.toml"
+launcher_host = "127.0.0.1"
+launcher_port = {ports['green_launcher']}
+agent_host = "127.0.0.1"
+agent_port = {ports['green']}
+model_type = "openai"
+model_name = "fake-model"
+tools = ["{tools}"]
+mcp_servers = ["{backend_mcp}"]
+is_green = true
+battle_timeout = 600
+
+  [[agents.participant_requirements]]
+  role = "blue_agent"
+  name = "blue_agent"
+  required = true
+  participant_agent = "AW reference Blue"
+
+[[agents]]
+name = "AW reference Blue"
+card = "reference_card.toml"
+launcher_host = "127.0.0.1"
+launcher_port = {ports['ref_launcher']}
+agent_host = "127.0.0.1"
+agent_port = {ports['ref']}
+tools = ["{offline / 'reference_blue_tools.py'}"]
+
+[[agents]]
+name = "AW no-op Blue"
+card = "noop_card.toml"
+launcher_host = "127.0.0.1"
+launcher_port = {ports['noop_launcher']}
+agent_host = "127.0.0.1"
+agent_port = {ports['noop']}
+tools = ["{offline / 'noop_blue_tools.py'}"]
+
+[launch]
+mode = "tmux"
+tmux_session_name = "appworld_e2e"
+'''
+
+
+@pytest.fixture(scope="module")
+def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Backend, gateway, stand-in model and the scenario's agents start while this module's own AppWorld
+    servers start (own servers: each battle initializes a task no other test touched on them, since
+    AppWorld 0.1.3's APIs server fails a second /initialize of one task from another worker thread)."""
+    tmp = tmp_path_factory.mktemp("agentbeats-e2e")
+    tmux_dir = Path(tempfile.mkdtemp(prefix="abtmux", dir="/tmp"))  # short: tmux socket paths are limited
+    ports = {name: free_port() for name in ("env", "apis", "backend", "backend_mcp", "gateway", "green_launcher",
+                                            "green", "ref_launcher", "ref", "noop_launcher", "noop")}
+    world = AppWorldServers(AppWorldServerSpec(appworld_root=appworld_root, appworld_python=settings.appworld_python,
+                                               env_port=ports["env"], apis_port=ports["apis"], log_dir=tmp / "appworld"))
+    urls = {"env": world.spec.env_url, "apis": world.spec.apis_url, "gateway": f"http://127.0.0.1:{ports['gateway']}"}
+    backend_url = f"http://127.0.0.1:{ports['backend']}"
+    script = {"steps": [{"tool": name, "args": {"battle_id": "{battle_id}"}} for name in CARD_PLAN],
+              "final": "Battle {battle_id} judged."}
+    fake = FakeOpenAI(scripts={GREEN_NEEDLE: script}, log_path=tmp / "fake_openai.jsonl").start()
+    env = {**os.environ, "APPWORLD_ROOT": str(appworld_root), "OPENAI_API_KEY": "sk-e2e-dummy",
+           "OPENAI_BASE_URL": fake.base_url, "OPENAI_AGENTS_DISABLE_TRACING": "1", "OPENROUTER_API_KEY": "dummy",
+           "TMUX_TMPDIR": str(tmux_dir), "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONUNBUFFERED": "1"}
+    gateway = ManagedProcess("gateway", [
+        str(VENV_BIN / "appworld-green"), "mcp", "--remote-apis-url", urls["apis"], "--port", str(ports["gateway"]),
+        "--log-path", str(tmp / "calls.jsonl"), "--appworld-root", str(appworld_root)], tmp / "gateway.log", env=env)
+    backend = ManagedProcess("backend", [sys.executable, "-m", "green_agent.agentbeats.backend", "--port",
+                                         str(ports["backend"]), "--mcp-port", str(ports["backend_mcp"]),
+                                         "--data-dir", str(tmp / "backend-data")], tmp / "backend.log", env=env, cwd=tmp)
+    scenario = tmp / "scenario"
+    scenario.mkdir()
+    card_copy(SCENARIO_DIR / "green_agent" / "green_agent_card.toml", scenario / "green_card.toml", ports["green"])
+    card_copy(SCENARIO_DIR / "offline" / "reference_blue_card.toml", scenario / "reference_card.toml", ports["ref"])
+    card_copy(SCENARIO_DIR / "offline" / "noop_blue_card.toml", scenario / "noop_card.toml", ports["noop"])
+    mcp_url = f"http://127.0.0.1:{ports['backend_mcp']}/sse"
+    (scenario / "scenario.toml").write_text(scenario_toml(tmp, ports, urls, mcp_url, "llm"))
+    launcher: subprocess.Popen | None = None
+    try:
+        gateway.start()
+        backend.start()
+        launcher = subprocess.Popen([str(VENV_BIN / "appworld-green"), "agentbeats", "run-scenario", str(scenario),
+                                     "--no-battle"], env=env, stdout=open(tmp / "launch.log", "w"), stderr=subprocess.STDOUT)
+        world.start()
+        gateway.wait_ready(urls["gateway"] + "/health", timeout_s=60)
+        backend.wait_ready(backend_url + "/health", timeout_s=90)
+        assert launcher.wait(timeout=240) == 0, (tmp / "launch.log").read_text()[-3000:]
+        # What run_scenario does after load_scenario: register the agents (battle_timeout forwarded, D3), create the battle.
+        battle_id = harness.start_battle(harness.load_manager(scenario), backend_url)
+        yield {"backend_url": backend_url, "battle_id": battle_id, "fake": fake, "tmp": tmp, "scenario": scenario,
+               "world": WorldData(appworld_root)}
+    finally:
+        if launcher is not None and launcher.poll() is None:
+            launcher.kill()
+        subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
+        agent_ports = [ports[k] for k in ("green_launcher", "green", "ref_launcher", "ref", "noop_launcher", "noop")]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not all(port_is_free(p) for p in agent_ports):
+            time.sleep(0.2)
+        for process in (backend, gateway, world):
+            process.stop()
+        fake.stop()
+        shutil.rmtree(tmux_dir, ignore_errors=True)
+        listening = [p for p in ports.values() if not port_is_free(p)]
+        assert not listening, f"still listening after teardown: {listening}"
+
+
+def green_events(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in record.get("interact_history", []) if e.get("reported_by") == "green_agent"]
+
+
+def start(platform: dict[str, Any], blue_alias: str, task: str, green_mode: str = "llm") -> str:
+    """Point the Green at `task` (it rereads scenario.toml after each launcher reset) and start a battle over REST."""
+    path = platform["scenario"] / "scenario.toml"
+    text = re.sub(r'(?m)^task = ".*"$', f'task = "{task}"', path.read_text())
+    path.write_text(re.sub(r'(?m)^green_mode = ".*"$', f'green_mode = "{green_mode}"', text))
+    agents = harness.agents_by_alias(platform["backend_url"])
+    assert agents["AppWorld Green"]["register_info"]["battle_timeout"] == 600  # D3 fix: reached the backend
+    return harness.create_battle(platform["backend_url"], agents["AppWorld Green"]["agent_id"],
+                                 [{"name": "blue_agent", "agent_id": agents[blue_alias]["agent_id"], "role": "blue_agent"}])
+
+
+def model_requests(platform: dict[str, Any], battle_id: str) -> list[dict[str, Any]]:
+    """Requests the stand-in got for one battle (its battle_start is in every request's input)."""
+    return [r for r in platform["fake"].requests if battle_id in json.dumps(r["body"].get("input", ""))]
+
+
+def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, Any]) -> None:
+    record = harness.wait_battle(platform["backend_url"], platform["battle_id"], BATTLE_TIMEOUT_S)
+    assert record["state"] == "finished", record.get("error")
+    assert record["result"]["winner"] == "blue_agent", record["result"]
+    detail = record["result"]["detail"]
+    task_id = platform["world"].split("dev")[0]
+    assert (detail["task_id"], detail["status"], detail["outcome"]) == (task_id, "completed", "passed")
+    assert detail["evaluation"]["success"] and detail["trajectory"]["total_calls"] > 0
+    final = [e for e in record["interact_history"] if e.get("is_result")]
+    assert len(final) == 1 and "| Tests passed |" in final[0]["markdown_content"]
+    steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
+    assert steps == [f"Step {k}/11" for k in range(1, 11)], steps
+    called = [e["message"] for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
+    assert called == [f"Calling tool {name}" for name in CARD_PLAN], called  # the SDK logs each call before it runs
+    assert (platform["tmp"] / "runs" / platform["battle_id"] / "result.json").is_file()
+    assert len(model_requests(platform, platform["battle_id"])) >= len(CARD_PLAN)  # one model turn per tool
+
+
+def test_noop_blue_loses(platform: dict[str, Any]) -> None:
+    battle_id = start(platform, "AW no-op Blue", task="2")
+    record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
+    assert record["state"] == "finished", record.get("error")
+    assert record["result"]["winner"] == "green_agent", record["result"]
+    detail = record["result"]["detail"]
+    assert detail["status"] == "completed" and detail["outcome"] in ("failed", "partial", "collateral_damage")
+    assert detail["blue_agent_name"] == "AppWorld no-op Blue"
+
+
+def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
+    battle_id = start(platform, "AW reference Blue", task="3", green_mode="deterministic")
+    record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
+    assert record["state"] == "finished", record.get("error")
+    assert record["result"]["winner"] == "blue_agent" and record["result"]["detail"]["outcome"] == "passed", record["result"]
+    assert model_requests(platform, battle_id) == []
+    assert any("deterministic mode" in e["message"] for e in green_events(record))
+    assert requests.get(f"{platform['backend_url']}/battles", timeout=10).status_code == 200
