@@ -1,0 +1,284 @@
+"""Scenario f0e5a05 (dev): RSVPs for Kira's bridal shower in Maya's Gmail.
+
+Seeds (per task): Maya's save-the-date email to seven friends, their seven RSVP emails (four coming,
+three not), all with the subject 'RSVP: Kira's bridal shower' and newer than the base threads;
+Grace's email with the venue's reservation code plus a quote email without one; distractors: two
+RSVPs to Ben's housewarming and Isabel's cabin booking with another code. The inbox lists newest
+first, five per page by default: the RSVPs span the first two pages (three on page 0), and a search
+for them also returns five per page.
+Variants: find the venue's reservation code (question), label the RSVP threads (action), reply to
+the friends who are coming (action, needs each RSVP's body).
+"""
+
+from __future__ import annotations
+
+from pack.types import ScenarioDef, SeedContext, TaskDef
+
+SUBJECT = "RSVP: Kira's bridal shower"
+RESERVATION_CODE = "LKL-4821"
+REPLY = "Thanks for confirming! See you on June 10."
+LABEL = "Shower RSVPs"
+# (friend, coming, when, body line)
+RSVPS = (
+    ("chloe", True, "2023-05-02T19:20:00", "Yes, I'll be there! Happy to bring a dessert."),
+    ("farid", False, "2023-05-03T08:45:00", "Sorry, I can't make it, I'll be out of town that weekend."),
+    ("emma", True, "2023-05-05T12:10:00", "Count me in, I'll be there. Can't wait!"),
+    ("isabel", False, "2023-05-08T21:00:00", "Unfortunately I can't come, I have a work trip that week."),
+    ("grace", True, "2023-05-09T07:30:00", "Yes, I'm coming! I'll get there early to help set up."),
+    ("jamal", False, "2023-05-11T18:15:00", "I won't be able to make it, sorry. Have a great time!"),
+    ("priya", True, "2023-05-14T10:05:00", "Yes, I'll be there with a gift."),
+)
+COMING = sorted(f"{key}" for key, coming, _, _ in RSVPS if coming)
+EMAILS = {
+    "chloe": "chloe.nguyen@gmail.com", "farid": "farid.haddad@gmail.com", "emma": "emma.schultz@gmail.com",
+    "isabel": "isabel.moreau@gmail.com", "grace": "grace.kim@gmail.com", "jamal": "jamal.carter@gmail.com",
+    "priya": "priya.shah@gmail.com",
+}
+# (sender, subject, when, body) of the other seeded threads sent to Maya.
+OTHER_THREADS = (
+    ("grace", "Lakeshore Loft quote", "2023-04-28T11:00:00",
+     "They quoted $450 for the afternoon. I'll book it once we agree on the date."),
+    ("grace", "Venue for Kira's shower", "2023-05-04T16:00:00",
+     f"I booked the Lakeshore Loft for Saturday June 10, 2-6pm. The reservation code is {RESERVATION_CODE}; "
+     "they'll ask for it at check-in."),
+    ("tom", "RSVP: Ben's housewarming", "2023-05-06T09:40:00", "Yes, I'll be there! Bringing snacks."),
+    ("isabel", "Cabin booking", "2023-05-10T14:25:00",
+     "The cabin for July is booked, confirmation number CBN-7730. Let me know if the dates still work."),
+    ("hiro", "RSVP: Ben's housewarming", "2023-05-12T17:50:00", "Yes, I'm coming, see you there."),
+)
+
+
+def _thread(ctx: SeedContext, sender_key: str, recipient_keys: list[str], subject: str, body: str,
+            when: str) -> None:
+    """One email in its own thread, visible to the sender and every recipient (world.py's pattern)."""
+    gmail = ctx.models.gmail
+    sender = ctx.user("gmail", sender_key)
+    recipients = [ctx.user("gmail", key) for key in recipient_keys]
+    at = ctx.at(when)
+    email = gmail.Email.create_save(sender_id=sender.id, recipient_ids=[user.id for user in recipients],
+                                    subject=subject, body=body, created_at=at)
+    thread = gmail.GlobalEmailThread.create_save(email_ids=[email.id], created_at=at, updated_at=at)
+    for owner in [sender, *recipients]:
+        gmail.UserEmailThread.create_save(
+            global_email_thread_id=thread.id, user_id=owner.id, email_ids=[email.id], incoming=owner is not sender,
+            outgoing=owner is sender, read=owner is sender or when < "2023-05-09", created_at=at, updated_at=at,
+        )
+
+
+def seed_shower(ctx: SeedContext) -> None:
+    """Seeded per task (all three variants)."""
+    friends = [key for key, _, _, _ in RSVPS]
+    _thread(ctx, ctx.supervisor.key, friends, "Save the date: Kira's bridal shower", (
+        "Hi all,\n\nKira's bridal shower is on Saturday June 10 in the afternoon. Please reply with the subject "
+        f"'{SUBJECT}' and tell me if you can come.\n\nMaya"), "2023-04-25T20:00:00")
+    for key, _, when, line in RSVPS:
+        first_name = ctx.people[key].first_name
+        _thread(ctx, key, [ctx.supervisor.key], SUBJECT, f"Hi Maya,\n\n{line}\n\n{first_name}", when)
+    for key, subject, when, line in OTHER_THREADS:
+        _thread(ctx, key, [ctx.supervisor.key], subject, f"Hi Maya,\n\n{line}\n\n{ctx.people[key].first_name}", when)
+
+
+LOGIN = '''
+    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
+    email = apis.supervisor.show_profile()["email"]
+    token = apis.gmail.login(username=email, password=passwords["gmail"])["access_token"]
+'''
+RSVP_THREADS = '''
+    threads = []
+    page_index = 0
+    while True:
+        page = apis.gmail.show_inbox_threads(page_index=page_index, page_limit=20, access_token=token)
+        if not page:
+            break
+        threads += page
+        page_index += 1
+    rsvps = [thread for thread in threads if thread["subject"] == "RSVP: Kira's bridal shower"]
+'''
+
+EVALUATION_HEADER = '''
+import json
+
+
+def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
+    task = models.end.supervisor.Task.all()[0]
+    try:
+        predicted_answer = json.loads(task.answer)
+    except json.JSONDecodeError:
+        predicted_answer = task.answer
+    test.task_completed = task.status == "success"
+'''
+
+VENUE_CODE = TaskDef(
+    variant=1,
+    difficulty=1,
+    instruction=(
+        "Grace Kim emailed me the reservation code of the venue she booked for Kira's bridal shower. "
+        "What is that code?"
+    ),
+    answer=RESERVATION_CODE,
+    required_apps=("gmail",),
+    seed_task=seed_shower,
+    solution="def solution(apis, requester):" + LOGIN + '''
+    threads = []
+    page_index = 0
+    while True:
+        page = apis.gmail.show_inbox_threads(
+            from_email="grace.kim@gmail.com", page_index=page_index, page_limit=20, access_token=token
+        )
+        if not page:
+            break
+        threads += page
+        page_index += 1
+    code = None
+    for thread in threads:
+        details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
+        for email in details["emails"]:
+            if "reservation code is " in email["body"]:
+                code = email["body"].split("reservation code is ")[1].split(";")[0].strip()
+    apis.supervisor.complete_task(answer=code)
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the answer is the venue's reservation code from Grace's email.
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert no model changed (a question must not modify anything).
+    """):
+        test.case(models.changed_model_names(), "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_pass"),
+)
+
+LABEL_RSVPS = TaskDef(
+    variant=2,
+    difficulty=2,
+    instruction=f"In Gmail, label every email thread in my inbox with the subject '{SUBJECT}' as '{LABEL}'.",
+    required_apps=("gmail",),
+    seed_task=seed_shower,
+    private_data={"label": LABEL, "subject": SUBJECT, "senders": sorted(EMAILS.values())},
+    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    for thread in rsvps:
+        apis.gmail.label_thread(email_thread_id=thread["email_thread_id"], label="Shower RSVPs", access_token=token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert exactly the user's seven RSVP threads (one per sender in private_data.senders, subject
+        private_data.subject) were updated, each now labelled private_data.label.
+    """):
+        added, updated, removed = models.changed_records("gmail.UserEmailThread")
+        maya = models.end.gmail.User.find_from(main_user)
+        test.case({thread.user_id for thread in updated}, "==", {maya.id})
+        subjects = {models.end.gmail.Email.find_one(id=thread.email_ids[0]).subject for thread in updated}
+        test.case(subjects, "==", {private_data.subject})
+        test.case(sorted(thread.sender_email_addresses[0] for thread in updated), "==", private_data.senders)
+        for thread in updated:
+            test.case(thread.label, "==", private_data.label, normalize_text=True)
+    with test("""
+        assert the labelled threads kept their read, starred, archived and spam flags and emails.
+    """):
+        added, updated, removed = models.changed_records("gmail.UserEmailThread")
+        originals = {thread.id: thread for thread in models.start.gmail.UserEmailThread.all()}
+        fields = ("read", "starred", "archived", "spam", "email_ids")
+        for thread in updated:
+            before = originals[thread.id]
+            test.case([getattr(thread, name) for name in fields], "==", [getattr(before, name) for name in fields])
+    with test("""
+        assert no thread was added or removed, no other thread was updated, and nothing outside
+        gmail.UserEmailThread changed.
+    """):
+        added, updated, removed = models.changed_records("gmail.UserEmailThread")
+        test.case(len(added) + len(removed), "==", 0)
+        others = [thread.id for thread in updated
+                  if models.end.gmail.Email.find_one(id=thread.email_ids[0]).subject != private_data.subject]
+        test.case(others, "is_falsy")
+        test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+)
+
+REPLY_COMING = TaskDef(
+    variant=3,
+    difficulty=3,
+    instruction=(
+        f"Some friends answered my email about Kira's bridal shower (subject '{SUBJECT}'). Reply to each friend "
+        f"who said they're coming, in their RSVP thread, with exactly: '{REPLY}' Don't reply to the ones who "
+        "can't make it."
+    ),
+    required_apps=("gmail",),
+    seed_task=seed_shower,
+    private_data={"body": REPLY, "subject": SUBJECT, "coming": sorted(EMAILS[key] for key in COMING)},
+    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    coming_words = ("I'll be there", "I'm coming")
+    for thread in rsvps:
+        details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
+        rsvp = details["emails"][0]
+        if any(words in rsvp["body"] for words in coming_words):
+            apis.gmail.reply_to_email(
+                email_thread_id=thread["email_thread_id"], email_id=rsvp["email_id"],
+                body="Thanks for confirming! See you on June 10.", access_token=token,
+            )
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert exactly one new email from the user went to each friend who is coming (private_data.coming),
+        each to that friend only, with the requested body.
+    """):
+        added, updated, removed = models.changed_records("gmail.Email")
+        maya = models.end.gmail.User.find_from(main_user)
+        test.case(len(added), "==", len(private_data.coming))
+        test.case({email.sender_id for email in added}, "==", {maya.id})
+        recipients = sorted(
+            models.end.gmail.User.find_one(id=user_id).email for email in added for user_id in email.recipient_ids
+        )
+        test.case(recipients, "==", private_data.coming)
+        for email in added:
+            test.case(email.body, "==", private_data.body, normalize_text=True)
+    with test("""
+        assert each new email is a reply to that friend's RSVP email (subject private_data.subject) and sits
+        in the RSVP's thread.
+    """):
+        test.case(len(added), ">", 0)
+        for email in added:
+            original = models.end.gmail.Email.find_one(id=email.response_to_email_id)
+            test.case(original is not None, "==", True)
+            test.case(original.subject, "==", private_data.subject)
+            test.case(original.sender_id, "==", email.recipient_ids[0])
+            threads = models.end.gmail.GlobalEmailThread.all()
+            test.case([t.id for t in threads if original.id in t.email_ids and email.id in t.email_ids], "is_truthy")
+    with test("""
+        assert no existing email was changed or removed, no thread was removed or had its label, starred,
+        archived or spam flag changed, and nothing outside gmail emails and threads changed.
+    """):
+        added, updated, removed = models.changed_records("gmail.Email")
+        test.case(len(updated) + len(removed), "==", 0)
+        added, updated, removed = models.changed_records("gmail.UserEmailThread")
+        test.case(len(removed), "==", 0)
+        originals = {thread.id: thread for thread in models.start.gmail.UserEmailThread.all()}
+        fields = ("label", "starred", "archived", "spam")
+        for thread in updated:
+            before = originals[thread.id]
+            test.case([getattr(thread, name) for name in fields], "==", [getattr(before, name) for name in fields])
+        allowed = {"gmail.Email", "gmail.UserEmailThread", "gmail.GlobalEmailThread"}
+        test.case(models.changed_model_names() - allowed, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+SCENARIO = ScenarioDef(
+    scenario_id="f0e5a05",
+    title="Bridal shower RSVPs in Gmail",
+    split="dev",
+    apps=("gmail",),
+    tasks=(VENUE_CODE, LABEL_RSVPS, REPLY_COMING),
+)
