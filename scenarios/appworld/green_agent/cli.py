@@ -22,6 +22,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.world",
     "green_agent.commands.battle",
     "green_agent.commands.demo",
+    "green_agent.commands.scope_eval",
     "green_agent.commands.analyze",
     "green_agent.commands.mcp",
     "green_agent.commands.agentbeats",

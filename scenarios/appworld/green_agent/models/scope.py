@@ -31,7 +31,7 @@ class ScopePrediction(BaseModel):
 
     predictor: PredictorName = Field(description="The predictor that produced `apis` (after any fallback).")
     requested: RequestedPredictor = Field(default="auto", description="The predictor the caller asked for.")
-    apis: list[str] = Field(description="Chosen `app.api` names; at most the cap, except for `all`.")
+    apis: list[str] = Field(description="Chosen `app.api` names, at most the cap.")
     fallback_reason: str | None = Field(default=None, description="Why the requested predictor was not used.")
     usage: ScopeUsage = Field(default_factory=ScopeUsage, description="Tokens and approximate cost of this call.")
     cached: bool = Field(default=False, description="True when the answer came from the disk cache.")

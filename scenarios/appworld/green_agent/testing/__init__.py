@@ -1,0 +1,1 @@
+"""Test doubles that ship with the package (offline stand-ins for external services)."""
