@@ -1,0 +1,258 @@
+"""Scenario f0c9e09 (dev): Spotify songs and playlists, written up in Simple Note.
+
+Seeds (every variant's own world, via `seed_task`): two new artists, Wren Calloway (9 songs) and
+Tidewater Youth (6 songs, including the near-duplicate title 'Overpass (Live)'). Maya's song library
+gets 11 of them after her 8 base songs (pages 1-3 of `show_song_library` at the default page size:
+no Wren Calloway song on page 0); she gets six new playlists, 'Road Trip 2023' last (page 1 of
+`show_playlist_library`); Emma has an older, liked public playlist with the same title, which
+`search_playlists` returns before Maya's. A Simple Note note 'Road trip song ideas'
+lists four song titles, one of them already in the playlist.
+Variants: count Wren Calloway songs in my library (question, paginated), write a note listing the
+playlist's songs, add the songs of the note to the playlist.
+"""
+
+from __future__ import annotations
+
+from pack.types import ScenarioDef, SeedContext, TaskDef
+
+WREN, TIDEWATER = "Wren Calloway", "Tidewater Youth"
+ARTISTS = ((WREN, "folk", "Northbound Letters", "2022-10-07T00:00:00"),
+           (TIDEWATER, "indie", "Parking Lot Stars", "2021-06-18T00:00:00"))
+SONGS = {
+    WREN: ("Harbor Bell", "Low Tide Waltz", "The Long Way North", "Kettle Song", "Ferry at Dawn", "Orchard Rain",
+           "Lantern Hill", "Weathervane", "Birch Light"),
+    TIDEWATER: ("Static Summer", "Parking Lot Stars", "Overpass", "Cassette Heart", "Gas Station Roses",
+                "Overpass (Live)"),
+}
+ARTIST_OF = {title: artist for artist, titles in SONGS.items() for title in titles}
+LIBRARY_ADDITIONS = ("Static Summer", "Harbor Bell", "Low Tide Waltz", "Parking Lot Stars", "The Long Way North",
+                     "Ferry at Dawn", "Overpass", "Kettle Song", "Orchard Rain", "Cassette Heart", "Birch Light")
+LIBRARY_WREN_COUNT = sum(1 for title in LIBRARY_ADDITIONS if ARTIST_OF[title] == WREN)
+LIKED_ONLY = ("Weathervane",)  # a Wren Calloway song Maya likes but has not added to her library
+
+PLAYLIST = "Road Trip 2023"
+# Maya's new playlists, in creation order (the playlist library lists them after her base 'Maya's Mix').
+PLAYLISTS = (
+    ("Focus Mornings", ("Birch Light", "Static Summer")),
+    ("Sunday Cleaning", ("Cassette Heart", "Gas Station Roses")),
+    ("Rainy Day Folk", ("Harbor Bell", "Low Tide Waltz", "Orchard Rain")),
+    ("Gym Rotation", ("Overpass (Live)", "Parking Lot Stars")),
+    ("Dinner Party", ("Ferry at Dawn",)),
+    (PLAYLIST, ("Lantern Hill", "Parking Lot Stars", "Low Tide Waltz", "Gas Station Roses", "Ferry at Dawn",
+                "Static Summer", "Weathervane")),
+)
+ROAD_TRIP_SONGS = dict(PLAYLISTS)[PLAYLIST]
+EMMA_ROAD_TRIP = ("Overpass", "Cassette Heart", "Harbor Bell")
+EMMA_PLAYLIST_LIKERS = ("ben", "chloe", "diego")
+IDEAS_NOTE = "Road trip song ideas"
+IDEAS = ("Cassette Heart", "Lantern Hill", "Kettle Song", "Overpass")
+IDEAS_TO_ADD = sorted(title for title in IDEAS if title not in ROAD_TRIP_SONGS)
+LIST_NOTE = "Road Trip 2023 Songs"
+
+
+def seed_music(ctx: SeedContext) -> None:
+    spotify = ctx.models.spotify
+    maya = ctx.user("spotify", ctx.supervisor.key)
+    songs = {}
+    for name, genre, album_title, released in ARTISTS:
+        artist = spotify.Artist.create_save(name=name, genre=genre, created_at=ctx.at("2023-01-08T10:00:00"))
+        album = spotify.Album.create_save(title=album_title, artist_ids=[artist.id], genre=genre,
+                                          release_date=ctx.at(released), rating=4.2)
+        for index, title in enumerate(SONGS[name]):
+            songs[title] = spotify.Song.create_save(
+                title=title, artist_ids=[artist.id], album_id=album.id, genre=genre, duration=180 + 9 * index,
+                release_date=ctx.at(released), play_count=1200 * (index + 3), rating=4.0,
+            )
+    for index, title in enumerate(LIBRARY_ADDITIONS):
+        spotify.UserLibrarySong.create_save(user_id=maya.id, song_id=songs[title].id,
+                                            created_at=ctx.at(f"2023-05-{2 + index:02d}T21:00:00"))
+    for title in LIKED_ONLY:
+        spotify.SongLike.create_save(user_id=maya.id, song_id=songs[title].id, liked_at=ctx.at("2023-05-14T09:00:00"))
+    # Emma's playlist first: on equal search relevance `search_playlists` returns the lower id first.
+    emma = ctx.user("spotify", "emma")
+    playlist = spotify.Playlist.create_save(title=PLAYLIST, user_id=emma.id, is_public=True,
+                                            created_at=ctx.at("2023-04-02T12:00:00"))
+    for song_title in EMMA_ROAD_TRIP:
+        spotify.PlaylistSong.create_save(playlist_id=playlist.id, song_id=songs[song_title].id)
+    for key in EMMA_PLAYLIST_LIKERS:  # a popular public playlist
+        spotify.PlaylistLike.create_save(user_id=ctx.user("spotify", key).id, playlist_id=playlist.id,
+                                         liked_at=ctx.at("2023-04-09T12:00:00"))
+    for index, (title, titles) in enumerate(PLAYLISTS):
+        playlist = spotify.Playlist.create_save(title=title, user_id=maya.id, is_public=index % 2 == 0,
+                                                created_at=ctx.at(f"2023-04-{10 + 3 * index:02d}T19:00:00"))
+        for song_title in titles:
+            spotify.PlaylistSong.create_save(playlist_id=playlist.id, song_id=songs[song_title].id,
+                                             added_at=ctx.at(f"2023-04-{10 + 3 * index:02d}T19:30:00"))
+    ctx.models.simple_note.Note.create_save(
+        user_id=ctx.user("simple_note", ctx.supervisor.key).id, title=IDEAS_NOTE, content="\n".join(IDEAS) + "\n",
+        tags=["music"], created_at=ctx.at("2023-05-06T22:00:00"),
+    )
+
+
+SPOTIFY_LOGIN = '''
+    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
+    email = apis.supervisor.show_profile()["email"]
+    token = apis.spotify.login(username=email, password=passwords["spotify"])["access_token"]
+'''
+
+FIND_PLAYLIST = f'''
+    playlists = []
+    page_index = 0
+    while True:
+        page = apis.spotify.show_playlist_library(page_index=page_index, page_limit=20, access_token=token)
+        if not page:
+            break
+        playlists += page
+        page_index += 1
+    playlist_id = [p for p in playlists if p["title"] == "{PLAYLIST}"][0]["playlist_id"]
+    playlist = apis.spotify.show_playlist(playlist_id=playlist_id, access_token=token)
+'''
+
+NOTE_LOGIN = '''
+    note_token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
+'''
+
+EVALUATION_HEADER = '''
+import json
+
+
+def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
+    task = models.end.supervisor.Task.all()[0]
+    try:
+        predicted_answer = json.loads(task.answer)
+    except json.JSONDecodeError:
+        predicted_answer = task.answer
+    test.task_completed = task.status == "success"
+'''
+
+COUNT_WREN = TaskDef(
+    variant=1,
+    difficulty=1,
+    instruction=f"How many songs by {WREN} are in my Spotify song library?",
+    answer=LIBRARY_WREN_COUNT,
+    required_apps=("spotify",),
+    seed_task=seed_music,
+    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + f'''
+    count = 0
+    page_index = 0
+    while True:
+        page = apis.spotify.show_song_library(page_index=page_index, page_limit=20, access_token=token)
+        if not page:
+            break
+        count += sum(1 for song in page if "{WREN}" in [artist["name"] for artist in song["artists"]])
+        page_index += 1
+    apis.supervisor.complete_task(answer=count)
+''',
+    evaluation=EVALUATION_HEADER + f'''
+    with test("""
+        assert the answer matches the number of songs by {WREN} in the user's song library.
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert no model changed (a question must not modify anything).
+    """):
+        test.case(models.changed_model_names(), "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_pass"),
+)
+
+LIST_PLAYLIST = TaskDef(
+    variant=2,
+    difficulty=2,
+    instruction=(
+        f"Create a note in Simple Note titled '{LIST_NOTE}' that lists the titles of all the songs in my Spotify "
+        f"playlist '{PLAYLIST}', one title per line."
+    ),
+    required_apps=("simple_note", "spotify"),
+    seed_task=seed_music,
+    private_data={"title": LIST_NOTE, "songs": sorted(ROAD_TRIP_SONGS)},
+    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    titles = [song["title"] for song in playlist["songs"]]
+    apis.simple_note.create_note(title="{LIST_NOTE}", content="\\n".join(titles), access_token=note_token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert exactly one note was added, owned by the user, with the requested title.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(added), "==", 1)
+        note = added[0]
+        owner = models.end.simple_note.User.find_from(main_user)
+        test.case(note.user_id, "==", owner.id)
+        test.case(note.title, "==", private_data.title, normalize_text=True)
+    with test("""
+        assert the new note's non-empty lines are exactly the titles of the songs in the user's playlist
+        (private_data.songs), each once, in any order.
+    """):
+        lines = [line.strip().lstrip("-*0123456789.) ").strip() for line in note.content.splitlines()]
+        test.case(sorted(line.lower() for line in lines if line), "==", [title.lower() for title in private_data.songs])
+    with test("""
+        assert no existing note was updated or removed and nothing outside simple_note.Note changed.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(updated) + len(removed), "==", 0)
+        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+ADD_IDEAS = TaskDef(
+    variant=3,
+    difficulty=3,
+    instruction=(
+        f"My Simple Note note '{IDEAS_NOTE}' lists song titles, one per line. Add each of those songs to my "
+        f"Spotify playlist '{PLAYLIST}', skipping any that are already in it."
+    ),
+    required_apps=("simple_note", "spotify"),
+    seed_task=seed_music,
+    private_data={"playlist": PLAYLIST, "added": IDEAS_TO_ADD},
+    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    found = apis.simple_note.search_notes(query="{IDEAS_NOTE}", page_limit=20, access_token=note_token)
+    note_id = [n for n in found if n["title"] == "{IDEAS_NOTE}"][0]["note_id"]
+    note = apis.simple_note.show_note(note_id=note_id, access_token=note_token)
+    present = {{song["title"] for song in playlist["songs"]}}
+    for title in [line.strip() for line in note["content"].splitlines() if line.strip()]:
+        if title in present:
+            continue
+        results = apis.spotify.search_songs(query=title, page_limit=20, access_token=token)
+        song = [s for s in results if s["title"] == title][0]
+        apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song["song_id"], access_token=token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    maya = models.end.spotify.User.find_from(main_user)
+    playlist = models.end.spotify.Playlist.find_one(user_id=maya.id, title=private_data.playlist)
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert the songs added to playlists are exactly the note's songs missing from the user's playlist
+        (private_data.added), each added once, all to that playlist.
+    """):
+        added, updated, removed = models.changed_records("spotify.PlaylistSong")
+        titles = sorted(models.end.spotify.Song.find_one(id=entry.song_id).title for entry in added)
+        test.case(titles, "==", private_data.added)
+        test.case({entry.playlist_id for entry in added}, "==", {playlist.id})
+    with test("""
+        assert no song was removed from any playlist, and nothing but playlist songs changed (the note included).
+    """):
+        added, updated, removed = models.changed_records("spotify.PlaylistSong")
+        test.case(len(updated) + len(removed), "==", 0)
+        test.case(models.changed_model_names() - {"spotify.PlaylistSong"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+SCENARIO = ScenarioDef(
+    scenario_id="f0c9e09",
+    title="Road trip songs: Spotify and Simple Note",
+    split="dev",
+    apps=("spotify", "simple_note"),
+    tasks=(COUNT_WREN, LIST_PLAYLIST, ADD_IDEAS),
+)
