@@ -81,21 +81,29 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
 
 
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
-    """Copy the records of `battle_id` from a JSONL log; malformed lines are skipped. Returns the count."""
+    """Copy the lines of `battle_id` from a JSONL log to `target`; returns the count.
+
+    Lines are read as bytes with the trajectory reader's bounded line reader: truncated, binary,
+    non-object and oversized (> 1 MiB, never held in memory) lines are left out, so one damaged or
+    hostile line cannot stop the archive or the analysis that reads the copy.
+    """
+    from green_agent.trajectory.reader import MAX_LINE_BYTES, _iter_lines  # lazy: the archive step stays light
+
     count = 0
-    with open(target, "w", encoding="utf-8") as out:
+    needle = battle_id.encode("utf-8", "replace")
+    with open(target, "wb") as out:
         if not source.is_file():
             return 0
-        with open(source, encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                if battle_id not in line:
+        with open(source, "rb") as lines:
+            for line in _iter_lines(lines, MAX_LINE_BYTES):
+                if line is None or needle not in line:
                     continue
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict) and record.get("battle_id") == battle_id:
-                    out.write(line if line.endswith("\n") else line + "\n")
+                    out.write(line if line.endswith(b"\n") else line + b"\n")
                     count += 1
     return count
 

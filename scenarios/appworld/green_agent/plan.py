@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from green_agent.appworld_client import DEFAULT_MAX_INTERACTIONS, AppWorldClient
 from green_agent.archive import ArchiveResult, archive
 from green_agent.completion import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S, CompletionResult, wait_for_completion
+from green_agent.diagnose import explain
 from green_agent.dispatch import DispatchHandle, dispatch
 from green_agent.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
@@ -113,6 +114,8 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
         with _step(state, "cleanup"):
             state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
                                     state.initialize_attempted, deps.gateway, state.gateway_set)
+            if state.cleanup.errors:
+                state.cleanup.errors = [explain(e, _services(deps)) for e in state.cleanup.errors]
     result = _result(config, deps, state, started, finished=True)
     write_result(result, config.run_dir)
     return result
@@ -125,9 +128,15 @@ def _run_steps(config: BattleConfig, deps: BattleDeps, state: _State) -> None:
     except BadInputError:
         raise
     except Exception as exc:
-        log.error("battle %s: step %s failed: %s", config.battle_id, state.step, exc,
+        message = explain(str(exc), _services(deps))  # the symptom's service may not be the dead one
+        log.error("battle %s: step %s failed: %s", config.battle_id, state.step, message,
                   exc_info=not hasattr(exc, "exit_code"))
-        state.error = ErrorRecord(type=type(exc).__name__, message=str(exc)[:2000], step=state.step)
+        state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=state.step)
+
+
+def _services(deps: BattleDeps) -> dict[str, str | None]:
+    return {"AppWorld env server": deps.client.base_url, "AppWorld APIs server": deps.apis_url,
+            "MCP gateway": deps.gateway.base_url if deps.gateway else None}
 
 
 def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: _State) -> None:
@@ -188,8 +197,6 @@ def _result(config: BattleConfig, deps: BattleDeps, state: _State, started: date
     completion = state.completion
     appworld_version = state.archive.appworld_version if state.archive else None
     archive_info = state.archive.model_dump(mode="json") if state.archive else None
-    if archive_info is not None and state.report_problems:
-        archive_info["report_problems"] = state.report_problems
     return BattleResult(
         battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
@@ -203,7 +210,8 @@ def _result(config: BattleConfig, deps: BattleDeps, state: _State, started: date
             include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"})) if completion else None,
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
-        archive=archive_info, timings=dict(state.timings), error=state.error, cleanup=state.cleanup,
+        archive=archive_info, report_problems=list(state.report_problems), timings=dict(state.timings),
+        error=state.error, cleanup=state.cleanup,
         versions=collect_versions(deps.settings.appworld_python, appworld_version),
         run_dir=str(config.run_dir), started_at=started,
         finished_at=datetime.now(timezone.utc) if finished else None,

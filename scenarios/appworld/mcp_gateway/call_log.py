@@ -1,13 +1,16 @@
 """The gateway's call log: one `CallRecord` JSON line per tool call, appended atomically.
 
-Each line is written with ONE `os.write` on a descriptor opened with `O_APPEND`, so lines from
+Each line is written with ONE `os.write` on a descriptor opened with `O_APPEND` (under an `flock`
+shared by all writers, which also covers the torn-line check below), so lines from
 threads of one gateway and from several gateway processes sharing the file never interleave
 (the kernel positions and writes each append as a unit on local filesystems). The file is opened
-per write, so a log that is moved or deleted is simply re-created.
+per write, so a log that is moved or deleted is simply re-created. If the file ends in a torn line
+(a writer killed mid-line elsewhere), the record starts on a new line instead of being glued to it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
@@ -44,28 +47,42 @@ class CallLogWriter:
 
 def append_line(path: Path, data: bytes) -> None:
     """Append `data` (one full line) to `path` with a single write; create the file and its parents."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, flags, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # writers only: makes the torn-line check and the write one step
+        if not _ends_with_newline(fd):  # a torn last line would swallow this record: start a fresh line
+            data = b"\n" + data
         written = os.write(fd, data)
         if written != len(data):  # only on a full disk or a signal; say so rather than hide a torn line
             raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
     finally:
-        os.close(fd)
+        os.close(fd)  # closing releases the lock
+
+
+def _ends_with_newline(fd: int) -> bool:
+    """True if the file is empty or its last byte is a newline."""
+    size = os.fstat(fd).st_size
+    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
 
 
 def iter_call_log(path: Path) -> Iterator[CallRecord]:
-    """Records of a call log, in file order (a missing file yields nothing)."""
+    """Valid records of a call log, in file order (a missing file yields nothing; damaged lines are skipped)."""
     path = Path(path)
     if not path.is_file():
         return
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for line in handle:
-            if line.strip():
+            if not line.strip():
+                continue
+            try:
                 yield CallRecord.model_validate_json(line)
+            except ValueError:  # truncated, binary or foreign line: the analyzer counts these, we skip them
+                logger.debug("skipping a malformed line of %s", path)
 
 
 def read_call_log(path: Path, battle_id: str | None = None) -> list[CallRecord]:

@@ -7,7 +7,11 @@ Contract (reference/appworld.md section 9):
 - GET: the remaining arguments go in the query string; POST/PUT/PATCH/DELETE: a JSON body.
 - success is any 2xx; the reply body is the API's JSON.
 
-One pooled `requests.Session` per forwarder, explicit timeouts. Transport failures are returned
+One pooled `requests.Session` per forwarder, explicit timeouts. Calls are forwarded ONE AT A TIME:
+AppWorld 0.1.3's APIs server is not safe under concurrent requests (its SQLite handles fail with
+"SQLite objects created in a thread can only be used in that same thread" / "Cannot operate on a
+closed database", after which every later `/initialize` of the slot fails), so a Blue that fires
+calls in parallel must not be able to break the world for the battles after it. Transport failures are returned
 as an `ApiReply` with `status_code=None` (the caller turns them into an error result); invalid
 arguments raise `ArgumentError`.
 """
@@ -15,6 +19,7 @@ arguments raise `ArgumentError`.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 from urllib.parse import quote
 
@@ -58,6 +63,7 @@ class ApiForwarder:
         self.apis_url = apis_url.rstrip("/")
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.session = session or _pooled_session()
+        self._one_at_a_time = threading.Lock()
 
     def close(self) -> None:
         self.session.close()
@@ -78,7 +84,8 @@ class ApiForwarder:
         else:
             kwargs["json"] = rest
         try:
-            response = self.session.request(spec.method, url, **kwargs)
+            with self._one_at_a_time:
+                response = self.session.request(spec.method, url, **kwargs)
         except requests.Timeout:
             message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:.0f} s."
             return ApiReply(status_code=None, error=message, agent_message=message)

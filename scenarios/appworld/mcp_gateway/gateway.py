@@ -5,8 +5,9 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
 - APIs server unreachable / timed out: MCP isError result naming the server URL, status_code None;
-- unknown tool, tool outside the battle's scope, invalid arguments: MCP isError result, not forwarded
-  (out-of-scope and unknown tools are logged with in_scope false).
+- unknown tool, tool outside the battle's scope, invalid or oversized (> 100 kB) arguments: MCP isError
+  result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
+  arguments are logged as their size only, so one call can never write a line the analyzer skips).
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ from mcp_gateway.scope import COMPLETE_TASK_TOOL, ScopeController
 from mcp_gateway.tools import ToolSpec
 
 _MAX_SCHEMA_ERRORS = 5
+MAX_ARGUMENTS_BYTES = 100_000
+"""Largest JSON encoding of one call's arguments; AppWorld's APIs take short fields (a note is a few kB)."""
+MAX_TOOL_NAME = 200
+"""Tool names are logged cut to this length (an unknown name can be anything the caller sent)."""
+
+
+def arguments_size(arguments: dict[str, Any]) -> int:
+    """Bytes of the arguments' JSON encoding (what is forwarded and logged)."""
+    return len(json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8"))
+
 
 
 class CallOutcome:
@@ -75,10 +86,16 @@ class Gateway:
         battle = self.scope.battle
         battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
         arguments = dict(arguments or {})
-        outcome = await self._outcome(name, arguments, battle_id)
+        size = arguments_size(arguments)
+        if size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
+            outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}). "
+                               "Send less data per call.")
+            arguments = {"omitted": f"{size} bytes"}
+        else:
+            outcome = await self._outcome(name, arguments, battle_id)
         secrets = secret_values(arguments)
         self.log.append(CallRecord(
-            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name,
+            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
             arguments=redact(arguments), success=outcome.success, error=redact_text(outcome.error, secrets),
             status_code=outcome.status_code, duration_ms=round((time.perf_counter() - started) * 1000, 3),
             in_scope=outcome.in_scope, result_items=outcome.result_items, seq=self.log.next_seq(),
@@ -88,7 +105,8 @@ class Gateway:
     async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str | None) -> CallOutcome:
         spec = self.specs.get(name)
         if spec is None:
-            return _refusal(f"Unknown tool {name!r}: this gateway has no such tool. Use tools/list to see the tools.",
+            return _refusal(f"Unknown tool {name[:80]!r}: this gateway has no such tool. "
+                            "Use tools/list to see the tools.",
                             in_scope=False)
         if not self.scope.allows(name):
             return _refusal(f"Tool {name!r} is outside this battle's scope ({battle_id}); it cannot be called "

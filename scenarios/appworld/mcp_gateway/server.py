@@ -11,6 +11,7 @@ Both MCP transports share one lowlevel `Server` whose handlers call the transpor
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -106,7 +107,9 @@ def control_routes(gateway: Gateway) -> list[Route]:
         try:
             body = BattleScope.model_validate_json(await request.body())
         except ValidationError as exc:
-            return JSONResponse({"error": "invalid battle body", "detail": exc.errors(include_url=False)}, 422)
+            # exc.json() serialises any input (bytes of a non-UTF-8 body too); the input itself is not echoed
+            detail = json.loads(exc.json(include_url=False, include_input=False))
+            return JSONResponse({"error": "invalid battle body", "detail": detail}, 422)
         state = gateway.scope.set_battle(body)
         if state.scope is not None and COMPLETE_TASK_TOOL not in state.scope:
             logger.warning("battle %s: scope lacks %s, so Blue cannot finish the task", state.battle_id,

@@ -62,6 +62,8 @@ def summary(result: BattleResult) -> str:
         lines.append(f"  calls {t.get('total_calls')} ({t.get('failed_calls')} failed), "
                      f"API recall {t.get('api_recall')}, precision {t.get('api_precision')}")
     lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    for problem in result.report_problems:
+        lines.append(f"  not reported: {problem}")
     if result.cleanup and not result.cleanup.ok:
         lines.append(f"  cleanup incomplete: {'; '.join(result.cleanup.errors)}")
     lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
