@@ -123,3 +123,18 @@ class ScenarioDef:
 
     def task_id(self, task: TaskDef) -> str:
         return f"{self.scenario_id}_{task.variant}"
+
+
+# The opening every evaluation shares: read the supervisor's task row and its answer.
+EVALUATION_HEADER = '''
+import json
+
+
+def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
+    task = models.end.supervisor.Task.all()[0]
+    try:
+        predicted_answer = json.loads(task.answer)
+    except json.JSONDecodeError:
+        predicted_answer = task.answer
+    test.task_completed = task.status == "success"
+'''

@@ -7,7 +7,7 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
 RECIPES = (
@@ -50,18 +50,6 @@ LOGIN = '''
         page_index += 1
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 COUNT = TaskDef(
     variant=1,

@@ -10,7 +10,7 @@ re-add the items of the latest order shipped to the Work address.
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 # Base-world products used by the orders, with the prices world.py gives them (checked when seeding).
 BASE_PRICES = {
@@ -116,18 +116,6 @@ ALL_ORDERS = '''
         page_index += 1
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 MARCH_SPENDING = TaskDef(
     variant=1,

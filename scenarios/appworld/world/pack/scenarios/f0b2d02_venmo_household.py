@@ -10,7 +10,7 @@ roommates found in the phone's contacts.
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 FARID_APRIL = (23.5, 41.25, 12.0, 67.8, 30.0, 18.45, 55.0, 9.99)
 FARID_APRIL_TOTAL = round(sum(FARID_APRIL), 2)
@@ -62,18 +62,6 @@ VENMO_LOGIN = '''
     token = apis.venmo.login(username=email, password=passwords["venmo"])["access_token"]
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 FARID_TOTAL = TaskDef(
     variant=1,

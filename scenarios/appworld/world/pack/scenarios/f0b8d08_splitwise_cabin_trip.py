@@ -10,7 +10,7 @@ most for the group's expenses (question, paginated).
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 GROUP = "Tahoe Cabin Weekend"
 MEMBERS = ("maya", "emma", "farid", "kira", "isabel")
@@ -93,20 +93,6 @@ LOGIN = f'''
     groups = apis.splitwise.show_groups(page_limit=20, access_token=token)
     group = [g for g in groups if g["name"] == "{GROUP}"][0]
 '''
-
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
-
 
 
 def question_evaluation(what: str) -> str:

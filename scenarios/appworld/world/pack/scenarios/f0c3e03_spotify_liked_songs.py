@@ -11,7 +11,7 @@ the Juniper Vale songs in her likes or library (action).
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 JUNIPER = "Juniper Vale"
 BRASS = "Brass Meridian"
@@ -85,18 +85,6 @@ LOGIN = '''
         page_index += 1
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 QUESTION_EVALUATION = EVALUATION_HEADER + '''
     with test("""

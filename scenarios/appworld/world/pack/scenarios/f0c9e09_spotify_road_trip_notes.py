@@ -13,7 +13,7 @@ playlist's songs, add the songs of the note to the playlist.
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 WREN, TIDEWATER = "Wren Calloway", "Tidewater Youth"
 ARTISTS = ((WREN, "folk", "Northbound Letters", "2022-10-07T00:00:00"),
@@ -112,18 +112,6 @@ NOTE_LOGIN = '''
     note_token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 COUNT_WREN = TaskDef(
     variant=1,

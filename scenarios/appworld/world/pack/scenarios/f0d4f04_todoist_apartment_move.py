@@ -12,7 +12,7 @@ section over to Chloe and add a task there (action).
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 PROJECT = "Apartment Move"
 TODAY = "2023-05-18"
@@ -98,18 +98,6 @@ OVERDUE_TASKS = '''
     overdue = listing["no_section_tasks"] + [task for section in listing["sections"] for task in section["tasks"]]
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 COUNT_OVERDUE = TaskDef(
     variant=1,

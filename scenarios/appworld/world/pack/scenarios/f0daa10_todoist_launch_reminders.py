@@ -10,7 +10,7 @@ assigned to coworkers (question), text each coworker a reminder per open task du
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
 PROJECT = "Atlas Launch"
@@ -99,19 +99,6 @@ TODOIST_LOGIN = f'''
             project_id=project_id, assignee_email=assignee_email, is_completed=False, access_token=token
         )
         return found["no_section_tasks"] + [task for section in found["sections"] for task in section["tasks"]]
-'''
-
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
 '''
 
 

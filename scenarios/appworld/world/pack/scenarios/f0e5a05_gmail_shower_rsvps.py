@@ -12,7 +12,7 @@ the friends who are coming (action, needs each RSVP's body).
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "RSVP: Kira's bridal shower"
 RESERVATION_CODE = "LKL-4821"
@@ -95,18 +95,6 @@ RSVP_THREADS = '''
     rsvps = [thread for thread in threads if thread["subject"] == "RSVP: Kira's bridal shower"]
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 VENUE_CODE = TaskDef(
     variant=1,

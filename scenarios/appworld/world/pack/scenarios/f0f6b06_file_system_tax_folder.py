@@ -10,7 +10,7 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.types import ScenarioDef, SeedContext, TaskDef
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
 TAXES = HOME + "documents/taxes_2022/"
@@ -77,18 +77,6 @@ LOGIN = '''
     token = apis.file_system.login(username=email, password=passwords["file_system"])["access_token"]
 '''
 
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''
 
 QUESTION_TESTS = '''
     with test("""
