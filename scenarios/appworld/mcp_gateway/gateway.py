@@ -111,7 +111,8 @@ class Gateway:
         if not self.scope.allows(name):
             return _refusal(f"Tool {name!r} is outside this battle's scope ({battle_id}); it cannot be called "
                             f"here. Use tools/list to see the tools in scope.", in_scope=False)
-        cleaned = {k: v for k, v in arguments.items() if v is not None or k in spec.required}
+        known = spec.input_schema["properties"]
+        cleaned = {k: v for k, v in arguments.items() if k in known and (v is not None or k in spec.required)}
         problems = self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}")

@@ -5,7 +5,9 @@ are `{name, type, required, description, default, constraints}`. Types map to JS
 (`list[string]` -> array of strings, `a | b` -> anyOf); the constraint strings AppWorld generates
 (`value >= 1.0, <= 20.0`, `length >= 1`, `value in ['a', 'b']`) become `minimum`/`maximum`,
 `minLength`/`minItems`, `enum`; the rest (`value is email address`) stay as text in the
-description. `additionalProperties` is false, so a misspelt argument is reported to the caller.
+description. Arguments the API does not take are dropped before forwarding, as AppWorld's own
+requester does by default (`raise_on_extra_parameters=False`): an agent that passes `access_token`
+to an API that needs none is not refused.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def tool_spec(doc: ApiDoc) -> ToolSpec:
     placeholders = re.findall(r"{(\w+)}", doc.path)
     properties = {p["name"]: parameter_schema(p) for p in doc.parameters}
     required = [p["name"] for p in doc.parameters if p.get("required")]
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return ToolSpec(
