@@ -209,8 +209,9 @@ def test_reference_blue_finishes_when_the_caller_hangs_up(appworld_servers, gate
 
 def test_reference_blue_reports_unreachable_gateway(appworld_root, tmp_path) -> None:
     blue, url = _start_blue("reference", appworld_root, tmp_path)
+    task_id = WorldData(appworld_root).split("dev")[0]  # any task the world has: the gateway is what's missing
     try:
-        reply = send_a2a(url, task_message(ACTION_TASK, f"http://127.0.0.1:{free_port()}", "x"))
+        reply = send_a2a(url, task_message(task_id, f"http://127.0.0.1:{free_port()}", "x"))
     finally:
         blue.stop()
     assert reply["result"]["status"]["state"] == "failed"
