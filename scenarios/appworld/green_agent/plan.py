@@ -80,7 +80,9 @@ class BattleDeps:
 
 
 @dataclass
-class _State:
+class BattleState:
+    """What the steps of one battle have produced so far (shared with the AgentBeats session)."""
+
     step: str = "task_id"
     timings: dict[str, float] = field(default_factory=dict)
     ref: TaskRef | None = None
@@ -102,26 +104,26 @@ class _State:
 def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
     """Run one battle end to end and write `<run_dir>/result.json`. Raises BadInputError only."""
     started = datetime.now(timezone.utc)
-    state = _State()
+    state = BattleState()
     try:
         _run_steps(config, deps, state)
-        with _step(state, "judge"):
+        with timed_step(state, "judge"):
             state.judgement = judge(state.metrics.evaluation if state.metrics else None,
                                     bool(state.completion and state.completion.completed), state.error is not None)
-        with _step(state, "report"):
-            state.report_problems = report(_result(config, deps, state, started), deps.reporters)
+        with timed_step(state, "report"):
+            state.report_problems = report(build_result(config, deps, state, started), deps.reporters)
     finally:
-        with _step(state, "cleanup"):
+        with timed_step(state, "cleanup"):
             state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
                                     state.initialize_attempted, deps.gateway, state.gateway_set)
             if state.cleanup.errors:
                 state.cleanup.errors = [explain(e, _services(deps)) for e in state.cleanup.errors]
-    result = _result(config, deps, state, started, finished=True)
+    result = build_result(config, deps, state, started, finished=True)
     write_result(result, config.run_dir)
     return result
 
 
-def _run_steps(config: BattleConfig, deps: BattleDeps, state: _State) -> None:
+def _run_steps(config: BattleConfig, deps: BattleDeps, state: BattleState) -> None:
     """Steps 1-8. Infrastructure failures are recorded on `state`; bad input and Ctrl-C propagate."""
     try:
         _steps_1_to_8(config, deps, state)
@@ -139,40 +141,40 @@ def _services(deps: BattleDeps) -> dict[str, str | None]:
             "MCP gateway": deps.gateway.base_url if deps.gateway else None}
 
 
-def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: _State) -> None:
+def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) -> None:
     client = deps.client
-    with _step(state, "task_id"):
+    with timed_step(state, "task_id"):
         state.ref = resolve_task(config.task_config, deps.world, config.split, lookup=client)
     task_id = state.ref.task_id
-    with _step(state, "setup"):
+    with timed_step(state, "setup"):
         state.initialize_attempted = True
         state.setup = setup_task(client, task_id, experiment_name_for(config.battle_id, task_id), deps.apis_url,
                                  config.max_interactions)
-    with _step(state, "scope"):
+    with timed_step(state, "scope"):
         state.scope = choose_scope(task_id, state.setup.task.instruction, config.predictor, deps.settings, deps.world)
         state.gateway_set = apply_scope(deps.gateway, config.battle_id, task_id, state.scope)
-    with _step(state, "task_message"):
+    with timed_step(state, "task_message"):
         state.message = build_task_message(state.setup.task, state.scope.apis,
                                            deps.gateway.base_url if deps.gateway else None)
-    with _step(state, "dispatch"):
+    with timed_step(state, "dispatch"):
         state.handle = dispatch(config.blue_url, state.message.text, session=deps.blue_session,
                                 context_id=config.battle_id)
-    with _step(state, "wait"):
+    with timed_step(state, "wait"):
         state.completion = wait_for_completion(
             client, task_id, config.battle_id, config.deadline_s, deps.gateway, state.handle,
             authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
             reply_grace_s=config.reply_grace_s)
-    with _step(state, "archive"):
+    with timed_step(state, "archive"):
         state.archive = archive(client, task_id, state.setup.experiment_name, deps.appworld_root, config.run_dir,
                                 deps.call_log_path if deps.gateway else None, config.battle_id)
-    with _step(state, "metrics"):
+    with timed_step(state, "metrics"):
         call_log = Path(state.archive.call_log) if state.archive.call_log else None
         state.metrics = collect_metrics(client, task_id, config.battle_id, call_log, state.scope.gold_apis,
-                                        state.scope.apis, _paginated(deps.world))
+                                        state.scope.apis, paginated_apis(deps.world))
 
 
 @contextmanager
-def _step(state: _State, name: str) -> Iterator[None]:
+def timed_step(state: BattleState, name: str) -> Iterator[None]:
     state.step = name
     started = time.perf_counter()
     try:
@@ -181,7 +183,7 @@ def _step(state: _State, name: str) -> Iterator[None]:
         state.timings[name] = round(time.perf_counter() - started, 4)
 
 
-def _paginated(world: WorldData | None) -> list[str] | None:
+def paginated_apis(world: WorldData | None) -> list[str] | None:
     if world is None:
         return None
     try:
@@ -190,7 +192,7 @@ def _paginated(world: WorldData | None) -> list[str] | None:
         return None
 
 
-def _result(config: BattleConfig, deps: BattleDeps, state: _State, started: datetime,
+def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, started: datetime,
             finished: bool = False) -> BattleResult:
     verdict = state.judgement or judge(None, False, True)
     evaluation = state.metrics.evaluation if state.metrics else None

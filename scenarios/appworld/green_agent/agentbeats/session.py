@@ -94,7 +94,7 @@ class BattleSession:
             world=world_data(settings), appworld_root=settings.appworld_root,
             gateway=GatewayClient(resolved.gateway_url) if resolved.gateway_url else None,
             call_log_path=resolved.call_log_path, blue_session=requests.Session(), reporters=[reporter])
-        self.state = plan._State()
+        self.state = plan.BattleState()
         self.started = datetime.now(timezone.utc)
         self.outputs: dict[str, dict[str, Any]] = {}
         self.bad_input: str | None = None
@@ -168,7 +168,7 @@ class BattleSession:
                 "run_dir": result.run_dir, "bad_input": self.bad_input}
 
     def build_result(self, finished: bool = False) -> BattleResult:
-        return plan._result(self.config, self.deps, self.state, self.started, finished=finished)
+        return plan.build_result(self.config, self.deps, self.state, self.started, finished=finished)
 
     # -- step bodies -------------------------------------------------------------------------
     def _task_id(self) -> dict[str, Any]:
@@ -222,7 +222,7 @@ class BattleSession:
     def _metrics(self) -> dict[str, Any]:
         call_log = Path(self.state.archive.call_log) if self.state.archive.call_log else None
         self.state.metrics = collect_metrics(self.deps.client, self.state.ref.task_id, self.battle_id, call_log,
-                                             self.state.scope.gold_apis, self.state.scope.apis, plan._paginated(self.deps.world))
+                                             self.state.scope.gold_apis, self.state.scope.apis, plan.paginated_apis(self.deps.world))
         evaluation = self.state.metrics.evaluation
         return {"success": evaluation.success, "tests_passed": len(evaluation.passes),
                 "tests_failed": len(evaluation.failures), "total_tests": evaluation.num_tests,
@@ -275,7 +275,7 @@ class BattleSession:
 
     def _execute(self, name: str, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
-            with plan._step(self.state, name):
+            with plan.timed_step(self.state, name):
                 output = {"ok": True, "step": name, **body()}
         except BadInputError as exc:
             self.bad_input = str(exc)
