@@ -142,15 +142,10 @@ def tree_rss_mib(pids: Iterable[int]) -> dict[int, float]:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct free loopback ports (green_agent.processes.free_port, never the default ports)."""
+    """`count` distinct free loopback ports (green_agent.processes.free_port never repeats one)."""
     from green_agent.processes import free_port
 
-    ports: list[int] = []
-    while len(ports) < count:
-        port = free_port()
-        if port not in ports:
-            ports.append(port)
-    return ports
+    return [free_port() for _ in range(count)]
 
 
 def bench_settings(workdir: str, appworld_root: str | None = None, **overrides: Any) -> Any:

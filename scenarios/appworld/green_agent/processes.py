@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -136,8 +137,20 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
+_HANDED_OUT_PORTS: set[int] = set()
+"""Ports `free_port` already returned in this process: the kernel may offer a just-released port again,
+and a caller asking for three ports in a row (one slot) would then start two servers on one port."""
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """An ephemeral port that is free right now (for tests and auto-assigned slots)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    """An ephemeral port that is free right now and never returned before by this process."""
+    with _HANDED_OUT_LOCK:
+        for _ in range(1000):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.bind((host, 0))
+                port = sock.getsockname()[1]
+            if port not in _HANDED_OUT_PORTS:
+                _HANDED_OUT_PORTS.add(port)
+                return port
+    raise InfrastructureError(f"no fresh ephemeral port on {host} after 1000 tries")

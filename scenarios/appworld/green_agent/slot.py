@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
 from green_agent.errors import InfrastructureError, SlotBusyError
@@ -46,6 +46,13 @@ class SlotSpec(BaseModel):
     env_port: int = Field(description="Environment server port.")
     apis_port: int = Field(description="APIs server port.")
     gateway_port: int = Field(description="MCP gateway port.")
+
+    @model_validator(mode="after")
+    def _ports_are_distinct(self) -> "SlotSpec":
+        ports = {"env": self.env_port, "apis": self.apis_port, "gateway": self.gateway_port}
+        if len(set(ports.values())) < len(ports):
+            raise ValueError(f"a slot needs three different ports, got {ports}")
+        return self
 
     @classmethod
     def for_index(cls, index: int) -> "SlotSpec":

@@ -14,6 +14,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.battle import BattleRequest, open_blue, run_on_slot
 from green_agent.errors import BadInputError, InfrastructureError
@@ -44,7 +46,10 @@ def parse_slot_ports(text: str) -> list[SlotSpec]:
             env, apis, gateway = (int(p) for p in part.strip().split(":"))
         except ValueError:
             raise BadInputError(f"--slot-ports expects ENV:APIS:GATEWAY[,...] port triples, got {part!r}") from None
-        specs.append(SlotSpec(env_port=env, apis_port=apis, gateway_port=gateway))
+        try:
+            specs.append(SlotSpec(env_port=env, apis_port=apis, gateway_port=gateway))
+        except ValidationError as exc:
+            raise BadInputError(f"--slot-ports {part.strip()!r}: {exc.errors()[0]['msg']}") from None
     return specs
 
 

@@ -1,0 +1,67 @@
+"""Port allocation for slots and agents.
+
+CI once gave the APIs server and the gateway of one test slot the same port (three `free_port()`
+calls in a row; the kernel offered a just-released port again), and every battle on that slot died
+at /initialize with HTTP 500. These tests pin the two guards: `free_port` never repeats a port in
+a process, and a slot refuses duplicate ports before starting anything.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from pydantic import ValidationError
+
+from green_agent.batch.live import parse_slot_ports
+from green_agent.errors import BadInputError
+from green_agent.processes import free_port
+from green_agent.slot import SlotSpec
+
+
+def test_free_port_never_repeats_even_when_the_kernel_offers_the_same_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    offered = iter([47001, 47001, 47001, 47002, 47001, 47003])
+
+    class RepeatingSocket(socket.socket):
+        def getsockname(self):  # the kernel's answer for bind(("127.0.0.1", 0))
+            return ("127.0.0.1", next(offered))
+
+    monkeypatch.setattr(socket, "socket", RepeatingSocket)
+    monkeypatch.setattr("green_agent.processes._HANDED_OUT_PORTS", set())
+    assert [free_port(), free_port(), free_port()] == [47001, 47002, 47003]
+
+
+def test_many_real_free_ports_are_distinct_and_bindable() -> None:
+    ports = [free_port() for _ in range(300)]
+    assert len(set(ports)) == 300
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports[-1]))
+
+
+def test_free_port_is_distinct_across_threads() -> None:
+    results: list[int] = []
+    lock = threading.Lock()
+
+    def take() -> None:
+        mine = [free_port() for _ in range(50)]
+        with lock:
+            results.extend(mine)
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == len(set(results)) == 200
+
+
+def test_a_slot_refuses_two_servers_on_one_port() -> None:
+    with pytest.raises(ValidationError, match="three different ports"):
+        SlotSpec(env_port=9100, apis_port=9200, gateway_port=9200)
+    assert SlotSpec(env_port=9100, apis_port=9200, gateway_port=9300).apis_port == 9200
+
+
+def test_slot_ports_option_names_the_duplicate() -> None:
+    with pytest.raises(BadInputError, match=r"--slot-ports '9100:9200:9200'.*three different ports"):
+        parse_slot_ports("9100:9201:9302, 9100:9200:9200")
