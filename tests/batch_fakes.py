@@ -52,10 +52,7 @@ def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, diffi
 class FakeSlots:
     """Slot factory fake; see the module docstring."""
 
-    def __init__(self, fail_starts: int = 0, start_delay_s: float = 0.0) -> None:
-        self.start_delay_s = start_delay_s
-        self.starting = 0
-        self.max_starting = 0  # most slot starts in progress at one moment
+    def __init__(self, fail_starts: int = 0) -> None:
         self.starts: Counter[int] = Counter()
         self.stops: Counter[int] = Counter()
         self.fail_starts = fail_starts
@@ -70,11 +67,6 @@ class FakeSlots:
                 self.fail_starts -= 1
                 raise RuntimeError("port already in use (fake)")
             self.starts[index] += 1
-            self.starting += 1
-            self.max_starting = max(self.max_starting, self.starting)
-        time.sleep(self.start_delay_s)
-        with self._lock:
-            self.starting -= 1
         try:
             yield FakeSlots.Live(self, index)
         finally:

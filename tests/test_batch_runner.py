@@ -59,26 +59,6 @@ def test_a_slot_that_cannot_start_gives_an_infra_result_then_recovers(tmp_path: 
     assert [e["outcome"] for e in starts] == ["infra_error", "passed"]
 
 
-@pytest.mark.parametrize("concurrent_starts", [1, 2])
-def test_slot_starts_are_gated_and_a_starting_slot_holds_no_task(tmp_path: Path, concurrent_starts: int) -> None:
-    keys = battle_keys([f"t{i}_1" for i in range(4)], 1)
-    slots, battles = FakeSlots(start_delay_s=0.5), FakeBattles(delay_s=0.01)
-    outcome = runner(tmp_path, keys, slots, battles, concurrent_starts=concurrent_starts).run()
-    assert set(outcome.results) == set(keys)
-    assert slots.max_starting == concurrent_starts
-    if concurrent_starts == 1:  # slot 1 starts only after slot 0 is up; by then slot 0 has run every task
-        assert {index for _, _, index in battles.calls} == {0}
-
-
-def test_a_failed_early_start_is_charged_to_one_battle_then_retried(tmp_path: Path) -> None:
-    slots, battles = FakeSlots(fail_starts=1), FakeBattles()
-    outcome = runner(tmp_path, battle_keys(["a_1", "b_1"], 1), slots, battles, workers=1).run()
-    finishes = [(e["task_id"], e["outcome"]) for e in read_events(tmp_path) if e["event"] == "finish"]
-    assert finishes == [("a_1", "infra_error"), ("a_1", "passed"), ("b_1", "passed")]
-    assert {k.task_id: r.outcome for k, r in outcome.results.items()} == {"a_1": "passed", "b_1": "passed"}
-    assert slots.starts[0] == 1 and slots.stops[0] == 1
-
-
 def test_interrupt_stops_every_slot_and_keeps_finished_results(tmp_path: Path) -> None:
     keys = battle_keys([f"t{i}_1" for i in range(6)], 1)
     slots, battles = FakeSlots(), FakeBattles(delay_s=0.05)

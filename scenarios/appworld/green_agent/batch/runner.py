@@ -1,12 +1,8 @@
 """The batch layer: a pool of N world slots, one battle per slot at a time, bounded infra retries.
 
 Contract:
-- Each worker thread owns one slot (a world slot plus its Blue), started once, before the worker
-  takes its first task, and reused for every task the worker takes from the shared queue; two
-  battles never share a slot. At most `concurrent_starts` slots start at once (default: one per two
-  CPUs): a slot start is CPU-bound (AppWorld imports ~20 CPU-seconds), so on a small machine two
-  starts at once only delay both, while a slot started alone serves battles sooner. A worker takes
-  a task only once its slot is up, so a slow start never holds a task another worker could run.
+- Each worker thread owns one slot (a world slot plus its Blue), started once, on first use, and
+  reused for every task the worker takes from the shared queue; two battles never share a slot.
 - A battle whose result is `infra_error` is retried up to `max_infra_retries` times, the slot being
   restarted first (a fresh world, gateway and Blue). A slot that fails to start yields an
   `infra_error` result for the battle at hand (step `slot`), retried the same way.
@@ -24,7 +20,6 @@ tests pass fakes.
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import shutil
 import signal
@@ -66,8 +61,6 @@ class LiveSlot:
         self._value: Any = None
         self._lock = threading.Lock()
         self._closed = False
-        self.start_error: Exception | None = None
-        """Why the early start (before the worker took a task) failed; charged to the worker's first battle."""
 
     def ensure(self) -> Any:
         """The running slot, started if needed. Raises SlotClosedError after `shutdown`."""
@@ -124,13 +117,11 @@ class BatchRunner:
     def __init__(self, *, out: Path, keys: list[BattleKey], trials: int, run_id: str, blue: str, workers: int,
                  slot_factory: SlotFactory, battle_fn: BattleFn, max_infra_retries: int = 2,
                  on_result: Callable[[BattleKey, BattleResult], None] | None = None,
-                 on_start: Callable[[BattleKey], None] | None = None, concurrent_starts: int | None = None) -> None:
+                 on_start: Callable[[BattleKey], None] | None = None) -> None:
         self.out, self.trials, self.run_id, self.blue = Path(out), trials, run_id, blue
         self.battle_fn, self.max_infra_retries = battle_fn, max_infra_retries
         self.on_result, self.on_start = on_result, on_start
         self.slots = [LiveSlot(slot_factory, i) for i in range(max(1, min(workers, len(keys) or 1)))]
-        starts = concurrent_starts or max(1, (os.cpu_count() or 2) // 2)
-        self.start_gate = threading.BoundedSemaphore(starts)
         self.todo: queue.SimpleQueue[BattleKey] = queue.SimpleQueue()
         for key in keys:
             self.todo.put(key)
@@ -192,7 +183,6 @@ class BatchRunner:
 
     def _worker(self, slot: LiveSlot) -> None:
         try:
-            self._start_early(slot)
             while not self.stopping.is_set():
                 try:
                     key = self.todo.get_nowait()
@@ -208,19 +198,6 @@ class BatchRunner:
             self.events.put(("error", exc))
         finally:
             slot.shutdown(wait_s=JOIN_TIMEOUT_S)
-
-    def _start_early(self, slot: LiveSlot) -> None:
-        """Start the slot before taking a task, behind the start gate; a failure is kept for the first battle."""
-        with self.start_gate:
-            if self.stopping.is_set():
-                return
-            try:
-                slot.ensure()
-            except (SlotClosedError, BadInputError):
-                raise
-            except Exception as exc:
-                log.warning("slot %d: start failed: %s", slot.index, exc)
-                slot.start_error = exc
 
     def _battle(self, slot: LiveSlot, key: BattleKey) -> BattleResult | None:
         """All attempts of one battle; None if the run stopped before it was judged."""
@@ -248,9 +225,6 @@ class BatchRunner:
 
     def _attempt(self, slot: LiveSlot, key: BattleKey, directory: Path, battle_id: str) -> BattleResult:
         started = datetime.now(timezone.utc)
-        if slot.start_error is not None:
-            exc, slot.start_error = slot.start_error, None
-            return self._infra_result(key, directory, battle_id, started, exc, "slot")
         try:
             live = slot.ensure()
         except SlotClosedError:
