@@ -166,3 +166,23 @@ def test_unknown_task_raises_after_cleanup_without_initialize(tmp_path: Path) ->
     with pytest.raises(UnknownTaskError, match="zz_9"):
         run_battle(*setup(tmp_path, task="zz_9"))
     assert not calls_to("/initialize") and not calls_to("/close")
+
+
+@responses.activate
+def test_interrupted_battle_cleans_up_writes_an_unscored_result_and_re_raises(tmp_path: Path) -> None:
+    env_mocks(completed=[], evaluation=SUCCESS)
+
+    def ctrl_c(request: object) -> tuple[int, dict, str]:
+        raise KeyboardInterrupt
+
+    responses.add_callback(responses.POST, f"{ENV}/task_completed", callback=ctrl_c)
+    blue_mocks()
+    config, deps = setup(tmp_path, deadline_s=30)
+    with pytest.raises(KeyboardInterrupt):
+        run_battle(config, deps)
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (saved["status"], saved["winner"], saved["outcome"]) == ("infra_error", None, "infra_error")
+    assert saved["error"]["type"] == "Interrupted" and saved["error"]["step"] == "wait"
+    assert "not scored" in saved["error"]["message"]
+    assert len(calls_to("/close")) == 1 and not calls_to("/evaluate")
+    assert saved["cleanup"]["closed"] is True

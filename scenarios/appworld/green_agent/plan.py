@@ -105,6 +105,7 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
     """Run one battle end to end and write `<run_dir>/result.json`. Raises BadInputError only."""
     started = datetime.now(timezone.utc)
     state = BattleState()
+    interrupted = False
     try:
         _run_steps(config, deps, state)
         with timed_step(state, "judge"):
@@ -112,6 +113,11 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
                                     bool(state.completion and state.completion.completed), state.error is not None)
         with timed_step(state, "report"):
             state.report_problems = report(build_result(config, deps, state, started), deps.reporters)
+    except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise
+        interrupted = True
+        state.judgement = None
+        state.error = ErrorRecord(type="Interrupted", step=state.step, message=(
+            f"the run was interrupted (Ctrl-C or SIGTERM) during step {state.step}; the battle is not scored"))
     finally:
         with timed_step(state, "cleanup"):
             state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
@@ -120,6 +126,8 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
                 state.cleanup.errors = [explain(e, _services(deps)) for e in state.cleanup.errors]
     result = build_result(config, deps, state, started, finished=True)
     write_result(result, config.run_dir)
+    if interrupted:
+        raise KeyboardInterrupt
     return result
 
 
