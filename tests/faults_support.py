@@ -93,9 +93,14 @@ def start_slot(settings: Settings, log_dir: Path) -> Iterator[WorldSlot]:
 
 def kill(process: ManagedProcess) -> None:
     """SIGKILL one server's process group (a crash, not a shutdown) and reap it."""
-    assert process.popen is not None and process.is_running(), f"{process.name} is not running"
-    os.killpg(os.getpgid(process.popen.pid), signal.SIGKILL)
-    process.popen.wait(timeout=10)
+    assert process.pid is not None and process.is_running(), f"{process.name} is not running"
+    os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+    if process.popen is not None:  # our child (exec'd): reap it; a forked server is reaped by the fork server
+        process.popen.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while process.is_running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process.is_running(), f"{process.name} survived SIGKILL"
 
 
 def revive_slot(slot: WorldSlot) -> None:

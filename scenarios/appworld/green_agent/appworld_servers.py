@@ -1,8 +1,10 @@
 """The AppWorld APIs server and environment server of one world slot, on 127.0.0.1.
 
 Both run in the AppWorld virtualenv through `scenarios/appworld/world/serve.py` (loopback-only
-launcher). `AppWorldServers` is a context manager: it starts both, waits until they answer,
-and always stops them.
+launcher), either forked from the warm fork server (`launch="fork"`, the default: see
+`green_agent.appworld_forkserver`) or each as its own fresh process (`launch="exec"`: `world up`,
+whose servers outlive this process and are checked by command line). `AppWorldServers` is a
+context manager: it starts both, waits until they answer, and always stops them.
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
+from green_agent.appworld_forkserver import ForkedProcess
 from green_agent.errors import InfrastructureError
 from green_agent.processes import ManagedProcess, port_is_free
 from green_agent.settings import SCENARIO_DIR
@@ -27,6 +32,7 @@ class AppWorldServerSpec(BaseModel):
     env_port: int = Field(description="Environment server port.")
     apis_port: int = Field(description="APIs server port.")
     log_dir: Path = Field(description="Where the servers' stdout/stderr logs go.")
+    launch: Literal["fork", "exec"] = Field(default="fork", description="Fork from the warm fork server, or exec.")
 
     @property
     def env_url(self) -> str:
@@ -42,6 +48,14 @@ class AppWorldServers:
 
     def __init__(self, spec: AppWorldServerSpec) -> None:
         self.spec = spec
+        if spec.launch == "fork":
+            self.apis: ManagedProcess = ForkedProcess(
+                f"AppWorld APIs server :{spec.apis_port}", "apis", spec.apis_port,
+                spec.log_dir / f"apis-{spec.apis_port}.log", spec.appworld_python, spec.appworld_root)
+            self.environment: ManagedProcess = ForkedProcess(
+                f"AppWorld environment server :{spec.env_port}", "environment", spec.env_port,
+                spec.log_dir / f"environment-{spec.env_port}.log", spec.appworld_python, spec.appworld_root)
+            return
         env = {**os.environ, "APPWORLD_ROOT": str(spec.appworld_root)}
         python = str(spec.appworld_python)
         self.apis = ManagedProcess(

@@ -89,7 +89,8 @@ def open_slot(request: BattleRequest, settings: Settings, log_dir: Path) -> Iter
                 update={"gateway_url": None}), lock_dir=lock_dir)
         else:
             slot = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
-                             log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=lock_dir)
+                             log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=lock_dir,
+                             launch=settings.appworld_server_launch)
     with slot:
         yield slot.urls
 
@@ -102,7 +103,8 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
         return
     port = free_port()
     env = {**os.environ, "APPWORLD_ROOT": str(settings.appworld_root),
-           "AGENTBEATS_MCP_LOG_PATH": str(settings.agentbeats_mcp_log_path)}
+           "AGENTBEATS_MCP_LOG_PATH": str(settings.agentbeats_mcp_log_path),
+           "REFERENCE_BLUE_THINK_S": str(settings.reference_blue_think_s)}
     if blue == "llm":
         if not settings.openai_api_key:
             raise BadInputError("--blue llm needs OPENAI_API_KEY (in the environment or .env)")

@@ -56,10 +56,10 @@ class ManagedProcess:
         """Poll `url` until it answers; return the seconds it took. Raises InfrastructureError."""
         started = time.monotonic()
         while time.monotonic() - started < timeout_s:
-            if self.popen is not None and self.popen.poll() is not None:
+            exited = self.exit_description()
+            if exited is not None:
                 raise InfrastructureError(
-                    f"{self.name} exited with code {self.popen.returncode} during start-up; "
-                    f"last log lines ({self.log_path}):\n{self.log_tail()}"
+                    f"{self.name} {exited} during start-up; last log lines ({self.log_path}):\n{self.log_tail()}"
                 )
             try:
                 requests.get(url, timeout=2)
@@ -71,6 +71,12 @@ class ManagedProcess:
 
     def is_running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
+
+    def exit_description(self) -> str | None:
+        """None while the process runs (or was never started), else how it ended."""
+        if self.popen is None or self.popen.poll() is None:
+            return None
+        return f"exited with code {self.popen.returncode}"
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGINT the process group, then SIGKILL it after `grace_s`. Safe to call twice."""

@@ -7,6 +7,7 @@ configuration. `.env` is loaded only by entry points (`load_settings(env_file=..
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,6 +64,12 @@ class Settings(BaseSettings):
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")
     default_split: str = Field(default=DEFAULT_SPLIT, description="Split used when a battle names a task by index.")
     runs_dir: Path = Field(default=DEFAULT_RUNS_DIR, description="Where battle and eval outputs go by default.")
+    appworld_server_launch: Literal["fork", "exec"] = Field(default="fork", description=(
+        "fork: AppWorld servers are forked from one warm process (a slot starts in ~1 s after the first); "
+        "exec: each server is a fresh process (~10 CPU-s of imports each)."))
+    reference_blue_think_s: float = Field(default=0.0, ge=0, le=60, description=(
+        "Benchmarks only: the reference Blue waits this long before each tool call, standing in for an "
+        "LLM agent's model latency. 0 (no wait) everywhere else."))
 
     @property
     def appworld_data(self) -> Path:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -104,7 +105,8 @@ class WorldSlot:
     """Context manager: lock the slot, start (or attach to) its servers, always stop what it started."""
 
     def __init__(self, spec: SlotSpec | None, *, appworld_root: Path, appworld_python: Path, log_dir: Path,
-                 mcp_log_path: Path, lock_dir: Path, with_gateway: bool = True, urls: SlotUrls | None = None) -> None:
+                 mcp_log_path: Path, lock_dir: Path, with_gateway: bool = True, urls: SlotUrls | None = None,
+                 launch: Literal["fork", "exec"] = "fork") -> None:
         self.spec = spec
         self.owned = spec is not None
         self.urls = urls if urls is not None else spec.urls(with_gateway)  # type: ignore[union-attr]
@@ -114,7 +116,7 @@ class WorldSlot:
         if spec is not None:
             self.servers = AppWorldServers(AppWorldServerSpec(
                 appworld_root=appworld_root, appworld_python=appworld_python, env_port=spec.env_port,
-                apis_port=spec.apis_port, log_dir=log_dir))
+                apis_port=spec.apis_port, log_dir=log_dir, launch=launch))
             if with_gateway:
                 self.gateway = ManagedProcess(
                     f"MCP gateway :{spec.gateway_port}",

@@ -66,7 +66,8 @@ def start_slots(settings: Settings, count: int, log_dir: Path | None = None) -> 
             slot = WorldSlot(SlotSpec.for_index(index), appworld_root=settings.appworld_root,
                              appworld_python=settings.appworld_python, log_dir=log_dir,
                              mcp_log_path=settings.agentbeats_mcp_log_path,
-                             lock_dir=settings.runs_dir / ".world-up-locks" / str(os.getpid()))
+                             lock_dir=settings.runs_dir / ".world-up-locks" / str(os.getpid()),
+                             launch="exec")  # they outlive us and `world down` checks their command lines
             started.append(slot)
             slot.start_unlocked()
         state = WorldState(started_at=datetime.now(timezone.utc), appworld_root=str(settings.appworld_root),

@@ -1,9 +1,21 @@
-"""Start an AppWorld server bound to 127.0.0.1 (runs in the AppWorld virtualenv).
+"""Start AppWorld servers bound to 127.0.0.1 (runs in the AppWorld virtualenv).
 
 `appworld serve apis|environment` hard-code host 0.0.0.0; this launcher does what their `run()`
 does but binds loopback only. `APPWORLD_ROOT` must name the root whose `data/` is served.
 
-Usage: python serve.py {apis,environment} --port PORT
+Usage: python serve.py {apis,environment} --port PORT      one server in this process
+       python serve.py forkserver                          many servers, forked from one warm process
+
+Fork server protocol (line-delimited JSON over stdin/stdout; the Green's side is
+`green_agent.appworld_forkserver`): it imports AppWorld once (about 10 CPU-seconds: both servers
+import all 12 apps' API modules), prints `{"ready": true, "pid": P}`, then for every request line
+`{"server": "apis"|"environment", "port": N, "log_path": PATH}` forks a child that becomes that
+server (own session, stdout/stderr appended to PATH) and answers `{"pid": CHILD}` or
+`{"error": TEXT}`. A child costs about 0.3 CPU-seconds instead of a whole start-up, and shares the
+imported code's memory pages with its siblings. The fork server ignores SIGINT (a terminal's Ctrl-C
+reaches its owner, which stops the children it asked for) and exits when stdin closes; children
+outlive it (their owner stops them by process group). Nothing in it runs threads or opens a database
+before forking: the APIs server loads its DBs in its lifespan, the env server opens worlds on request.
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 
@@ -35,8 +48,10 @@ def _share_source_db_connections_across_threads() -> None:
     model_lib.get_direct_sqlite3_connection = get_direct_sqlite3_connection
 
 
-def serve_apis(port: int) -> None:
-    import uvicorn
+APIS_LIFESPAN_ENV = ("LOAD_ON_STARTUP", "APPWORLD_DB_ARGS", "APPWORLD_DATE_TIME")
+
+
+def build_apis_app():  # noqa: ANN201 - a FastAPI app of the AppWorld virtualenv
     from appworld.apps import build_main_app
     from appworld.apps.model_lib import get_db_home_path
     from appworld.common.constants import DEFAULT_SYSTEM_DATETIME
@@ -52,15 +67,92 @@ def serve_apis(port: int) -> None:
     )
     os.environ["APPWORLD_DATE_TIME"] = DEFAULT_SYSTEM_DATETIME.isoformat()
     _share_source_db_connections_across_threads()
-    uvicorn.run(build_main_app(), host="127.0.0.1", port=port, log_level="warning")
+    return build_main_app()
 
 
-def serve_environment(port: int) -> None:
-    import uvicorn
+def build_environment_app():  # noqa: ANN201
     from appworld.serve.environment import app
 
     _import_every_app_api()
+    return app
+
+
+def serve(app, port: int) -> None:  # noqa: ANN001
+    import uvicorn
+
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def serve_apis(port: int) -> None:
+    serve(build_apis_app(), port)
+
+
+def serve_environment(port: int) -> None:
+    serve(build_environment_app(), port)
+
+
+def run_fork_server() -> int:
+    """See the module docstring."""
+    import uvicorn  # noqa: F401 - imported before forking, like everything the children need
+
+    apps = {"environment": build_environment_app(), "apis": build_apis_app()}
+    # build_apis_app sets what the APIs lifespan reads; only APIs children get it (an exec'd env server never had it)
+    apis_env = {name: os.environ.pop(name) for name in APIS_LIFESPAN_ENV}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    _reply({"ready": True, "pid": os.getpid()})
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            app, port, log_path = apps[request["server"]], int(request["port"]), str(request["log_path"])
+        except (ValueError, KeyError, TypeError) as exc:
+            _reply({"error": f"bad request {line.strip()[:200]!r}: {exc!r}"})
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _reply({"error": f"fork failed: {exc}"})
+            continue
+        if pid == 0:
+            if request["server"] == "apis":
+                os.environ.update(apis_env)
+            _become_server(app, port, log_path)  # never returns
+        _reply({"pid": pid})
+    return 0
+
+
+def _reply(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _become_server(app, port: int, log_path: str) -> None:  # noqa: ANN001
+    """In a forked child: detach, log to `log_path`, serve `app` on `port`, exit without returning."""
+    code = 1
+    try:
+        os.setsid()
+        for signum, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGCHLD, signal.SIG_DFL),
+                                (signal.SIGTERM, signal.SIG_DFL)):
+            signal.signal(signum, handler)
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        null_fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null_fd, 0)  # and drop the fork server's pipes: its owner must see EOF when it exits
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        os.close(null_fd)
+        serve(app, port)
+        code = 0
+    except SystemExit as exc:  # uvicorn exits 1 after logging why (e.g. the port is taken)
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - a child must never return into the fork server's loop
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _import_every_app_api() -> None:
@@ -79,15 +171,19 @@ def _import_every_app_api() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("server", choices=["apis", "environment"])
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("server", choices=["apis", "environment", "forkserver"])
+    parser.add_argument("--port", type=int, help="required for apis and environment")
     args = parser.parse_args()
+    if args.server != "forkserver" and args.port is None:
+        parser.error(f"{args.server} needs --port")
     if not os.environ.get("APPWORLD_ROOT"):
         print("APPWORLD_ROOT must be set to the AppWorld root to serve", file=sys.stderr)
         return 2
     if not os.path.isdir(os.path.join(os.environ["APPWORLD_ROOT"], "data")):
         print(f"no AppWorld data under {os.environ['APPWORLD_ROOT']}/data: run `appworld-green world build`", file=sys.stderr)
         return 2
+    if args.server == "forkserver":
+        return run_fork_server()
     (serve_apis if args.server == "apis" else serve_environment)(args.port)
     _exit_without_finalizing()
     return 0

@@ -80,6 +80,7 @@ def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: 
         slot_settings = settings.model_copy(update={"agentbeats_mcp_log_path": log_dir / f"mcp-calls-{label}.jsonl"})
         slot_logs = log_dir / label
         world = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
+                          launch=settings.appworld_server_launch,
                           log_dir=slot_logs, mcp_log_path=slot_settings.agentbeats_mcp_log_path,
                           lock_dir=SLOT_LOCK_DIR)
         with ExitStack() as stack:
