@@ -1,6 +1,6 @@
 """Split evaluation throughput: `appworld-green eval --workers 2` vs `--workers 1`, side by side in one run.
 
-Run: `.venv/bin/python bench/bench_batch.py [--split dev] [--runs K] [--trials T] [--quick]`.
+Run: `.venv/bin/python bench/bench_batch.py [--split dev] [--runs K] [--trials T] [--model-think-s S] [--quick]`.
 
 Each measurement is a fresh `appworld-green eval --split S --blue reference --predictor ground_truth`
 subprocess on free ports (its own world slots, started once per worker and reused across tasks),
@@ -14,6 +14,11 @@ Figures (one JSON line each, see bench/common.py):
 - `eval_tasks_per_minute_workers2`: battles (tasks x trials) / wall minutes; ratio = value/baseline = the same speed-up.
 - `eval_battle_phase_tasks_per_minute_workers2`: tasks per minute between the first battle's start
   and the last battle's end (`result.json` timestamps), i.e. without slot start-up and shutdown.
+- The same three with the suffix `_model_bound`: the reference Blue waits `--model-think-s` (default
+  1 s) before each tool call (`REFERENCE_BLUE_THINK_S`), standing in for an LLM agent waiting for its
+  model (real models take 1-5 s per turn on AppWorld's prompts). The reference Blue alone is the
+  worst case for concurrency: every process of a battle is on the CPU, and 2 cores are nearly busy
+  with one battle; a real agent mostly waits, which is what a second worker overlaps.
 
 `--quick` uses the proof-of-concept world (split `mini`, 2 tasks) when the built world is missing.
 """
@@ -61,11 +66,11 @@ def pick_world(tmp: Path, split: str, quick: bool) -> tuple[Path, str]:
     return tmp / "world", "mini"
 
 
-def run_eval(root: Path, split: str, workers: int, out: Path, tmp: Path, trials: int) -> dict:
+def run_eval(root: Path, split: str, workers: int, out: Path, tmp: Path, trials: int, think_s: float = 0.0) -> dict:
     ports = free_ports(3 * workers)
     slot_ports = ",".join(":".join(map(str, ports[i:i + 3])) for i in range(0, len(ports), 3))
     env = {"APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
-           "PATH": str(CLI.parent) + ":/usr/bin:/bin"}
+           "REFERENCE_BLUE_THINK_S": str(think_s), "PATH": str(CLI.parent) + ":/usr/bin:/bin"}
     argv = [str(CLI), "eval", "--split", split, "--blue", "reference", "--predictor", "ground_truth",
             "--workers", str(workers), "--trials", str(trials), "--out", str(out), "--slot-ports", slot_ports,
             "--json"]
@@ -84,26 +89,19 @@ def run_eval(root: Path, split: str, workers: int, out: Path, tmp: Path, trials:
     return {"wall_s": wall, "tasks": tasks, "battle_phase_s": (last - first).total_seconds()}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", default="dev")
-    parser.add_argument("--runs", type=int, default=1, help="measurements per worker count (alternating)")
-    parser.add_argument("--trials", type=int, default=1,
-                        help="battles per task (more battles per slot start-up: the steady state)")
-    parser.add_argument("--quick", action="store_true", help="one run; the proof-of-concept world if needed")
-    args = parser.parse_args()
-    print_machine("bench_batch")
-    runs = 1 if args.quick else args.runs
+def measure(root: Path, split: str, tmp: Path, runs: int, trials: int, think_s: float) -> dict[int, list[dict]]:
+    """`runs` evals per worker count, alternating the order (1, 2, then 2, 1, ...)."""
     measured: dict[int, list[dict]] = {1: [], 2: []}
-    with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp_name:
-        tmp = Path(tmp_name)
-        root, split = pick_world(tmp, args.split, args.quick)
-        for r in range(runs):
-            for workers in ((1, 2) if r % 2 == 0 else (2, 1)):
-                m = run_eval(root, split, workers, tmp / f"run-w{workers}-{r}", tmp, args.trials)
-                print(json.dumps({"workers": workers, "run": r, **{k: round(v, 3) for k, v in m.items()}}),
-                      file=sys.stderr, flush=True)
-                measured[workers].append(m)
+    for r in range(runs):
+        for workers in ((1, 2) if r % 2 == 0 else (2, 1)):
+            m = run_eval(root, split, workers, tmp / f"run-w{workers}-{r}-think{think_s}", tmp, trials, think_s)
+            print(json.dumps({"workers": workers, "run": r, "think_s": think_s, **{k: round(v, 3) for k, v in m.items()}}),
+                  file=sys.stderr, flush=True)
+            measured[workers].append(m)
+    return measured
+
+
+def emit_figures(measured: dict[int, list[dict]], split: str, root: Path, trials: int, think_s: float) -> None:
     tasks = measured[1][0]["tasks"]
     wall = {w: [m["wall_s"] for m in ms] for w, ms in measured.items()}
     tpm = {w: [m["tasks"] / m["wall_s"] * 60 for m in ms] for w, ms in measured.items()}
@@ -111,18 +109,42 @@ def main() -> int:
     med = {name: {w: statistics.median(v) for w, v in d.items()} for name, d in
            (("wall", wall), ("tpm", tpm), ("phase", phase))}
     speedup = med["wall"][1] / med["wall"][2]
-    context = {"split": split, "battles": tasks, "trials": args.trials,
+    suffix = f"_model_bound" if think_s else ""
+    blue = (f"reference Blue waiting {think_s:g} s before each tool call (a model-bound agent)" if think_s
+            else "reference Blue, CPU-bound: no model")
+    context = {"split": split, "battles": tasks, "trials": trials, "blue_think_s": think_s,
                "world": str(root) if root == BUILT_WORLD else "proof-of-concept copy"}
-    emit(figure("eval_wall_s_workers2", "s", med["wall"][2], med["wall"][1], wall[2], wall[1],
-                f"wall time of `eval --split {split}` ({tasks} battles, reference Blue) with 2 workers vs 1",
+    emit(figure(f"eval_wall_s_workers2{suffix}", "s", med["wall"][2], med["wall"][1], wall[2], wall[1],
+                f"wall time of `eval --split {split}` ({tasks} battles, {blue}) with 2 workers vs 1",
                 target=f">= {TARGET}x speed-up", meets_target=speedup >= TARGET, extra=context))
-    emit(figure("eval_tasks_per_minute_workers2", "tasks/min", med["tpm"][2], med["tpm"][1], tpm[2], tpm[1],
+    emit(figure(f"eval_tasks_per_minute_workers2{suffix}", "tasks/min", med["tpm"][2], med["tpm"][1], tpm[2], tpm[1],
                 "tasks per wall minute, slot start-up included; ratio = speed-up of 2 workers",
                 ratio="value/baseline", target=f">= {TARGET}x", meets_target=med["tpm"][2] / med["tpm"][1] >= TARGET,
                 extra=context))
-    emit(figure("eval_battle_phase_tasks_per_minute_workers2", "tasks/min", med["phase"][2], med["phase"][1],
+    emit(figure(f"eval_battle_phase_tasks_per_minute_workers2{suffix}", "tasks/min", med["phase"][2], med["phase"][1],
                 phase[2], phase[1], "tasks per minute from first battle start to last battle end (no slot start-up)",
                 ratio="value/baseline", extra=context))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--runs", type=int, default=1, help="measurements per worker count (alternating)")
+    parser.add_argument("--trials", type=int, default=1,
+                        help="battles per task (more battles per slot start-up: the steady state)")
+    parser.add_argument("--model-think-s", type=float, default=1.0,
+                        help="also measure a model-bound Blue waiting this long per tool call (0: skip)")
+    parser.add_argument("--quick", action="store_true", help="one run; the proof-of-concept world if needed")
+    args = parser.parse_args()
+    print_machine("bench_batch")
+    runs = 1 if args.quick else args.runs
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp_name:
+        tmp = Path(tmp_name)
+        root, split = pick_world(tmp, args.split, args.quick)
+        emit_figures(measure(root, split, tmp, runs, args.trials, 0.0), split, root, args.trials, 0.0)
+        if args.model_think_s > 0:
+            think = min(args.model_think_s, 0.2) if args.quick else args.model_think_s
+            emit_figures(measure(root, split, tmp, runs, args.trials, think), split, root, args.trials, think)
     return 0
 
 

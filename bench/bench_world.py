@@ -1,6 +1,6 @@
 """World build time and the memory of one running world slot.
 
-Run: `.venv/bin/python bench/bench_world.py [--builds K] [--root DIR] [--quick]`.
+Run: `.venv/bin/python bench/bench_world.py [--builds K] [--root DIR] [--slot-starts K] [--quick]`.
 
 - Build: `appworld-green world build --root <temp>` (the real builder, in .venv-appworld), K times,
   each into a fresh temp root; baseline = copying the built `data/` tree (`shutil.copytree`), the
@@ -12,6 +12,13 @@ Run: `.venv/bin/python bench/bench_world.py [--builds K] [--root DIR] [--quick]`
   sampled 3 times, idle and after one battle with the reference Blue (the Blue is not part of the
   slot and not counted). Figures: `slot_memory_after_battle` (value = after, baseline = idle, ratio =
   growth) and `gateway_memory_share` (value = the gateway, baseline = the two AppWorld servers, idle).
+- Slot start-up, fork vs exec (`--slot-starts K`, alternating): a slot whose AppWorld servers are
+  forked from the already-warm fork server (`APPWORLD_SERVER_LAUNCH=fork`, the default) against one
+  whose servers are fresh processes (`exec`), each from `WorldSlot.start()` to every server
+  answering. Figure `slot_start_time_forked` (ratio = baseline/value, the speed-up; the first forked
+  slot of a process, which warms the fork server, is in `first_forked_slot_s`), and
+  `appworld_servers_pss_forked`: PSS (private + fair share of shared pages) of the two AppWorld
+  servers of a forked slot vs an exec'd one, idle (ratio = value/baseline).
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (bench_settings, dev_tasks, emit, figure, print_machine, slot_pids, spread, start_slot,  # noqa: E402
-                    tree_rss_mib)
+from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, spread,  # noqa: E402
+                    start_slot, tree_rss_mib)
 
 SAMPLES = 3
 SAMPLE_EVERY_S = 1.0
@@ -124,10 +131,47 @@ def memory_figures(root: str | None, tmp: Path) -> list[dict]:
     ]
 
 
+def timed_slot(settings: object, tmp: Path, launch: str) -> tuple[float, float]:
+    """Start a slot with `launch`; return (start seconds, idle PSS MiB of its two AppWorld servers); stop it."""
+    started = time.perf_counter()
+    slot = start_slot(settings, str(tmp), launch=launch)
+    seconds = time.perf_counter() - started
+    try:
+        pids = slot_pids(slot)
+        time.sleep(SETTLE_S)
+        pss = pss_mib([pids["apis"], pids["environment"]])
+    finally:
+        slot.stop()
+    return seconds, sum(pss.values())
+
+
+def slot_start_figures(root: str | None, tmp: Path, repeats: int) -> list[dict]:
+    settings = bench_settings(str(tmp), root)
+    first_forked_s, _ = timed_slot(settings, tmp, "fork")  # warms this process's fork server
+    runs: dict[str, list[tuple[float, float]]] = {"fork": [], "exec": []}
+    for i in range(repeats):
+        for launch in (("exec", "fork") if i % 2 == 0 else ("fork", "exec")):
+            runs[launch].append(timed_slot(settings, tmp, launch))
+    start = {k: [s for s, _ in v] for k, v in runs.items()}
+    pss = {k: [m for _, m in v] for k, v in runs.items()}
+    med = {k: statistics.median(v) for k, v in start.items()}
+    med_pss = {k: statistics.median(v) for k, v in pss.items()}
+    return [
+        figure("slot_start_time_forked", "s", med["fork"], med["exec"], start["fork"], start["exec"],
+               "world slot start (APIs + env server + gateway answering): AppWorld servers forked from the warm "
+               "fork server (value) vs fresh processes (baseline); ratio = speed-up",
+               extra={"first_forked_slot_s": round(first_forked_s, 2)}),
+        figure("appworld_servers_pss_forked", "MiB", med_pss["fork"], med_pss["exec"], pss["fork"], pss["exec"],
+               "idle PSS of a slot's two AppWorld servers, forked (value) vs exec'd (baseline); ratio = value/baseline",
+               ratio="value/baseline"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--builds", type=int, default=2, help="world builds (default 2; 0 skips the build figure)")
     parser.add_argument("--root", help="world for the memory part when no build runs (default: APPWORLD_ROOT)")
+    parser.add_argument("--slot-starts", type=int, default=3, help="fork/exec slot starts each (0 skips them)")
     parser.add_argument("--quick", action="store_true", help="smoke mode: no build, memory on the existing world")
     args = parser.parse_args(argv)
     print_machine("bench_world")
@@ -142,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
             root = str(built)
         for line in memory_figures(root, tmp):
             emit(line)
+        starts = min(args.slot_starts, 1) if args.quick else args.slot_starts
+        if starts > 0:
+            for line in slot_start_figures(root, tmp, starts):
+                emit(line)
     return 0
 
 

@@ -115,6 +115,22 @@ def print_machine(script: str) -> None:
     print(json.dumps({"machine": machine_info(), "script": script}), file=sys.stderr, flush=True)
 
 
+def pss_mib(pids: Iterable[int]) -> dict[int, float]:
+    """PSS (MiB) of each pid alone: private pages plus its share of pages shared with other processes.
+
+    The honest per-process cost when processes share memory (forked servers share AppWorld's
+    imported code); RSS would count every shared page in full in each process."""
+    import psutil
+
+    result: dict[int, float] = {}
+    for pid in pids:
+        try:
+            result[pid] = round(psutil.Process(pid).memory_full_info().pss / 2**20, 1)
+        except psutil.NoSuchProcess:
+            result[pid] = 0.0
+    return result
+
+
 def tree_rss_mib(pids: Iterable[int]) -> dict[int, float]:
     """RSS (MiB) of each pid summed over its process tree (the pid and all its descendants).
 
@@ -163,8 +179,10 @@ def bench_settings(workdir: str, appworld_root: str | None = None, **overrides: 
     return settings
 
 
-def start_slot(settings: Any, workdir: str) -> Any:
-    """Start one world slot (APIs + env server + MCP gateway) on free ports; returns the started WorldSlot."""
+def start_slot(settings: Any, workdir: str, launch: str = "fork") -> Any:
+    """Start one world slot (APIs + env server + MCP gateway) on free ports; returns the started WorldSlot.
+
+    `launch`: "fork" (AppWorld servers forked from the warm fork server, the product's default) or "exec"."""
     from pathlib import Path
 
     from green_agent.slot import SlotSpec, WorldSlot
@@ -173,7 +191,7 @@ def start_slot(settings: Any, workdir: str) -> Any:
     slot = WorldSlot(SlotSpec(env_port=env_port, apis_port=apis_port, gateway_port=gateway_port),
                      appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
                      log_dir=Path(workdir) / "logs", mcp_log_path=settings.agentbeats_mcp_log_path,
-                     lock_dir=Path(workdir) / "locks")
+                     lock_dir=Path(workdir) / "locks", launch=launch)
     return slot.start()
 
 

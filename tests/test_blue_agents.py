@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -137,6 +138,39 @@ def test_run_solution_maps_calls_to_mcp_tools() -> None:
     assert [args["page_index"] for tool, args in gateway.calls if tool.endswith("search_notes")] == [0, 1, 2, 3]
     assert gateway.calls[3][1]["access_token"] == "tok"
     assert gateway.answer == 5
+
+
+@pytest.mark.parametrize("think_s", [0.0, 0.05])
+def test_reference_blue_think_time_waits_before_every_tool_call(monkeypatch: pytest.MonkeyPatch, think_s: float) -> None:
+    """REFERENCE_BLUE_THINK_S (benchmarks' stand-in for model latency) delays each call, not the result."""
+    import blue_agent.reference as reference
+
+    gateway = FakeGateway(notes=5)
+    stamps: list[float] = []
+
+    class RecordingSession:
+        def __init__(self, url: str) -> None:
+            assert url == "http://127.0.0.1:1/mcp"
+
+        def __enter__(self) -> "RecordingSession":
+            self.started = time.monotonic()
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def call_tool(self, name: str, arguments: dict) -> dict:
+            stamps.append(time.monotonic() - self.started)
+            return gateway(name, arguments)
+
+    monkeypatch.setattr(reference, "GatewaySession", RecordingSession)
+    reference.replay_solution(COUNT_SOLUTION, "http://127.0.0.1:1/mcp", think_s)
+    assert gateway.answer == 5 and len(stamps) == 8
+    gaps = [b - a for a, b in zip([0.0] + stamps, stamps)]
+    if think_s:
+        assert min(gaps) >= think_s
+    else:
+        assert sum(gaps) < 0.05 * 8
 
 
 def test_api_error_raises_like_raise_on_failure() -> None:

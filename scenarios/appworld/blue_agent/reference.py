@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
+from typing import Any
 
 from blue_agent.a2a_server import BlueHandler
 from blue_agent.apis_shim import run_solution
@@ -28,11 +30,20 @@ DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through
 logger = logging.getLogger(__name__)
 
 
-def replay_solution(source: str, mcp_url: str) -> None:
-    """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking)."""
+def replay_solution(source: str, mcp_url: str, think_s: float = 0.0) -> None:
+    """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking).
+
+    `think_s` > 0 waits that long before each tool call, like an LLM agent waiting for its model
+    (benchmarks use it to measure a model-bound Blue without a model)."""
     with GatewaySession(mcp_url) as session:
+
+        def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+            if think_s:
+                time.sleep(think_s)
+            return session.call_tool(name, arguments)
+
         try:
-            run_solution(source, session.call_tool)
+            run_solution(source, call_tool)
         except Exception:
             _end_as_failed(session)
             raise
@@ -53,7 +64,7 @@ def make_handler(settings: Settings) -> BlueHandler:
         task = parse_task_message(text)
         source = world.solution_source(task.task_id)
         logger.info("replaying the reference solution of %s through %s", task.task_id, task.mcp_url)
-        await asyncio.to_thread(replay_solution, source, task.mcp_url)
+        await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s)
         return f"Replayed the reference solution of task {task.task_id}; supervisor__complete_task was called."
 
     return handle
