@@ -8,6 +8,7 @@ a process, and a slot refuses duplicate ports before starting anything.
 
 from __future__ import annotations
 
+import collections
 import socket
 import threading
 
@@ -28,7 +29,7 @@ def test_free_port_never_repeats_even_when_the_kernel_offers_the_same_port(monke
             return ("127.0.0.1", next(offered))
 
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
-    monkeypatch.setattr("green_agent.processes._HANDED_OUT_PORTS", set())
+    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1024))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47003]
 
 
@@ -65,3 +66,15 @@ def test_a_slot_refuses_two_servers_on_one_port() -> None:
 def test_slot_ports_option_names_the_duplicate() -> None:
     with pytest.raises(BadInputError, match=r"--slot-ports '9100:9200:9200'.*three different ports"):
         parse_slot_ports("9100:9201:9302, 9100:9200:9200")
+
+
+def test_free_port_forgets_old_handouts_so_a_long_lived_green_never_runs_dry(monkeypatch: pytest.MonkeyPatch) -> None:
+    offered = iter([47001, 47002, 47001])
+
+    class RepeatingSocket(socket.socket):
+        def getsockname(self):
+            return ("127.0.0.1", next(offered))
+
+    monkeypatch.setattr(socket, "socket", RepeatingSocket)
+    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1))
+    assert [free_port(), free_port(), free_port()] == [47001, 47002, 47001]

@@ -7,6 +7,7 @@ exits early is reported with the tail of its log.
 
 from __future__ import annotations
 
+import collections
 import os
 import signal
 import socket
@@ -143,20 +144,21 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-_HANDED_OUT_PORTS: set[int] = set()
-"""Ports `free_port` already returned in this process: the kernel may offer a just-released port again,
-and a caller asking for three ports in a row (one slot) would then start two servers on one port."""
-_HANDED_OUT_LOCK = threading.Lock()
+_RECENT_PORTS: collections.deque[int] = collections.deque(maxlen=1024)
+"""Ports `free_port` returned lately in this process: the kernel may offer a just-released port again,
+and a caller asking for three ports in a row (one slot) would then start two servers on one port.
+Bounded: a port handed out 1024 calls ago is bound by its server by now, or was abandoned."""
+_RECENT_PORTS_LOCK = threading.Lock()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """An ephemeral port that is free right now and never returned before by this process."""
-    with _HANDED_OUT_LOCK:
+    """An ephemeral port that is free right now and not among the last 1024 this process handed out."""
+    with _RECENT_PORTS_LOCK:
         for _ in range(1000):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
                 sock.bind((host, 0))
                 port = sock.getsockname()[1]
-            if port not in _HANDED_OUT_PORTS:
-                _HANDED_OUT_PORTS.add(port)
+            if port not in _RECENT_PORTS:
+                _RECENT_PORTS.append(port)
                 return port
     raise InfrastructureError(f"no fresh ephemeral port on {host} after 1000 tries")
