@@ -78,3 +78,17 @@ def test_free_port_forgets_old_handouts_so_a_long_lived_green_never_runs_dry(mon
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
     monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47001]
+
+
+def test_free_port_keeps_off_ports_promised_to_a_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    offered = iter([47001, 47002])
+
+    class RepeatingSocket(socket.socket):
+        def getsockname(self):
+            return ("127.0.0.1", next(offered))
+
+    monkeypatch.setattr(socket, "socket", RepeatingSocket)
+    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1024))
+    urls = SlotSpec(env_port=47001, apis_port=47005, gateway_port=47006).urls()
+    assert urls.ports() == {47001, 47005, 47006}
+    assert free_port(avoid=urls.ports()) == 47002

@@ -101,7 +101,7 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
     if blue not in BUILTIN_BLUES:
         yield _check_url(blue)
         return
-    port = free_port()
+    port = free_port(avoid=urls.ports())  # the slot's servers may still be starting, their ports unbound
     env = {**os.environ, "APPWORLD_ROOT": str(settings.appworld_root),
            "AGENTBEATS_MCP_LOG_PATH": str(settings.agentbeats_mcp_log_path),
            "REFERENCE_BLUE_THINK_S": str(settings.reference_blue_think_s)}

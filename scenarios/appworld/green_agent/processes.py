@@ -14,7 +14,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import requests
@@ -151,14 +151,15 @@ Bounded: a port handed out 1024 calls ago is bound by its server by now, or was 
 _RECENT_PORTS_LOCK = threading.Lock()
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """An ephemeral port that is free right now and not among the last 1024 this process handed out."""
+def free_port(host: str = "127.0.0.1", avoid: Collection[int] = ()) -> int:
+    """An ephemeral port that is free right now, not among the last 1024 this process handed out, and
+    not in `avoid` (ports promised to servers that may not be listening yet, e.g. a slot's)."""
     with _RECENT_PORTS_LOCK:
         for _ in range(1000):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
                 sock.bind((host, 0))
                 port = sock.getsockname()[1]
-            if port not in _RECENT_PORTS:
+            if port not in _RECENT_PORTS and port not in avoid:
                 _RECENT_PORTS.append(port)
                 return port
     raise InfrastructureError(f"no fresh ephemeral port on {host} after 1000 tries")

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import urlsplit
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -38,6 +39,11 @@ class SlotUrls(BaseModel):
     env_url: str = Field(description="AppWorld environment server.")
     apis_url: str = Field(description="AppWorld APIs server.")
     gateway_url: str | None = Field(default=None, description="MCP gateway (None: run without one, tests only).")
+
+    def ports(self) -> set[int]:
+        """The ports these URLs name (to keep other servers off them)."""
+        return {port for url in (self.env_url, self.apis_url, self.gateway_url)
+                if url and (port := urlsplit(url).port) is not None}
 
 
 class SlotSpec(BaseModel):
