@@ -1,4 +1,4 @@
-"""Port allocation for slots and agents.
+"""Port allocation for slots and agents, and HTTP sessions for loopback services.
 
 CI once gave the APIs server and the gateway of one test slot the same port (three `free_port()`
 calls in a row; the kernel offered a just-released port again), and every battle on that slot died
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from green_agent.batch.live import parse_slot_ports
 from green_agent.errors import BadInputError
+from green_agent.http_sessions import is_loopback, session_for
 from green_agent.processes import free_port
 from green_agent.slot import SlotSpec
 
@@ -92,3 +93,20 @@ def test_free_port_keeps_off_ports_promised_to_a_slot(monkeypatch: pytest.Monkey
     urls = SlotSpec(env_port=47001, apis_port=47005, gateway_port=47006).urls()
     assert urls.ports() == {47001, 47005, 47006}
     assert free_port(avoid=urls.ports()) == 47002
+
+
+@pytest.mark.parametrize(("url", "loopback"), [
+    ("http://127.0.0.1:8000", True), ("http://localhost:9000/x", True), ("http://[::1]:10000", True),
+    ("http://127.5.0.1:80", True), ("https://api.agentbeats.org", False), ("http://10.0.0.5:8000", False),
+])
+def test_loopback_sessions_ignore_environment_proxies(url: str, loopback: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    session = session_for(url)
+    assert session.trust_env is (not loopback)
+    settings = session.merge_environment_settings(url, {}, None, None, None)
+    assert bool(settings["proxies"]) is (not loopback)
+
+
+def test_a_host_that_is_no_address_is_not_loopback() -> None:
+    assert not is_loopback("not a url") and not is_loopback("http://127.0.0.1.example.com/")

@@ -25,6 +25,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WrongActiveTaskError
+from green_agent.http_sessions import session_for
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class AppWorldClient:
     def __init__(self, base_url: str, session: requests.Session | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  retries: int = DEFAULT_RETRIES, backoff_s: float = DEFAULT_BACKOFF_S) -> None:
         self.base_url = base_url.rstrip("/")
-        self.session = session or requests.Session()
+        self.session = session or session_for(self.base_url)
         self.timeout_s = timeout_s
         self.retries = max(1, retries)
         self.backoff_s = backoff_s

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from green_agent.appworld_client import AppWorldClient
 from green_agent.errors import BadInputError, InfrastructureError
 from green_agent.gateway_client import GatewayClient
+from green_agent.http_sessions import session_for
 from green_agent.models.result import BattleResult
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
@@ -139,7 +140,7 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
     deps = BattleDeps(
         client=AppWorldClient(urls.env_url), apis_url=urls.apis_url, settings=settings, world=world_data(settings),
         appworld_root=settings.appworld_root, gateway=GatewayClient(urls.gateway_url) if urls.gateway_url else None,
-        call_log_path=settings.agentbeats_mcp_log_path, blue_session=requests.Session(), reporters=reporters or [])
+        call_log_path=settings.agentbeats_mcp_log_path, blue_session=session_for(blue_url), reporters=reporters or [])
     return run_battle(config, deps)
 
 

@@ -20,6 +20,7 @@ import requests
 from pydantic import BaseModel, Field
 
 from green_agent.errors import BlueUnreachableError
+from green_agent.http_sessions import session_for
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class DispatchHandle:
 def fetch_agent_card(blue_url: str, session: requests.Session | None = None,
                      timeout_s: float = CARD_TIMEOUT_S) -> AgentCardInfo:
     """GET Blue's agent card; raise BlueUnreachableError if neither well-known path answers."""
-    session = session or requests.Session()
+    session = session or session_for(blue_url)
     base = blue_url.rstrip("/")
     problems = []
     for path in CARD_PATHS:
@@ -106,7 +107,7 @@ def build_send_request(text: str, message_id: str, context_id: str | None = None
 def dispatch(blue_url: str, text: str, session: requests.Session | None = None, context_id: str | None = None,
              card_timeout_s: float = CARD_TIMEOUT_S) -> DispatchHandle:
     """Step 5: fetch Blue's card, then send the task message in the background and return at once."""
-    session = session or requests.Session()
+    session = session or session_for(blue_url)
     card = fetch_agent_card(blue_url, session, card_timeout_s)
     message_id = uuid.uuid4().hex
     handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))

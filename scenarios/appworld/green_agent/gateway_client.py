@@ -18,6 +18,7 @@ import requests
 from pydantic import BaseModel, Field, ValidationError
 
 from green_agent.errors import GatewayError
+from green_agent.http_sessions import session_for
 
 CONTROL_TIMEOUT_S = 10.0
 MAX_LONG_POLL_S = 60.0
@@ -36,7 +37,7 @@ class GatewayClient:
 
     def __init__(self, base_url: str, session: requests.Session | None = None) -> None:
         self.base_url = base_url.rstrip("/")
-        self.session = session or requests.Session()
+        self.session = session or session_for(self.base_url)
 
     @property
     def mcp_url(self) -> str:

@@ -195,7 +195,7 @@ def paginated_apis(world: WorldData | None) -> list[str] | None:
     if world is None:
         return None
     try:
-        return [doc.dotted for apis in world.api_docs.values() for doc in apis.values() if doc.is_paginated]
+        return world.paginated_apis()
     except Exception:
         return None
 

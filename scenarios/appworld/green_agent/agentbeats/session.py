@@ -29,8 +29,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from green_agent import plan
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import ResolvedConfig
@@ -41,6 +39,7 @@ from green_agent.completion import wait_for_completion
 from green_agent.dispatch import dispatch
 from green_agent.errors import BadInputError, GreenError
 from green_agent.gateway_client import GatewayClient
+from green_agent.http_sessions import session_for
 from green_agent.judge import judge
 from green_agent.metrics import collect_metrics
 from green_agent.models.result import BattleResult, ErrorRecord
@@ -93,7 +92,7 @@ class BattleSession:
             client=AppWorldClient(resolved.env_url), apis_url=resolved.apis_url, settings=settings,
             world=world_data(settings), appworld_root=settings.appworld_root,
             gateway=GatewayClient(resolved.gateway_url) if resolved.gateway_url else None,
-            call_log_path=resolved.call_log_path, blue_session=requests.Session(), reporters=[reporter])
+            call_log_path=resolved.call_log_path, blue_session=session_for(blue_url), reporters=[reporter])
         self.state = plan.BattleState()
         self.started = datetime.now(timezone.utc)
         self.outputs: dict[str, dict[str, Any]] = {}
