@@ -21,9 +21,14 @@ Per battle:
   `/execute pass` and `/save_logs` round trips it asks AppWorld for), trajectory metrics, result.json
   and the gateway's control calls.
 
-Figures: `orchestration_overhead` (value = Green's own time, baseline = AppWorld init+evaluate+close,
-ratio = value/baseline; target < 0.25) and `orchestration_overhead_all_appworld_calls` (the same with
-`/execute` and `/save_logs` counted as AppWorld's time too).
+Figures (value = the Green's own time, baseline = AppWorld's `/initialize` + `/evaluate` + `/close`,
+ratio = value/baseline; target < 0.25):
+- `orchestration_overhead`: the issue's definition, "everything except Blue's work and AppWorld's own
+  server time": the archive's `/execute pass` and `/save_logs` round trips are AppWorld's time too,
+  so they are left out of the Green's time (the baseline stays the three core calls).
+- `orchestration_overhead_strict`: those two round trips charged to the Green (they are calls the
+  Green chooses to make), the more conservative reading.
+In both, the `/task_completed` confirmation inside the detection latency is charged to the Green.
 """
 
 from __future__ import annotations
@@ -72,18 +77,19 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
     from green_agent.appworld_client import AppWorldClient
     from green_agent.battle import world_data
     from green_agent.gateway_client import GatewayClient
+    from green_agent.http_sessions import configure_for, session_for
     from green_agent.plan import BattleConfig, BattleDeps, run_battle
 
     battle_id = f"bench-overhead-{index:03d}-{int(time.time())}"
     started = time.perf_counter()
-    session = TimedSession()
+    session = configure_for(TimedSession(), urls.env_url)  # as AppWorldClient's own session is
     config = BattleConfig(battle_id=battle_id, task_config=task_id, blue="reference", blue_url=blue_url,
                           predictor=predictor, deadline_s=DEADLINE_S, run_dir=workdir / "runs" / battle_id,
                           split=settings.default_split)
     deps = BattleDeps(client=AppWorldClient(urls.env_url, session=session), apis_url=urls.apis_url, settings=settings,
                       world=world_data(settings), appworld_root=settings.appworld_root,
                       gateway=GatewayClient(urls.gateway_url), call_log_path=settings.agentbeats_mcp_log_path,
-                      blue_session=requests.Session())
+                      blue_session=session_for(blue_url))
     result = run_battle(config, deps)
     wall = time.perf_counter() - started
     remove_experiments(settings.appworld_root, [result.experiment_name or ""])
@@ -131,19 +137,20 @@ def figures(rows: list[dict], predictor: str) -> list[dict]:
                                             for p in rows[0]["calls"]}
     breakdown["outcomes"] = col("outcome")
     out = []
-    for name, green_key, base_keys, what in (
-            ("orchestration_overhead", "green_s", ("appworld_core_s",), "/initialize + /evaluate + /close"),
-            ("orchestration_overhead_all_appworld_calls", "green_excl_archive_calls_s",
-             ("appworld_core_s", "appworld_archive_s"), "/initialize + /evaluate + /close + /execute + /save_logs")):
+    for name, green_key, excluded in (
+            ("orchestration_overhead", "green_excl_archive_calls_s",
+             "Blue's work and every AppWorld round trip (incl. the archive's /execute + /save_logs)"),
+            ("orchestration_overhead_strict", "green_s",
+             "Blue's work and AppWorld's /initialize + /evaluate + /close only")):
         green = col(green_key)
-        base = [sum(r[k] for k in base_keys) for r in rows]
+        base = col("appworld_core_s")
         shares = [g / b for g, b in zip(green, base) if b]
         share = statistics.median(shares)
         out.append(figure(
             name, "s", statistics.median(green), statistics.median(base), green, base,
             f"per battle with the reference Blue (predictor {predictor}, warm slot, {len(rows)} battles): the Green's "
-            f"own time (wall - Blue's work - AppWorld) vs AppWorld's round-trip time of {what} (an upper bound of "
-            "its server time); ratio = value/baseline, the share the Green adds",
+            f"own time (wall minus {excluded}) vs AppWorld's round-trip time of /initialize + /evaluate + /close "
+            "(an upper bound of its server time); ratio = value/baseline, the share the Green adds",
             ratio="value/baseline", target=f"Green adds < {TARGET_RATIO:.0%} on top of AppWorld",
             meets_target=share < TARGET_RATIO,
             extra={"per_battle_ratio": spread(shares),

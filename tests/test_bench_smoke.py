@@ -66,12 +66,16 @@ def test_overhead_figures_from_rows() -> None:
                 "calls": {"/initialize": 0.3}, "timings": {"setup": 0.3, "wait": 1.0}}
 
     rows = [row(2.0, 1.0, 0.8, 0.05), row(2.1, 1.0, 0.8, 0.05), row(2.3, 1.0, 0.8, 0.05)]
-    strict, lenient = bench_overhead.figures(rows, "ground_truth")
-    assert strict["name"] == "orchestration_overhead"
+    overhead, strict = bench_overhead.figures(rows, "ground_truth")
+    assert (overhead["name"], strict["name"]) == ("orchestration_overhead", "orchestration_overhead_strict")
+    # the definition: AppWorld's archive round trips (0.05) are AppWorld's time, not the Green's
+    assert overhead["value"] == pytest.approx(0.25) and overhead["baseline"] == pytest.approx(0.8)
+    assert overhead["ratio"] == pytest.approx(0.3125, abs=1e-3) and overhead["meets_target"] is False
     assert strict["value"] == pytest.approx(0.3) and strict["baseline"] == pytest.approx(0.8)
     assert strict["ratio"] == pytest.approx(0.375) and strict["meets_target"] is False
-    assert lenient["value"] == pytest.approx(0.25) and lenient["baseline"] == pytest.approx(0.85)
-    assert lenient["meets_target"] is False and "breakdown" in strict and "breakdown" not in lenient
+    assert "breakdown" in overhead and "breakdown" not in strict
+    fast = bench_overhead.figures([row(1.15, 1.0, 0.8, 0.05)] * 3, "ground_truth")[0]  # 0.1 / 0.8
+    assert fast["meets_target"] is True
 
 
 def test_completion_figures_and_seed_loop() -> None:
@@ -140,9 +144,9 @@ def _run_quick(script: str, appworld_root: Path) -> dict[str, dict]:
 @pytest.mark.e2e
 def test_overhead_quick(appworld_root: Path) -> None:
     figures = _run_quick("bench_overhead.py", appworld_root)
-    strict = figures["orchestration_overhead"]
-    assert strict["value"] > 0 and strict["baseline"] > 0 and strict["breakdown"]["outcomes"] == ["passed"]
-    assert figures["orchestration_overhead_all_appworld_calls"]["value"] < strict["value"]
+    overhead, strict = figures["orchestration_overhead"], figures["orchestration_overhead_strict"]
+    assert overhead["value"] > 0 and overhead["baseline"] > 0 and overhead["breakdown"]["outcomes"] == ["passed"]
+    assert overhead["baseline"] == strict["baseline"] and overhead["value"] < strict["value"]
 
 
 @pytest.mark.e2e
