@@ -7,7 +7,8 @@ AW_VENV := .venv-appworld
 APPWORLD_ROOT ?= $(CURDIR)/.appworld
 export APPWORLD_ROOT
 
-WORLD_SOURCES := $(shell find scenarios/appworld/world -name '*.py' 2>/dev/null)
+# What the built world depends on: the pack and the builder (serve.py only launches servers).
+WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
 .PHONY: setup venvs world browser demo test test-fast bench clean clean-world
