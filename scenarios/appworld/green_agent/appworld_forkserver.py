@@ -79,7 +79,11 @@ class ForkServer:
             except OSError as exc:
                 raise InfrastructureError(f"the AppWorld fork server stopped taking requests ({exc}); "
                                           f"see {self.log_path}") from None
-            reply = self._read_reply(SPAWN_TIMEOUT_S)
+            try:
+                reply = self._read_reply(SPAWN_TIMEOUT_S)
+            except InfrastructureError:
+                self.close()  # a late answer would be read as the next request's: never reuse this one
+                raise
         if "pid" not in reply:
             raise InfrastructureError(f"the AppWorld fork server could not start the {server} server: "
                                       f"{reply.get('error', reply)}")

@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     default_split: str = Field(default=DEFAULT_SPLIT, description="Split used when a battle names a task by index.")
     runs_dir: Path = Field(default=DEFAULT_RUNS_DIR, description="Where battle and eval outputs go by default.")
     appworld_server_launch: Literal["fork", "exec"] = Field(default="fork", description=(
-        "fork: AppWorld servers are forked from one warm process (a slot starts in ~1 s after the first); "
+        "fork: AppWorld servers are forked from one warm process (a slot starts in ~2 s after the first); "
         "exec: each server is a fresh process (~10 CPU-s of imports each)."))
     reference_blue_think_s: float = Field(default=0.0, ge=0, le=60, description=(
         "Benchmarks only: the reference Blue waits this long before each tool call, standing in for an "

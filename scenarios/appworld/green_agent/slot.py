@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from urllib.parse import urlsplit
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, model_validator
 
