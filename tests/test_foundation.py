@@ -82,3 +82,20 @@ def test_appworld_is_not_in_the_agents_venv() -> None:
     import importlib.util
 
     assert importlib.util.find_spec("appworld") is None  # pydantic 1 world lives in .venv-appworld only
+
+
+def test_server_processes_exit_without_teardown_but_with_their_output_flushed() -> None:
+    """The gateway and our Blues leave through `exit_without_teardown` once their server loop returns."""
+    script = (
+        "import atexit, logging, sys\n"
+        "from green_agent.processes import exit_without_teardown\n"
+        "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
+        "atexit.register(lambda: print('TEARDOWN RAN'))\n"
+        "print('served', end='')\n"
+        "logging.getLogger('x').info('last record')\n"
+        "exit_without_teardown(3)\n"
+        "print('not reached')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stdout == "served" and "last record" in proc.stderr

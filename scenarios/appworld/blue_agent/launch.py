@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from blue_agent.a2a_server import BlueHandler, make_card, serve
+from green_agent.processes import exit_without_teardown
 from green_agent.settings import Settings, load_settings
 
 DEFAULT_HOST = "127.0.0.1"
@@ -23,4 +24,5 @@ def run_blue(name: str, description: str, skill_id: str, make_handler: Callable[
     settings = load_settings()
     card = make_card(name, description, f"http://{args.host}:{args.port}/", skill_id)
     serve(card, make_handler(settings), args.host, args.port)
-    return 0
+    exit_without_teardown(0)
+    return 0  # not reached

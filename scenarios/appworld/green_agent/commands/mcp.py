@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from green_agent.processes import exit_without_teardown
     from mcp_gateway.models import GatewayConfig
     from mcp_gateway.server import serve
 
@@ -38,4 +39,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
     )
     serve(config)
-    return 0
+    exit_without_teardown(0)
+    return 0  # not reached
