@@ -5,9 +5,12 @@ These use slot 0's fixed ports (8000/9000/10000): `world up` serves the seed's p
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -79,3 +82,49 @@ def test_world_down_without_up_says_so(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=180, env={"RUNS_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     assert "no world slots were up" in proc.stdout
+
+
+def _world_up(settings: Settings, tmp_path: Path) -> subprocess.Popen:
+    env = {**os.environ, "RUNS_DIR": str(settings.runs_dir), "APPWORLD_ROOT": str(settings.appworld_root),
+           "AGENTBEATS_MCP_LOG_PATH": str(settings.agentbeats_mcp_log_path)}
+    return subprocess.Popen([str(Path(sys.executable).parent / "appworld-green"), "world", "up", "--foreground"],
+                            stdout=(tmp_path / "up.out").open("w"), stderr=(tmp_path / "up.err").open("w"), env=env)
+
+
+def _descendants(pid: int) -> set[int]:
+    try:
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("sig", "when"), [(signal.SIGINT, "serving"), (signal.SIGTERM, "starting")])
+def test_world_up_in_the_foreground_stops_everything_on_a_signal(isolated_settings: Settings, tmp_path: Path,
+                                                                sig: signal.Signals, when: str) -> None:
+    process = _world_up(isolated_settings, tmp_path)
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            seen |= _descendants(process.pid)
+            if when == "starting" and len(seen) >= 2:  # servers launched, not all answering yet
+                break
+            if when == "serving" and "serving" in (tmp_path / "up.out").read_text():
+                break
+            assert process.poll() is None, (tmp_path / "up.err").read_text()[-2000:]
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"world up never reached {when}")
+        process.send_signal(sig)
+        assert process.wait(timeout=60) == 130, (tmp_path / "up.err").read_text()[-2000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    alive = [pid for pid in seen if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], "world up left processes running"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not all(port_is_free(p) for p in SLOT0_PORTS):
+        time.sleep(0.1)
+    assert all(port_is_free(p) for p in SLOT0_PORTS)
+    assert not state_path(isolated_settings).exists()
