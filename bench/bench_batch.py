@@ -20,14 +20,13 @@ Figures (one JSON line each, see bench/common.py):
   worst case for concurrency: every process of a battle is on the CPU, and 2 cores are nearly busy
   with one battle; a real agent mostly waits, which is what a second worker overlaps.
 
-`--quick` uses the proof-of-concept world (split `mini`, 2 tasks) when the built world is missing.
+The world is the one `make world` built (APPWORLD_ROOT, or `--root`); `--quick` makes one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import socket
 import statistics
 import subprocess
@@ -37,12 +36,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from common import emit, figure, print_machine
+from common import built_world, emit, figure, print_machine
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = REPO / ".venv" / "bin" / "appworld-green"
-BUILT_WORLD = REPO / ".appworld"
-POC_WORLD = Path("/tmp/poc-world")
 TARGET = 1.6
 
 
@@ -55,15 +52,6 @@ def free_ports(count: int) -> list[int]:
     finally:
         for s in sockets:
             s.close()
-
-
-def pick_world(tmp: Path, split: str, quick: bool) -> tuple[Path, str]:
-    if (BUILT_WORLD / "data" / ".built").is_file():
-        return BUILT_WORLD, split
-    if not quick:
-        sys.exit(f"no built world at {BUILT_WORLD} (run `make world`), or pass --quick for the proof-of-concept world")
-    shutil.copytree(POC_WORLD / "data", tmp / "world" / "data")
-    return tmp / "world", "mini"
 
 
 def run_eval(root: Path, split: str, workers: int, out: Path, tmp: Path, trials: int, think_s: float = 0.0) -> dict:
@@ -109,11 +97,11 @@ def emit_figures(measured: dict[int, list[dict]], split: str, root: Path, trials
     med = {name: {w: statistics.median(v) for w, v in d.items()} for name, d in
            (("wall", wall), ("tpm", tpm), ("phase", phase))}
     speedup = med["wall"][1] / med["wall"][2]
-    suffix = f"_model_bound" if think_s else ""
+    suffix = "_model_bound" if think_s else ""
     blue = (f"reference Blue waiting {think_s:g} s before each tool call (a model-bound agent)" if think_s
             else "reference Blue, CPU-bound: no model")
     context = {"split": split, "battles": tasks, "trials": trials, "blue_think_s": think_s,
-               "world": str(root) if root == BUILT_WORLD else "proof-of-concept copy"}
+               "world": str(root)}
     emit(figure(f"eval_wall_s_workers2{suffix}", "s", med["wall"][2], med["wall"][1], wall[2], wall[1],
                 f"wall time of `eval --split {split}` ({tasks} battles, {blue}) with 2 workers vs 1",
                 target=f">= {TARGET}x speed-up", meets_target=speedup >= TARGET, extra=context))
@@ -134,13 +122,14 @@ def main() -> int:
                         help="battles per task (more battles per slot start-up: the steady state)")
     parser.add_argument("--model-think-s", type=float, default=1.0,
                         help="also measure a model-bound Blue waiting this long per tool call (0: skip)")
-    parser.add_argument("--quick", action="store_true", help="one run; the proof-of-concept world if needed")
+    parser.add_argument("--quick", action="store_true", help="one run")
+    parser.add_argument("--root", help="AppWorld root (default: the built world, APPWORLD_ROOT)")
     args = parser.parse_args()
     print_machine("bench_batch")
     runs = 1 if args.quick else args.runs
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp_name:
         tmp = Path(tmp_name)
-        root, split = pick_world(tmp, args.split, args.quick)
+        root, split = built_world(args.root), args.split
         emit_figures(measure(root, split, tmp, runs, args.trials, 0.0), split, root, args.trials, 0.0)
         if args.model_think_s > 0:
             think = min(args.model_think_s, 0.2) if args.quick else args.model_think_s

@@ -164,19 +164,27 @@ def free_ports(count: int) -> list[int]:
     return [free_port() for _ in range(count)]
 
 
+def built_world(appworld_root: str | None = None) -> Any:
+    """The world every benchmark uses: the one `make world` built (APPWORLD_ROOT), or `appworld_root`."""
+    from pathlib import Path
+
+    from green_agent.settings import load_settings
+
+    root = Path(appworld_root).resolve() if appworld_root else load_settings().appworld_root
+    if not (root / "data" / ".built").is_file():
+        raise SystemExit(f"no built world under {root} (no data/.built stamp): run `make world` or pass --root")
+    return root
+
+
 def bench_settings(workdir: str, appworld_root: str | None = None, **overrides: Any) -> Any:
-    """Settings for a bench run: the world from APPWORLD_ROOT (or `appworld_root`); logs and runs in `workdir`."""
+    """Settings for a bench run: the built world (`built_world`); logs and runs in `workdir`."""
     from pathlib import Path
 
     from green_agent.settings import load_settings
 
     settings = load_settings(agentbeats_mcp_log_path=Path(workdir) / "mcp_tool_calls.jsonl",
                              runs_dir=Path(workdir) / "runs", **overrides)
-    if appworld_root:
-        settings = settings.model_copy(update={"appworld_root": Path(appworld_root).resolve()})
-    if not (settings.appworld_data / "tasks").is_dir():
-        raise SystemExit(f"no built world under {settings.appworld_root}: run `make world` or pass --root")
-    return settings
+    return settings.model_copy(update={"appworld_root": built_world(appworld_root)})
 
 
 def start_slot(settings: Any, workdir: str, launch: str = "fork") -> Any:

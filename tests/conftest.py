@@ -1,12 +1,17 @@
 """Shared fixtures. Network use is loopback only; every server a test starts is stopped again.
 
-`appworld_root` is the offline world built by `make world` (`.appworld/`, or `APPWORLD_ROOT`).
+The one world every test uses is the offline world that `make world` builds (`.appworld/`, or
+`APPWORLD_ROOT`): `appworld_root` gives it. A test that needs a world of its own (one it changes,
+or one with a split of its own) copies that one with `world_copy`; nothing reads a folder outside
+the repository, its virtualenvs, the built world and the test's own temporary directories.
 `appworld_servers` runs one APIs + environment server pair on free ports for the whole session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,9 @@ import pytest
 from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
 from green_agent.processes import free_port
 from green_agent.settings import Settings, load_settings
+from green_agent.world_data import WorldData
+
+WorldCopy = Callable[..., Path]
 
 
 @pytest.fixture(scope="session")
@@ -23,10 +31,45 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def appworld_root(settings: Settings) -> Path:
+    """The built offline world; fails (never skips) when it has not been built."""
     root = settings.appworld_root
-    if not (root / "data" / "tasks").is_dir():
-        pytest.fail(f"no offline world at {root}/data: run `make world` (make test does it for you)")
+    if not (root / "data" / ".built").is_file():
+        pytest.fail(f"no built offline world at {root}/data (no .built stamp): run `make world` "
+                    "(`make test` does it for you)")
     return root
+
+
+@pytest.fixture()
+def world_copy(appworld_root: Path, tmp_path: Path) -> WorldCopy:
+    """Copies parts of the built world's `data/` into `tmp_path/world` and returns that root.
+
+    `parts`: folders of `data/` to copy (default `tasks` and `datasets`, all the batch layer reads).
+    `splits`: extra split files to write, name -> task ids (e.g. a two-task `mini` split).
+    """
+
+    def copy(parts: Sequence[str] = ("tasks", "datasets"), splits: dict[str, Sequence[str]] | None = None) -> Path:
+        root = tmp_path / "world"
+        for part in parts:
+            shutil.copytree(appworld_root / "data" / part, root / "data" / part, dirs_exist_ok=True)
+        for name, task_ids in (splits or {}).items():
+            (root / "data" / "datasets" / f"{name}.txt").write_text("".join(f"{t}\n" for t in task_ids))
+        return root
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def mini_tasks(appworld_root: Path) -> tuple[str, str]:
+    """Two tasks of two different dev scenarios: an action task, then a question task."""
+    world = WorldData(appworld_root)
+
+    def is_question(task_id: str) -> bool:  # the builder writes answer.json for every task, null for actions
+        return json.loads((world.task_dir(task_id) / "ground_truth" / "answer.json").read_text()) is not None
+
+    dev = world.split("dev")
+    action = next(t for t in dev if not is_question(t))
+    question = next(t for t in dev if is_question(t) and t.split("_")[0] != action.split("_")[0])
+    return action, question
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import threading
@@ -41,44 +40,26 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.errors import WrongActiveTaskError
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import Settings, load_settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.slot import SlotSpec, WorldSlot
 from green_agent.world_data import WorldData
 
-POC_WORLD = Path("/tmp/poc-world")
 FAKE_OPENAI_KEY = "sk-test-SECRET-" + "f4k3k3y0123456789abcdef"
 
 
 # -- the world ---------------------------------------------------------------------------------
 
-def world_root(settings: Settings, tmp: Path) -> Path:
-    """The built offline world, or (while it is being built) a private copy of the proof-of-concept world."""
-    if (settings.appworld_root / "data" / ".built").is_file():
-        return settings.appworld_root
-    if not (POC_WORLD / "data" / "tasks").is_dir():
-        raise AssertionError(f"no offline world at {settings.appworld_root}/data: run `make world`")
-    if not (tmp / "data").is_dir():
-        shutil.copytree(POC_WORLD / "data", tmp / "data")  # the env server writes outputs under its root
-    return tmp
-
-
-def default_split(root: Path) -> str:
-    splits = WorldData(root).splits()
-    return "dev" if "dev" in splits else splits[0]
-
-
 def first_task(root: Path) -> str:
-    """The first task of the dev split (or of the first split): a non-question task in both worlds."""
-    return WorldData(root).split(default_split(root))[0]
+    """The first task of the dev split (a question task: amazon orders)."""
+    return WorldData(root).split("dev")[0]
 
 
-def fault_settings(tmp: Path) -> Settings:
-    """Settings isolated under `tmp`: runs dir, call log (in a folder that does not exist yet), no OpenAI key."""
-    base = load_settings()
-    root = world_root(base, tmp / "world")
-    return base.model_copy(update={"appworld_root": root, "runs_dir": tmp / "runs",
-                                   "default_split": default_split(root),
-                                   "agentbeats_mcp_log_path": tmp / "calllogs" / "calls.jsonl",
-                                   "openai_api_key": None, "scope_predictor": "none"})
+def fault_settings(tmp: Path, appworld_root: Path) -> Settings:
+    """Settings on the built world, isolated under `tmp`: runs dir, call log (in a folder that does not
+    exist yet), no OpenAI key."""
+    return load_settings().model_copy(update={
+        "appworld_root": appworld_root, "runs_dir": tmp / "runs", "default_split": "dev",
+        "agentbeats_mcp_log_path": tmp / "calllogs" / "calls.jsonl", "openai_api_key": None,
+        "scope_predictor": "none"})
 
 
 @contextmanager
@@ -253,9 +234,9 @@ def answers(url: str) -> bool:
 # -- shared fixtures (modules opt in with `pytest_plugins = ["faults_support"]`) -----------------
 
 @pytest.fixture(scope="session")
-def shared_env(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def shared_env(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Settings:
     """Isolated settings for the suites that share one healthy slot."""
-    return fault_settings(tmp_path_factory.mktemp("faults-shared"))
+    return fault_settings(tmp_path_factory.mktemp("faults-shared"), appworld_root)
 
 
 @pytest.fixture(scope="session")

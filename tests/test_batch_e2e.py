@@ -1,7 +1,6 @@
 """`appworld-green eval` end to end: real AppWorld servers, the real gateway, the shipped reference Blue.
 
-The CLI runs as a subprocess on free ports (`--slot-ports`). The world is the built one
-(`.appworld`, once `data/.built` exists) or, meanwhile, a private copy of the proof-of-concept world.
+The CLI runs as a subprocess on free ports (`--slot-ports`), on the built world (`appworld_root`).
 Kept small for the shared 2-core machine: a few tasks, the ground-truth scope (so the reference
 Blue's calls are all in scope).
 """
@@ -10,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,28 +21,14 @@ import pytest
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
 from green_agent.processes import free_port, port_is_free
-from green_agent.settings import load_settings
 from green_agent.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
-POC_WORLD = Path("/tmp/poc-world")
 CLI = str(Path(sys.executable).parent / "appworld-green")
 
 
-def world_root(tmp: Path) -> Path:
-    built = load_settings().appworld_root
-    if (built / "data" / ".built").is_file():
-        return built
-    if not (POC_WORLD / "data" / "tasks").is_dir():
-        pytest.fail("no offline world: run `make world`")
-    shutil.copytree(POC_WORLD / "data", tmp / "world" / "data")  # the env server writes outputs under its root
-    return tmp / "world"
-
-
 def first_tasks(root: Path, count: int) -> list[str]:
-    world = WorldData(root)
-    split = "dev" if "dev" in world.splits() else world.splits()[0]
-    return world.split(split)[:count]
+    return WorldData(root).split("dev")[:count]
 
 
 def slot_ports(workers: int) -> tuple[str, list[int]]:
@@ -85,8 +69,8 @@ def judged(out: Path) -> dict[str, str]:
     return found
 
 
-def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Path) -> None:
-    root = world_root(tmp_path)
+def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Path, appworld_root: Path) -> None:
+    root = appworld_root
     tasks = first_tasks(root, 2)
     out = tmp_path / "run"
     ports_arg, ports = slot_ports(1)
@@ -131,8 +115,8 @@ def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Pa
     assert EvalResults.model_validate_json(regenerated.stdout).aggregates == agg
 
 
-def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path) -> None:
-    root = world_root(tmp_path)
+def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path, appworld_root: Path) -> None:
+    root = appworld_root
     tasks = first_tasks(root, 4)
     out = tmp_path / "run"
     ports_arg, ports = slot_ports(2)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from green_agent.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, RunConfig
 from green_agent.settings import Settings
 
-POC_WORLD = Path("/tmp/poc-world")
 
 
 def runner(tmp_path: Path, keys: list[BattleKey], slots: FakeSlots, battles: FakeBattles, workers: int = 2,
@@ -78,36 +76,36 @@ def test_interrupt_stops_every_slot_and_keeps_finished_results(tmp_path: Path) -
 
 
 @pytest.fixture()
-def world_settings(tmp_path: Path) -> Settings:
-    if not (POC_WORLD / "data" / "tasks").is_dir():
-        pytest.fail("the proof-of-concept world /tmp/poc-world is missing")
-    shutil.copytree(POC_WORLD / "data" / "tasks", tmp_path / "world" / "data" / "tasks")
-    shutil.copytree(POC_WORLD / "data" / "datasets", tmp_path / "world" / "data" / "datasets")
-    return Settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs")
+def world_settings(tmp_path: Path, world_copy, mini_tasks: tuple[str, str]) -> Settings:
+    """A copy of the built world's tasks with a two-task `mini` split (two scenarios)."""
+    root = world_copy(splits={"mini": mini_tasks})
+    return Settings(appworld_root=root, runs_dir=tmp_path / "runs")
 
 
-def test_run_eval_resume_skips_judged_battles_and_reruns_the_rest(tmp_path: Path, world_settings: Settings) -> None:
+def test_run_eval_resume_skips_judged_battles_and_reruns_the_rest(tmp_path: Path, world_settings: Settings,
+                                                                    mini_tasks: tuple[str, str]) -> None:
+    retried, judged = mini_tasks
     out = tmp_path / "run"
     request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", trials=2, out=out, workers=1)
-    first = FakeBattles(outcomes={"b4d9e51_1": "failed"}, infra_first={"7c1a0e2_1": 5})
+    first = FakeBattles(outcomes={judged: "failed"}, infra_first={retried: 5})
     outcome = run_eval(request.model_copy(update={"max_infra_retries": 0}), world_settings,
                        progress_stream=io.StringIO(), factory=FakeSlots(), battle=first)
     assert outcome.results.status == "incomplete" and outcome.results.aggregates.infra_errors == 2
     assert outcome.results.aggregates.tgc == 0.0  # 2 judged (failed), the infra errors are not failures
     with pytest.raises(BadInputError, match="--resume"):
         run_eval(request, world_settings, factory=FakeSlots(), battle=FakeBattles())
-    second = FakeBattles(outcomes={"b4d9e51_1": "failed"})
+    second = FakeBattles(outcomes={judged: "failed"})
     resumed = run_eval(request.model_copy(update={"resume": True}), world_settings, progress_stream=io.StringIO(),
                        factory=FakeSlots(), battle=second)
-    assert {k.task_id for k, _, _ in second.calls} == {"7c1a0e2_1"} and len(second.calls) == 2
+    assert {k.task_id for k, _, _ in second.calls} == {retried} and len(second.calls) == 2
     agg = resumed.results.aggregates
     assert (resumed.skipped, resumed.ran, resumed.results.status) == (2, 2, "completed")
     assert (agg.judged, agg.passed, agg.tgc, agg.sgc) == (4, 2, 50.0, 50.0)
     assert agg.pass_hat_k == {"1": 0.5, "2": 0.5}
-    assert (out / "tasks" / "7c1a0e2_1" / "trial-2" / "result.json").is_file()
+    assert (out / "tasks" / retried / "trial-2" / "result.json").is_file()
     on_disk = EvalResults.model_validate_json((out / "results.json").read_text())
     assert on_disk.aggregates == agg
-    assert [r.attempts for r in on_disk.rows if r.task_id == "7c1a0e2_1"] == [2, 2]
+    assert [r.attempts for r in on_disk.rows if r.task_id == retried] == [2, 2]
     board = AgentBeatsResults.model_validate_json((out / "agentbeats_results.json").read_text())
     assert board.status == "completed" and board.results[0]["tgc"] == 50.0 and len(board.results) == 5
     assert "instruction" not in (out / "results.json").read_text()  # task content stays out of results.json
@@ -124,11 +122,13 @@ def test_resume_refuses_another_config(tmp_path: Path, world_settings: Settings)
     assert manifest["fingerprint"] == fingerprint(RunConfig.model_validate(manifest["config"]), manifest["task_ids"])
 
 
-def test_task_set_is_validated_before_anything_runs(tmp_path: Path, world_settings: Settings) -> None:
-    bad = EvalRequest(task_ids=["7c1a0e2_1", "../etc_1"], blue="fake", out=tmp_path / "x")
+def test_task_set_is_validated_before_anything_runs(tmp_path: Path, world_settings: Settings,
+                                                    mini_tasks: tuple[str, str]) -> None:
+    retried = mini_tasks[0]
+    bad = EvalRequest(task_ids=[retried, "../etc_1"], blue="fake", out=tmp_path / "x")
     with pytest.raises(BadInputError, match="invalid task id"):
         run_eval(bad, world_settings, factory=FakeSlots(), battle=FakeBattles())
-    unknown = bad.model_copy(update={"task_ids": ["7c1a0e2_1", "fffffff_9"]})
+    unknown = bad.model_copy(update={"task_ids": [retried, "fffffff_9"]})
     with pytest.raises(BadInputError, match="fffffff_9"):
         run_eval(unknown, world_settings, factory=FakeSlots(), battle=FakeBattles())
     assert not (tmp_path / "x" / "tasks").exists()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import signal
 import threading
 import time
@@ -42,27 +41,12 @@ from green_agent.task_message import parse_task_message
 from green_agent.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
-POC_WORLD = Path("/tmp/poc-world")
-
-
-def _world_root(settings: Settings, tmp: Path) -> Path:
-    """The built offline world, or (while it is being built) a private copy of the proof-of-concept world."""
-    if (settings.appworld_root / "data" / ".built").is_file():
-        return settings.appworld_root
-    if not (POC_WORLD / "data" / "tasks").is_dir():
-        pytest.fail(f"no offline world at {settings.appworld_root}/data: run `make world`")
-    shutil.copytree(POC_WORLD / "data", tmp / "data")  # the env server writes outputs under its root
-    return tmp
 
 
 @pytest.fixture(scope="module")
-def e2e_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def e2e_settings(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Settings:
     tmp = tmp_path_factory.mktemp("battle-e2e")
-    base = load_settings()
-    root = _world_root(base, tmp / "world")
-    world = WorldData(root)
-    split = "dev" if "dev" in world.splits() else world.splits()[0]
-    return base.model_copy(update={"appworld_root": root, "runs_dir": tmp / "runs", "default_split": split,
+    return load_settings().model_copy(update={"appworld_root": appworld_root, "runs_dir": tmp / "runs", "default_split": "dev",
                                    "agentbeats_mcp_log_path": tmp / "calls.jsonl", "openai_api_key": None})
 
 

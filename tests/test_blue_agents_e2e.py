@@ -31,7 +31,6 @@ pytestmark = pytest.mark.e2e
 
 VENV_BIN = Path(sys.executable).parent
 BLUE_DIR = REPO_ROOT / "scenarios" / "appworld" / "blue_agent"
-ACTION_TASK, QA_TASK = "7c1a0e2_1", "b4d9e51_1"  # the proof-of-concept world's tasks
 COMPLETION_DEADLINE_S = 90.0
 HTTP_TIMEOUT = httpx.Timeout(120.0, connect=5.0)
 
@@ -150,12 +149,9 @@ def run_battle(servers: AppWorldServers, gateway: dict[str, Any], blue_url: str,
 
 
 @pytest.fixture(scope="module")
-def sample_tasks(appworld_root: Path) -> list[str]:
-    """An action and a question task: the proof-of-concept world's pair, else the first two dev tasks."""
-    world = WorldData(appworld_root)
-    if world.has_task(ACTION_TASK) and world.has_task(QA_TASK):
-        return [ACTION_TASK, QA_TASK]
-    return world.split("dev")[:2]
+def sample_tasks(mini_tasks: tuple[str, str]) -> list[str]:
+    """An action and a question task of the built world's dev split."""
+    return list(mini_tasks)
 
 
 # --- the offline Blues ------------------------------------------------------------------------
@@ -220,23 +216,17 @@ def test_reference_blue_reports_unreachable_gateway(appworld_root, tmp_path) -> 
 
 # --- the LLM Blue through the AgentBeats SDK, with a scripted model ---------------------------
 
-def _llm_task(world: WorldData) -> str:
-    """The QA task the script fits (count notes tagged work), else any task that searches Simple Note."""
-    if world.has_task(QA_TASK):
-        return QA_TASK
-    for task_id in world.split("dev") + world.split("train"):
-        if "simple_note.search_notes" in world.gold_apis(task_id):
-            return task_id
-    pytest.fail("the world has no task using simple_note.search_notes for the scripted LLM Blue")
+# The pack's question the script answers: "How many of my notes in Simple Note are tagged 'recipe'?"
+LLM_TASK, LLM_TAG = "f0a1c01_1", "recipe"
 
 
-def _direct_work_notes(apis_url: str, email: str, password: str, page_limit: int) -> tuple[int, int]:
-    """(pages to read until an empty page, notes tagged work), asked of the APIs server directly (test oracle)."""
+def _direct_tagged_notes(apis_url: str, email: str, password: str, page_limit: int) -> tuple[int, int]:
+    """(pages to read until an empty page, notes tagged LLM_TAG), asked of the APIs server directly (test oracle)."""
     token = httpx.post(f"{apis_url}/simple_note/auth/token", data={"username": email, "password": password},
                        timeout=30).json()["access_token"]
     count = 0
     for page in range(50):
-        notes = httpx.get(f"{apis_url}/simple_note/notes", params={"tags": ["work"], "page_index": page,
+        notes = httpx.get(f"{apis_url}/simple_note/notes", params={"tags": [LLM_TAG], "page_index": page,
                           "page_limit": page_limit}, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
         if not notes:
             return page + 1, count
@@ -253,7 +243,7 @@ def _llm_script(battle: Battle, pages: int, page_limit: int, answer: Any) -> lis
                                                         "mcp_url": mcp_url}}
 
     email = battle.info["supervisor"]["email"]
-    listing = [via_tool("simple_note__search_notes", {"access_token": "{{access_token:simple_note}}", "tags": ["work"],
+    listing = [via_tool("simple_note__search_notes", {"access_token": "{{access_token:simple_note}}", "tags": [LLM_TAG],
                                                       "page_index": page, "page_limit": page_limit})
                for page in range(pages)]
     return [
@@ -267,14 +257,13 @@ def _llm_script(battle: Battle, pages: int, page_limit: int, answer: Any) -> lis
 
 
 def test_llm_blue_through_agentbeats_sdk(appworld_servers, gateway, appworld_root, tmp_path) -> None:
-    task_id = _llm_task(WorldData(appworld_root))
-    battle = Battle(appworld_servers, gateway, task_id)
+    battle = Battle(appworld_servers, gateway, LLM_TASK)
     agent: ManagedProcess | None = None
     try:
         passwords = httpx.get(f"{battle.apis_url}/supervisor/account_passwords", timeout=30).json()
         password = next(p["password"] for p in passwords if p["account_name"] == "simple_note")
-        page_limit = 1  # one note per page, so the listing really paginates
-        pages, answer = _direct_work_notes(battle.apis_url, battle.info["supervisor"]["email"], password, page_limit)
+        page_limit = 5  # fewer than the notes tagged, so the listing really paginates
+        pages, answer = _direct_tagged_notes(battle.apis_url, battle.info["supervisor"]["email"], password, page_limit)
         with FakeOpenAI(log_path=tmp_path / "fake_openai.jsonl") as fake:
             port = free_port()
             card = tmp_path / "blue_card.toml"
@@ -301,9 +290,8 @@ def test_llm_blue_through_agentbeats_sdk(appworld_servers, gateway, appworld_roo
     assert [r["arguments"]["page_index"] for r in records if r["tool_name"] == "simple_note__search_notes"] == \
         list(range(pages))
     assert all(r["success"] for r in records), records
-    assert pages >= 2 and evaluation["num_tests"] > 0
-    if task_id == QA_TASK:  # the script answers exactly this question: it must win
-        assert evaluation["success"] is True, evaluation
+    assert pages >= 3 and evaluation["num_tests"] > 0
+    assert evaluation["success"] is True, evaluation  # the script answers exactly this question: it must win
     assert password not in gateway["log_path"].read_text()
     assert "response_schemas" in model_requests  # read_api_doc's output reached the model
     assert "{{password:simple_note}}" in model_requests and password not in model_requests  # the model never saw it

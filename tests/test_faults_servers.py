@@ -39,8 +39,8 @@ _hooks: dict[str, Callable[[], None] | None] = {"on_task": None}
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return fault_settings(tmp_path_factory.mktemp("faults-servers"))
+def env(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Settings:
+    return fault_settings(tmp_path_factory.mktemp("faults-servers"), appworld_root)
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,8 @@ HOSTILE_IDS = {
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return fault_settings(tmp_path_factory.mktemp("hostile"))
+def env(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Settings:
+    return fault_settings(tmp_path_factory.mktemp("hostile"), appworld_root)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ from green_agent.batch.taskinfo import load_task_info, save_task_info
 from green_agent.cli import main
 from green_agent.settings import Settings
 
-POC_WORLD = Path("/tmp/poc-world")
 HOSTILE = "<script>window.pwned=1</script><b id=\"injected\">bold</b> & \"quotes\""
 SECRET = "hunter2-do-not-leak"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -52,17 +51,15 @@ def dump_dom(chromium: str, page: Path, profile: Path, fragment: str = "") -> st
 
 
 @pytest.fixture()
-def run_dir(tmp_path: Path) -> Path:
-    if not (POC_WORLD / "data" / "tasks").is_dir():
-        pytest.fail("the proof-of-concept world /tmp/poc-world is missing")
-    for part in ("tasks", "datasets"):
-        shutil.copytree(POC_WORLD / "data" / part, tmp_path / "world" / "data" / part)
-    settings = Settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs")
+def run_dir(tmp_path: Path, world_copy, mini_tasks: tuple[str, str]) -> Path:
+    """A finished two-task run (fake battles: one passed, one collateral_damage) with hostile content."""
+    damaged = mini_tasks[1]
+    settings = Settings(appworld_root=world_copy(splits={"mini": mini_tasks}), runs_dir=tmp_path / "runs")
     out = tmp_path / "run"
     request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out, workers=2)
     run_eval(request, settings, progress_stream=io.StringIO(), factory=FakeSlots(),
-             battle=FakeBattles(outcomes={"b4d9e51_1": "collateral_damage"}))
-    info = load_task_info(out, "b4d9e51_1")
+             battle=FakeBattles(outcomes={damaged: "collateral_damage"}))
+    info = load_task_info(out, damaged)
     assert info is not None
     save_task_info(out, info.model_copy(update={"instruction": HOSTILE}))
     calls = [{"timestamp": "2026-01-01T00:00:0%dZ" % i, "tool_name": tool, "arguments": args, "success": ok,
@@ -72,7 +69,7 @@ def run_dir(tmp_path: Path) -> Path:
                  ("simple_note__login", {"username": "ava", "password": SECRET}, True),
                  ("simple_note__search_notes", {"access_token": "eyJhbGciOi.eyJzdWIiOiJ4In0.c2lnbmF0dXJl",
                                                 "query": "<img src=x onerror=alert(1)>"}, True)])]
-    (out / "tasks" / "b4d9e51_1" / "mcp_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    (out / "tasks" / damaged / "mcp_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
     assert main(["report", str(out)]) == 0  # the report command regenerates everything from disk
     return out
 
