@@ -119,7 +119,7 @@ def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPa
     servers start (own servers: each battle initializes a task no other test touched on them, since
     AppWorld 0.1.3's APIs server fails a second /initialize of one task from another worker thread)."""
     tmp = tmp_path_factory.mktemp("agentbeats-e2e")
-    tmux_dir = Path(tempfile.mkdtemp(prefix="abtmux"))  # the system temp dir, not tmp: tmux socket paths are short
+    tmux_dir = Path(tempfile.mkdtemp(prefix="abtmux"))  # short: tmux socket paths are limited
     ports = {name: free_port() for name in ("env", "apis", "backend", "backend_mcp", "gateway", "green_launcher",
                                             "green", "ref_launcher", "ref", "noop_launcher", "noop")}
     world = AppWorldServers(AppWorldServerSpec(appworld_root=appworld_root, appworld_python=settings.appworld_python,
