@@ -40,7 +40,8 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.errors import WrongActiveTaskError
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import Settings, load_settings
-from green_agent.slot import SlotSpec, WorldSlot
+from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.slot_credentials import require_credentials
 from green_agent.world_data import WorldData
 
 FAKE_OPENAI_KEY = "sk-test-SECRET-" + "f4k3k3y0123456789abcdef"
@@ -103,13 +104,29 @@ def revive_slot(slot: WorldSlot) -> None:
         process.wait_ready(urls[process.name] + "/", timeout_s=120)
 
 
-def assert_no_open_world(env_url: str, task_id: str) -> None:
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def mcp_call(i: int, name: str, arguments: dict) -> dict:
+    """A JSON-RPC `tools/call` body (the gateway's Streamable HTTP endpoint is stateless: no handshake needed)."""
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def complete_through_gateway(text: str) -> dict:
+    """Finish the task as a Blue does: `supervisor__complete_task` at the MCP endpoint of the task message."""
+    mcp_url = next(line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("MCP endpoint (Streamable HTTP): "))
+    reply = requests.post(mcp_url, json=mcp_call(1, "supervisor__complete_task", {}), headers=MCP_HEADERS, timeout=60)
+    reply.raise_for_status()
+    return reply.json()
+
+
+def assert_no_open_world(urls: SlotUrls, task_id: str) -> None:
     """The env server holds no world for the task (0.1.3 answers 500 for an absent task, B1)."""
     try:
-        AppWorldClient(env_url, retries=1).task_completed(task_id)
+        AppWorldClient(urls.env_url, retries=1, credentials=require_credentials(urls.apis_url)).task_completed(task_id)
     except WrongActiveTaskError:
         return
-    raise AssertionError(f"the env server at {env_url} still has an open world for {task_id}")
+    raise AssertionError(f"the env server at {urls.env_url} still has an open world for {task_id}")
 
 
 # -- in-process HTTP servers -------------------------------------------------------------------

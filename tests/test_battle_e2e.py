@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -29,7 +30,7 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill
 from a2a.utils import new_agent_text_message
 
-from green_agent.appworld_client import AppWorldClient
+from green_agent.slot_clients import slot_env_client
 from green_agent.archive import outputs_path
 from green_agent.battle import BattleRequest, open_blue, run_on_slot
 from green_agent.cli import main
@@ -67,18 +68,22 @@ def task_id(e2e_settings: Settings) -> str:
 
 
 class StubBlue(AgentExecutor):
-    """A2A executor: `idle` never completes; `env_solver` runs the reference solution through /execute."""
+    """A2A executor: `idle` never completes; `env_solver` tries to run the reference solution through the env
+    server's /execute, bypassing the gateway (the env server is guarded: it records the status it got)."""
 
     def __init__(self, mode: str, env_url: str, world: WorldData) -> None:
         self.mode, self.env_url, self.world = mode, env_url, world
+        self.statuses: list[int] = []
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
         if self.mode == "env_solver":
             task_id = parse_task_message(text)["task_id"]
             code = self.world.solution_source(task_id) + "\nsolution(apis, requester)\n"
-            await asyncio.to_thread(requests.post, f"{self.env_url}/execute",
-                                    json={"task_id": task_id, "code": code}, timeout=60)
+            for path, body in (("/execute", {"task_id": task_id, "code": code}),
+                               ("/task_completed", {"task_id": task_id})):
+                reply = await asyncio.to_thread(requests.post, f"{self.env_url}{path}", json=body, timeout=60)
+                self.statuses.append(reply.status_code)
         await event_queue.enqueue_event(new_agent_text_message(f"{self.mode} blue done"))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -86,9 +91,9 @@ class StubBlue(AgentExecutor):
 
 
 @pytest.fixture(scope="module")
-def stub_blue(slot: SlotUrls, e2e_settings: Settings) -> Iterator[dict[str, str]]:
-    """Two stub Blues on free ports, served in-process by uvicorn; stopped at teardown."""
-    servers, urls = [], {}
+def stub_blue(slot: SlotUrls, e2e_settings: Settings) -> Iterator[dict[str, Any]]:
+    """Two stub Blues on free ports, served in-process by uvicorn (URL by mode, and `executors`); stopped at teardown."""
+    servers, urls, executors = [], {}, {}
     world = WorldData(e2e_settings.appworld_root)
     for mode in ("idle", "env_solver"):
         port = free_port()
@@ -96,7 +101,8 @@ def stub_blue(slot: SlotUrls, e2e_settings: Settings) -> Iterator[dict[str, str]
         card = AgentCard(name=f"stub {mode} blue", description="test Blue", url=url, version="0",
                          capabilities=AgentCapabilities(), default_input_modes=["text"], default_output_modes=["text"],
                          skills=[AgentSkill(id=mode, name=mode, description=mode, tags=["test"])])
-        handler = DefaultRequestHandler(agent_executor=StubBlue(mode, slot.env_url, world), task_store=InMemoryTaskStore())
+        executors[mode] = StubBlue(mode, slot.env_url, world)
+        handler = DefaultRequestHandler(agent_executor=executors[mode], task_store=InMemoryTaskStore())
         app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
         thread = threading.Thread(target=server.run, daemon=True)
@@ -106,7 +112,7 @@ def stub_blue(slot: SlotUrls, e2e_settings: Settings) -> Iterator[dict[str, str]
     try:
         for url in urls.values():
             _wait_for(f"{url}/.well-known/agent.json")
-        yield urls
+        yield {**urls, "executors": executors}
     finally:
         for server, thread in servers:
             server.should_exit = True
@@ -127,7 +133,7 @@ def _wait_for(url: str, timeout_s: float = 20) -> None:
 def _assert_closed(slot: SlotUrls, task_id: str) -> None:
     """/close was called: the env server has no world for the task (0.1.3 answers 500, B1)."""
     with pytest.raises(WrongActiveTaskError):
-        AppWorldClient(slot.env_url, retries=1).task_completed(task_id)
+        slot_env_client(slot.env_url, slot.apis_url).task_completed(task_id)
 
 
 def _battle(settings: Settings, slot: SlotUrls, task_id: str, blue: str, blue_url: str, name: str,
@@ -173,11 +179,14 @@ def test_noop_blue_loses_with_failed(e2e_settings: Settings, slot: SlotUrls, tas
     _assert_closed(slot, task_id)
 
 
-def test_blue_solving_without_the_gateway_is_seen_by_the_authority(e2e_settings: Settings, slot: SlotUrls,
-                                                                   task_id: str, stub_blue: dict[str, str]) -> None:
-    result = _battle(e2e_settings, slot, task_id, "env_solver", stub_blue["env_solver"], "env-solver", predictor="none")
-    assert result.winner == "blue_agent", result.reason
-    assert result.completion is not None and result.completion.detected_via == "task_completed"
+def test_blue_cannot_solve_through_the_env_server(e2e_settings: Settings, slot: SlotUrls, task_id: str,
+                                                 stub_blue: dict[str, Any]) -> None:
+    """The env server is guarded: a Blue that knows its port and paths gets 404 and changes nothing."""
+    result = _battle(e2e_settings, slot, task_id, "env_solver", stub_blue["env_solver"], "env-solver",
+                     predictor="none", deadline_s=5)
+    assert stub_blue["executors"]["env_solver"].statuses == [404, 404]
+    assert (result.status, result.winner) == ("timeout", "green_agent"), result.reason
+    assert result.evaluation is not None and not result.evaluation.success  # the world was not touched
     _assert_closed(slot, task_id)
 
 

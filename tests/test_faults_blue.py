@@ -23,9 +23,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-import requests
 
-from faults_support import (InProcessServer, a2a_error_app, answers, assert_no_open_world, blue_server, wait_until)
+from faults_support import (MCP_HEADERS, InProcessServer, a2a_error_app, answers, assert_no_open_world, blue_server,
+                            complete_through_gateway, mcp_call, wait_until)
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.battle import BattleRequest, run_battle_request, run_on_slot
 from green_agent.cli import main
@@ -40,18 +40,8 @@ pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
 FLOOD_CALLS = 600
 FLOOD_CONCURRENCY = 16
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 _idle_started = threading.Event()
-
-
-def _complete_via_env(env_url: str, text: str) -> None:
-    task_id = parse_task_message(text)["task_id"]
-    requests.post(f"{env_url}/execute", json={"task_id": task_id, "code": "apis.supervisor.complete_task()"},
-                  timeout=60).raise_for_status()
-
-
-def _tool_call(i: int, name: str, arguments: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+_tool_call = mcp_call
 
 
 FLOOD_MIX = (("supervisor__show_profile", {}), ("nope__not_a_tool", {}),
@@ -76,7 +66,6 @@ async def _flood(mcp_url: str) -> int:
 
 @pytest.fixture(scope="module")
 def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
-    env_url = shared_slot.urls.env_url
     flood_stats: dict[str, float] = {}
 
     async def idle(text: str) -> str:
@@ -91,7 +80,7 @@ def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
         return "flooded"
 
     async def completer(text: str) -> str:
-        await asyncio.to_thread(_complete_via_env, env_url, text)
+        await asyncio.to_thread(complete_through_gateway, text)
         return "done"
 
     servers = {"idle": blue_server("idle blue", idle), "flood": blue_server("flood blue", flood),
@@ -126,7 +115,7 @@ def test_unreachable_blue_is_infra_error_and_the_world_is_closed(shared_env: Set
     assert "unreachable" in result.error.message
     assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed is True
     assert _saved(result)["status"] == "infra_error"
-    assert_no_open_world(shared_slot.urls.env_url, shared_task)
+    assert_no_open_world(shared_slot.urls, shared_task)
 
 
 def test_blue_answering_with_an_a2a_error_is_infra_error(shared_env: Settings, shared_slot: WorldSlot,
@@ -137,7 +126,7 @@ def test_blue_answering_with_an_a2a_error_is_infra_error(shared_env: Settings, s
     assert "A2A error -32603" in result.error.message and "the blue exploded" in result.error.message
     assert result.timings["wait"] < 10  # noticed when the error arrived, not at the deadline
     assert result.cleanup is not None and result.cleanup.closed is True
-    assert_no_open_world(shared_slot.urls.env_url, shared_task)
+    assert_no_open_world(shared_slot.urls, shared_task)
 
 
 def test_blue_that_never_completes_times_out_and_the_world_is_still_evaluated(
@@ -148,7 +137,7 @@ def test_blue_that_never_completes_times_out_and_the_world_is_still_evaluated(
     assert 4 <= result.completion.waited_s < 7
     assert result.evaluation is not None and not result.evaluation.success
     assert _saved(result)["evaluation"]["num_tests"] == result.evaluation.num_tests
-    assert_no_open_world(shared_slot.urls.env_url, shared_task)
+    assert_no_open_world(shared_slot.urls, shared_task)
 
 
 def test_flooding_blue_leaves_an_intact_log_and_exact_counts(shared_env: Settings, shared_slot: WorldSlot,

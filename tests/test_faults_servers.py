@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from faults_support import (assert_no_open_world, blue_server, fault_settings, first_task, kill, revive_slot,
-                            start_slot)
+from faults_support import (assert_no_open_world, blue_server, complete_through_gateway, fault_settings, first_task, kill,
+                            revive_slot, start_slot)
 from green_agent.agentbeats.reporter import winner_for
 from green_agent.appworld_client import AppWorldClient, Evaluation
 from green_agent.gateway_client import GatewayClient
+from green_agent.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.settings import Settings
@@ -56,15 +57,13 @@ def task_id(env: Settings) -> str:
 
 @pytest.fixture(scope="module")
 def blue(slot: WorldSlot) -> Iterator[str]:
-    """A Blue that runs the test's hook when the task arrives, then completes it through the env server."""
+    """A Blue that runs the test's hook when the task arrives, then completes it through the gateway."""
     async def handle(text: str) -> str:
-        task_id = next(line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("AppWorld task id: "))
         hook = _hooks["on_task"]
         if hook is not None:
             await asyncio.to_thread(hook)
             return "hook ran; not completing"
-        await asyncio.to_thread(requests.post, f"{slot.urls.env_url}/execute", timeout=60,
-                                json={"task_id": task_id, "code": "apis.supervisor.complete_task()"})
+        await asyncio.to_thread(complete_through_gateway, text)
         return "completed"
 
     with blue_server("fault blue", handle) as server:
@@ -97,9 +96,12 @@ def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: s
     config = BattleConfig(battle_id=f"fault-{name}", task_config=task_id, blue="fault", blue_url=blue_url,
                           predictor="none", deadline_s=DEADLINE_S, run_dir=run_dir, split=env.default_split,
                           reply_grace_s=1.0)
-    deps = BattleDeps(client=client or AppWorldClient(slot.urls.env_url, backoff_s=0.1), apis_url=slot.urls.apis_url,
-                      settings=env, world=WorldData(env.appworld_root), appworld_root=env.appworld_root,
-                      gateway=GatewayClient(slot.urls.gateway_url or ""), call_log_path=env.agentbeats_mcp_log_path,
+    credentials = require_credentials(slot.urls.apis_url)
+    deps = BattleDeps(client=client or AppWorldClient(slot.urls.env_url, backoff_s=0.1, credentials=credentials),
+                      apis_url=slot.urls.apis_url, settings=env, world=WorldData(env.appworld_root),
+                      appworld_root=env.appworld_root,
+                      gateway=GatewayClient.for_slot(slot.urls.gateway_url or "", slot.urls.apis_url, credentials),
+                      call_log_path=env.agentbeats_mcp_log_path,
                       blue_session=requests.Session())
     return run_battle(config, deps)
 
@@ -138,7 +140,7 @@ CASES = [("apis", "before_setup"), ("apis", "during_blue_work"), ("apis", "after
 def test_server_killed(env: Settings, slot: WorldSlot, task_id: str, blue: str, which: str, moment: str,
                        revived: None) -> None:
     service, url, process = SERVICES[which][1], _url(slot, which), _process(slot, which)
-    client = KillBeforeEvaluate(slot.urls.env_url, backoff_s=0.1)
+    client = KillBeforeEvaluate(slot.urls.env_url, backoff_s=0.1, credentials=require_credentials(slot.urls.apis_url))
     if moment == "before_setup":
         kill(process)
     elif moment == "during_blue_work":
@@ -170,4 +172,4 @@ def test_slot_serves_a_normal_battle_after_the_faults(env: Settings, slot: World
     """The revived slot is healthy again: a completing Blue gets a judged battle and the world is closed."""
     result = _battle(env, slot, task_id, blue, "after-faults")
     assert result.status == "completed" and result.winner is not None, result.reason
-    assert_no_open_world(slot.urls.env_url, task_id)
+    assert_no_open_world(slot.urls, task_id)

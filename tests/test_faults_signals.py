@@ -103,7 +103,7 @@ def test_signal_to_battle_stops_its_blue_and_closes_the_world(sig: signal.Signal
         if process.poll() is None:
             process.kill()
     assert "interrupted" in (tmp_path / "stderr.txt").read_text()
-    assert_no_open_world(urls.env_url, shared_task)
+    assert_no_open_world(urls, shared_task)
 
 
 def test_sigint_to_eval_while_its_slot_starts_stops_every_server(shared_env: Settings, shared_task: str,

@@ -3,7 +3,9 @@
 Generic over the world: the task is the first of the `dev` split (or of the first split there is),
 the app is the first of the supervisor's accounts that has a `search_*` API. Covers both MCP
 transports, the openai-agents SSE client, scope refusals, the completion long-poll, evaluation
-seeing MCP-made state, credential redaction, two gateways sharing one log, and latency.
+seeing MCP-made state, credential redaction, two gateways sharing one log, and latency. MCP calls go
+through a battle's token URL (or the launch URL where the battle allows it); the AppWorld servers are
+guarded, so the test's own direct calls carry the slot's guard.
 """
 
 from __future__ import annotations
@@ -24,16 +26,22 @@ from green_agent.appworld_servers import AppWorldServers
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.world_data import TaskSpec, WorldData
 from mcp_gateway.call_log import read_call_log
-from mcp_gateway.client import GatewayClient
 from mcp_gateway.tools import build_tool_specs
+from mcp_test_client import GatewayClient, GatewayControl, battle_url
 
 pytestmark = pytest.mark.e2e
 PREFERRED_APPS = ("simple_note", "todoist", "spotify", "gmail", "splitwise", "venmo", "amazon")
 
 
 class RunningGateway:
-    def __init__(self, process: ManagedProcess, url: str, log_path: Path, root: Path) -> None:
-        self.process, self.url, self.log_path, self.root = process, url, log_path, root
+    def __init__(self, process: ManagedProcess, url: str, log_path: Path, root: Path, control: GatewayControl) -> None:
+        self.process, self.url, self.log_path, self.root, self.control = process, url, log_path, root, control
+
+    def battle(self, battle_id: str, task_id: str | None, scope: list[str] | None = None,
+               launch_url_allowed: bool = False) -> str:
+        """Set a battle; return its token URL."""
+        state = asyncio.run(self.control.set_battle(battle_id, task_id, scope, launch_url_allowed))
+        return battle_url(self.url, state)
 
 
 def start_gateway(apis_url: str, root: Path, log_path: Path, log_dir: Path) -> RunningGateway:
@@ -43,10 +51,11 @@ def start_gateway(apis_url: str, root: Path, log_path: Path, log_dir: Path) -> R
     process = ManagedProcess(f"gateway :{port}", argv, log_dir / f"gateway-{port}.log").start()
     try:
         process.wait_ready(f"http://127.0.0.1:{port}/health", timeout_s=60)
+        control = GatewayControl.for_slot(apis_url)  # read now: a second gateway on this APIs server rewrites it
     except BaseException:
         process.stop()
         raise
-    return RunningGateway(process, f"http://127.0.0.1:{port}", log_path, root)
+    return RunningGateway(process, f"http://127.0.0.1:{port}", log_path, root, control)
 
 
 @pytest.fixture(scope="module")
@@ -74,15 +83,15 @@ def gateway(appworld_servers: AppWorldServers, appworld_root: Path,
 @pytest.fixture(scope="module")
 def active_task(appworld_servers: AppWorldServers, task: TaskSpec) -> Iterator[TaskSpec]:
     """The task initialized on the env server in remote-APIs mode (DB state lives in the APIs server)."""
-    env = appworld_servers.spec.env_url
-    reply = requests.post(f"{env}/initialize", timeout=120, json={
+    env, guard = appworld_servers.spec.env_url, appworld_servers.credentials
+    reply = requests.post(f"{env}/initialize", timeout=120, headers=guard.guard_headers(), json={
         "task_id": task.task_id, "experiment_name": f"gateway_e2e_{task.task_id}",
-        "remote_apis_url": appworld_servers.spec.apis_url})
+        "remote_apis_url": guard.guarded_url(appworld_servers.spec.apis_url)})
     assert reply.status_code == 200, reply.text
     try:
         yield task
     finally:
-        requests.post(f"{env}/close", json={"task_id": task.task_id}, timeout=60)
+        requests.post(f"{env}/close", json={"task_id": task.task_id}, headers=guard.guard_headers(), timeout=60)
 
 
 def _listing_api(world: WorldData, accounts: dict[str, str]) -> tuple[str, str]:
@@ -96,16 +105,18 @@ def _listing_api(world: WorldData, accounts: dict[str, str]) -> tuple[str, str]:
 
 
 def _env(servers: AppWorldServers, endpoint: str, body: dict[str, Any]) -> Any:
-    reply = requests.post(f"{servers.spec.env_url}/{endpoint}", json=body, timeout=120)
+    reply = requests.post(f"{servers.spec.env_url}/{endpoint}", json=body, headers=servers.credentials.guard_headers(),
+                          timeout=120)
     assert reply.status_code == 200, f"/{endpoint}: {reply.status_code} {reply.text[:300]}"
     return reply.json()["output"]
 
 
 def test_every_tool_is_listed_with_its_schema_on_both_transports(gateway: RunningGateway, world: WorldData) -> None:
     specs = build_tool_specs(world)
+    url = gateway.battle(f"e2e-list-{time.time_ns()}", None)
 
     async def listing(transport: str) -> list[Any]:
-        async with GatewayClient(gateway.url, transport=transport) as client:  # type: ignore[arg-type]
+        async with GatewayClient(url, transport=transport) as client:  # type: ignore[arg-type]
             return await client.list_tools()
 
     for transport in ("streamable_http", "sse"):
@@ -124,9 +135,10 @@ def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway,
     battle_id = f"e2e-flow-{time.time_ns()}"
     task_id = active_task.task_id
 
+    url = gateway.battle(battle_id, task_id)
+
     async def flow() -> dict[str, Any]:
-        async with GatewayClient(gateway.url) as client:
-            await client.set_battle(battle_id, task_id, None)
+        async with GatewayClient(url) as client:
             passwords = (await client.call_tool("supervisor__show_account_passwords", {}))["response"]
             profile = (await client.call_tool("supervisor__show_profile", {}))["response"]
             accounts = {p["account_name"]: p["password"] for p in passwords}
@@ -134,7 +146,7 @@ def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway,
             login = await client.call_tool(f"{app}__login", {"username": profile["email"], "password": accounts[app]})
             token = login["response"]["access_token"]
             listed = await client.call_tool(f"{app}__{search}", {"access_token": token, "page_limit": 5})
-            waiter = asyncio.create_task(client.wait_for_completion(battle_id, 30))
+            waiter = asyncio.create_task(gateway.control.wait_for_completion(battle_id, 30))
             await asyncio.sleep(0.3)
             assert not waiter.done()
             done = await client.call_tool("supervisor__complete_task", {})
@@ -173,14 +185,15 @@ def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task:
     battle_id = f"e2e-scope-{time.time_ns()}"
     scope = ["supervisor__show_profile", "supervisor__complete_task"]
 
+    url = gateway.battle(battle_id, active_task.task_id, scope)
+
     async def scoped() -> tuple[list[str], list[str], dict[str, Any], dict[str, Any], int]:
-        async with GatewayClient(gateway.url, transport="sse") as sse, GatewayClient(gateway.url) as http:
-            await http.set_battle(battle_id, active_task.task_id, scope)
+        async with GatewayClient(url, transport="sse") as sse, GatewayClient(url) as http:
             names_sse = [t.name for t in await sse.list_tools()]
             names_http = [t.name for t in await http.list_tools()]
             refused = await http.call_tool("supervisor__show_account_passwords", {})
             allowed = await sse.call_tool("supervisor__show_profile", {})
-            await http.clear_battle()
+            await gateway.control.clear_battle()
             return names_sse, names_http, refused, allowed, len(await sse.list_tools())
 
     names_sse, names_http, refused, allowed, after = asyncio.run(scoped())
@@ -188,18 +201,23 @@ def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task:
     message = refused["response"]["message"]
     assert refused["response"]["is_error"] and "supervisor__show_account_passwords" in message
     assert "outside this battle's scope" in message
-    assert "email" in allowed["response"] and after > len(scope)
+    assert "email" in allowed["response"] and after == 0  # the ended battle's open SSE session sees nothing
     records = read_call_log(gateway.log_path, battle_id)
     assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
         ("supervisor__show_account_passwords", False, False), ("supervisor__show_profile", True, True)]
 
 
-def test_openai_agents_sse_client_lists_and_calls(gateway: RunningGateway, active_task: TaskSpec) -> None:
-    """The AgentBeats SDK attaches MCP servers with openai-agents' MCPServerSse (reference/agentbeats.md s11)."""
+@pytest.mark.parametrize("route", ["launch", "token"])
+def test_openai_agents_sse_client_lists_and_calls(gateway: RunningGateway, active_task: TaskSpec, route: str) -> None:
+    """The AgentBeats SDK attaches MCP servers with openai-agents' MCPServerSse, at its launch URL (allowed by
+    the battle) or at a battle's token URL."""
     from agents.mcp import MCPServerSse
 
+    url = gateway.battle(f"e2e-agents-{route}-{time.time_ns()}", active_task.task_id, launch_url_allowed=route == "launch")
+    base = gateway.url if route == "launch" else url
+
     async def run() -> tuple[int, str]:
-        server = MCPServerSse(params={"url": f"{gateway.url}/sse", "timeout": 5, "sse_read_timeout": 20},
+        server = MCPServerSse(params={"url": f"{base}/sse", "timeout": 5, "sse_read_timeout": 20},
                               cache_tools_list=True, client_session_timeout_seconds=20)
         await server.connect()
         try:
@@ -223,13 +241,16 @@ def test_two_gateways_share_one_log_with_correct_attribution(gateway: RunningGat
             second.url: (f"slot1-{stamp}", "supervisor__show_addresses")}
     calls_each = 15
 
+    gateways = {gateway.url: gateway, second.url: second}
+
     async def hammer(url: str) -> None:
         battle_id, tool = plan[url]
-        async with GatewayClient(url) as client:
-            await client.set_battle(battle_id, f"task-of-{battle_id}", None)
+        control = gateways[url].control
+        state = await control.set_battle(battle_id, f"task-of-{battle_id}", None)
+        async with GatewayClient(battle_url(url, state)) as client:
             replies = await asyncio.gather(*(client.call_tool(tool, {}) for _ in range(calls_each)))
             assert all("is_error" not in json.dumps(r) for r in replies)
-            await client.clear_battle()
+        await control.clear_battle()
 
     async def both() -> None:
         await asyncio.gather(*(hammer(url) for url in plan))
@@ -250,6 +271,8 @@ def test_latency_through_gateway_vs_direct(gateway: RunningGateway, active_task:
     rounds = 40
     session = requests.Session()
     session.trust_env = False
+    session.headers.update(appworld_servers.credentials.guard_headers())
+    url = gateway.battle(f"e2e-latency-{time.time_ns()}", active_task.task_id)
     direct: list[float] = []
     for _ in range(rounds):
         started = time.perf_counter()
@@ -258,7 +281,7 @@ def test_latency_through_gateway_vs_direct(gateway: RunningGateway, active_task:
 
     async def through(transport: str) -> list[float]:
         timings = []
-        async with GatewayClient(gateway.url, transport=transport) as client:  # type: ignore[arg-type]
+        async with GatewayClient(url, transport=transport) as client:  # type: ignore[arg-type]
             for _ in range(rounds):
                 started = time.perf_counter()
                 reply = await client.call_tool("supervisor__show_profile", {})

@@ -190,8 +190,12 @@ def test_timeout_is_reported() -> None:
 
 # --- gateway core (no transport) -------------------------------------------------------------
 
-def _gateway(tmp_path: Path, output_type="both") -> Gateway:
-    return Gateway(dict(SPECS), ApiForwarder(APIS), CallLogWriter(tmp_path / "logs" / "calls.jsonl"), output_type)
+def _gateway(tmp_path: Path, output_type="both", battle: str | None = None) -> Gateway:
+    """A gateway; with `battle`, that battle runs and accepts calls through the plain launch URL."""
+    gw = Gateway(dict(SPECS), ApiForwarder(APIS), CallLogWriter(tmp_path / "logs" / "calls.jsonl"), output_type)
+    if battle:
+        gw.scope.set_battle(BattleScope(battle_id=battle, task_id="T", launch_url_allowed=True))
+    return gw
 
 
 @responses.activate
@@ -199,7 +203,7 @@ def test_gateway_results_log_and_redaction(tmp_path: Path) -> None:
     responses.post(f"{APIS}/simple_note/auth/token", json={"message": "Invalid credentials for pw-secret-1"}, status=401)
     responses.get(f"{APIS}/simple_note/notes", json=[{"note_id": 1}, {"note_id": 2}])
     gw = _gateway(tmp_path)
-    gw.scope.set_battle(BattleScope(battle_id="B1", task_id="T1", scope=None))
+    gw.scope.set_battle(BattleScope(battle_id="B1", task_id="T1", scope=None, launch_url_allowed=True))
     failed = asyncio.run(gw.call_tool("simple_note__login", {"username": "u@x.y", "password": "pw-secret-1"}))
     assert not failed.is_error  # API errors are data
     assert failed.structured_content == {"response": {"message": "Invalid credentials for pw-secret-1", "is_error": True}}
@@ -224,7 +228,7 @@ def test_arguments_the_api_does_not_take_are_dropped_not_refused(tmp_path: Path)
     agents routinely pass access_token to APIs that need none (spotify.search_songs)."""
     responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
     gw = _gateway(tmp_path)
-    gw.scope.set_battle(BattleScope(battle_id="B9", task_id="T9", scope=None))
+    gw.scope.set_battle(BattleScope(battle_id="B9", task_id="T9", scope=None, launch_url_allowed=True))
     result = asyncio.run(gw.call_tool("supervisor__show_profile", {"access_token": JWT, "unknown": 1}))
     assert not result.is_error and result.structured_content == {"response": {"first_name": "A"}}
     forwarded = responses.calls[0].request
@@ -235,7 +239,7 @@ def test_arguments_the_api_does_not_take_are_dropped_not_refused(tmp_path: Path)
 def test_scope_refusal_and_unknown_tool(tmp_path: Path) -> None:
     responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
     gw = _gateway(tmp_path)
-    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T2",
+    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T2", launch_url_allowed=True,
                                     scope=["supervisor__show_profile", "supervisor__complete_task", "bogus__x"]))
     assert [t.name for t in gw.list_tools()] == ["supervisor__show_profile", "supervisor__complete_task"]
     assert gw.scope.battle.unknown_tools == ["bogus__x"]
@@ -250,15 +254,15 @@ def test_scope_refusal_and_unknown_tool(tmp_path: Path) -> None:
         ("simple_note__login", False, False), ("nope__nothing", False, False), ("supervisor__show_profile", True, True)]
     assert records[0].arguments["password"] == REDACTED and len(responses.calls) == 1  # refusals never forwarded
     gw.scope.clear_battle()
-    assert len(gw.list_tools()) == len(SPECS)
+    assert gw.list_tools() == []  # no battle: nothing is listed or callable
 
 
 @responses.activate
 def test_output_types(tmp_path: Path) -> None:
     responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
-    structured = asyncio.run(_gateway(tmp_path, "structured_data_only").call_tool("supervisor__show_profile", {}))
+    structured = asyncio.run(_gateway(tmp_path, "structured_data_only", "B").call_tool("supervisor__show_profile", {}))
     assert structured.content == [] and structured.structured_content == {"response": {"first_name": "A"}}
-    content = asyncio.run(_gateway(tmp_path, "content_only").call_tool("supervisor__show_profile", {}))
+    content = asyncio.run(_gateway(tmp_path, "content_only", "B").call_tool("supervisor__show_profile", {}))
     assert content.structured_content is None and json.loads(content.content[0].text) == {"response": {"first_name": "A"}}
 
 
@@ -269,7 +273,7 @@ def test_complete_task_wakes_the_waiter_at_once(tmp_path: Path) -> None:
     gw = _gateway(tmp_path)
 
     async def scenario() -> tuple[float, object, object]:
-        gw.scope.set_battle(BattleScope(battle_id="B3", task_id="T3"))
+        gw.scope.set_battle(BattleScope(battle_id="B3", task_id="T3", launch_url_allowed=True))
         waiter = asyncio.create_task(gw.scope.wait_completion("B3", 5.0))
         await asyncio.sleep(0.05)
         assert not waiter.done()
@@ -345,25 +349,94 @@ def test_append_line_creates_missing_file(tmp_path: Path) -> None:
 
 # --- control endpoints (ASGI in process) -----------------------------------------------------
 
+CONTROL_SECRET = "c" * 43
+TOKEN = "t" * 43
+
+
 def test_control_endpoints(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from mcp_gateway.server import build_control_app
+
+    gw = _gateway(tmp_path)
+    auth = {"Authorization": f"Bearer {CONTROL_SECRET}"}
+    with TestClient(build_control_app(gw, CONTROL_SECRET), base_url="http://127.0.0.1:8080", headers=auth) as client:
+        assert client.get("/control/health").json() == {"status": "ok", "tools": len(SPECS), "battle": None}
+        assert client.put("/control/battle", json={"task_id": "T"}).status_code == 422
+        state = client.put("/control/battle", json={"battle_id": "B", "task_id": "T", "token": TOKEN,
+                                                    "scope": ["supervisor__complete_task"]}).json()
+        assert state["battle_id"] == "B" and state["scope"] == ["supervisor__complete_task"]
+        assert client.get("/control/health").json()["battle"]["task_id"] == "T"
+        assert [t.name for t in gw.list_tools(TOKEN)] == ["supervisor__complete_task"]
+        assert gw.list_tools(None) == [] and gw.list_tools("x" * 43) == []  # only the battle's token lists
+        assert client.get("/control/completion", params={"wait": "1"}).status_code == 422
+        reply = client.get("/control/completion", params={"battle_id": "B", "wait": "0.1"}).json()
+        assert reply == {"battle_id": "B", "completed": False, "at": None, "status": None}
+        cleared = client.delete("/control/battle").json()
+        assert cleared["cleared"] == "B" and cleared["battle"]["refused"] == {}
+        assert client.get("/control/health").json()["battle"] is None and gw.list_tools(TOKEN) == []
+
+
+def test_control_listener_needs_the_secret_and_caps_bodies(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from mcp_gateway.server import MAX_CONTROL_BODY_BYTES, build_control_app
+
+    gw = _gateway(tmp_path)
+    with TestClient(build_control_app(gw, CONTROL_SECRET), base_url="http://127.0.0.1:8080") as client:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": CONTROL_SECRET}):
+            assert client.put("/control/battle", json={"battle_id": "B", "scope": None},
+                              headers=headers).status_code == 401
+            assert client.delete("/control/battle", headers=headers).status_code == 401
+            assert client.get("/control/completion", params={"battle_id": "B"}, headers=headers).status_code == 401
+        assert gw.scope.battle is None
+        huge = b"{" + b" " * (MAX_CONTROL_BODY_BYTES + 10) + b"}"
+        response = client.put("/control/battle", content=huge, headers={"Authorization": f"Bearer {CONTROL_SECRET}",
+                                                                       "Content-Type": "application/json"})
+        assert response.status_code == 413 and gw.scope.battle is None
+
+
+def test_blue_facing_listener_serves_no_control_route_and_a_bare_health(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
     from mcp_gateway.server import build_app
 
     gw = _gateway(tmp_path)
+    gw.scope.set_battle(BattleScope(battle_id="B", task_id="T", token=TOKEN))
     with TestClient(build_app(gw), base_url="http://127.0.0.1:8080") as client:
-        assert client.get("/health").json() == {"status": "ok", "tools": len(SPECS), "battle": None}
-        assert client.put("/control/battle", json={"task_id": "T"}).status_code == 422
-        state = client.put("/control/battle", json={"battle_id": "B", "task_id": "T",
-                                                    "scope": ["supervisor__complete_task"]}).json()
-        assert state["battle_id"] == "B" and state["scope"] == ["supervisor__complete_task"]
-        assert client.get("/health").json()["battle"]["task_id"] == "T"
-        assert [t.name for t in gw.list_tools()] == ["supervisor__complete_task"]
-        assert client.get("/control/completion", params={"wait": "1"}).status_code == 422
-        reply = client.get("/control/completion", params={"battle_id": "B", "wait": "0.1"}).json()
-        assert reply == {"battle_id": "B", "completed": False, "at": None, "status": None}
-        assert client.delete("/control/battle").json() == {"cleared": "B"}
-        assert client.get("/health").json()["battle"] is None and len(gw.list_tools()) == len(SPECS)
+        assert client.get("/health").json() == {"status": "ok"}  # no battle id, task id or scope
+        assert client.put("/control/battle", json={"battle_id": "X", "scope": None}).status_code in (404, 405)
+        assert client.delete("/control/battle").status_code in (404, 405)
+        assert client.get("/control/completion", params={"battle_id": "B"}).status_code == 404
+        assert client.get(f"/b/{'x' * 43}/sse").status_code == 404  # not the running battle's token
+    assert gw.scope.battle is not None and gw.scope.battle.battle_id == "B"
+
+
+@responses.activate
+def test_calls_must_belong_to_the_running_battle(tmp_path: Path) -> None:
+    responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
+    responses.post(f"{APIS}/supervisor/message", json={"message": "Marked the active task complete."})
+    gw = _gateway(tmp_path)
+    call = lambda name, token: asyncio.run(gw.call_tool(name, {}, token))  # noqa: E731
+    assert "No battle is running" in call("supervisor__show_profile", TOKEN).content[0].text
+    gw.scope.set_battle(BattleScope(battle_id="B1", task_id="T", token=TOKEN))
+    assert "does not belong to the running battle" in call("supervisor__show_profile", "y" * 43).content[0].text
+    assert "closed for it" in call("supervisor__show_profile", None).content[0].text
+    assert "closed for it" in call("supervisor__complete_task", None).content[0].text
+    assert not gw.scope.completion("B1").completed  # a refused complete_task completes nothing
+    assert not call("supervisor__show_profile", TOKEN).is_error
+    refused_counts = dict(gw.scope.battle.refused)
+    gw.scope.clear_battle()  # the token is revoked with its battle
+    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T", token="z" * 43))
+    late = call("supervisor__complete_task", TOKEN)  # a Blue left over from B1
+    assert late.is_error and not gw.scope.completion("B2").completed
+    records = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    assert [(r.battle_id, r.refused) for r in records] == [
+        (None, "no_battle"), (None, "wrong_token"), (None, "token_required"), (None, "token_required"),
+        ("B1", None), (None, "wrong_token")]
+    assert refused_counts == {"wrong_token": 1, "token_required": 2}
+    assert gw.scope.battle.refused == {"wrong_token": 1}
+    assert len(responses.calls) == 1  # nothing refused was forwarded
 
 
 def test_unreachable_apis_server_gives_an_error_result_and_record(tmp_path: Path) -> None:
@@ -371,20 +444,36 @@ def test_unreachable_apis_server_gives_an_error_result_and_record(tmp_path: Path
 
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     gw = Gateway(dict(SPECS), ApiForwarder(url, connect_timeout_s=1), CallLogWriter(tmp_path / "calls.jsonl"))
+    gw.scope.set_battle(BattleScope(battle_id="B", task_id="T", launch_url_allowed=True))
     result = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
     assert result.is_error and f"APIs server at {url} is unreachable" in result.content[0].text
     (record,) = read_call_log(tmp_path / "calls.jsonl")
     assert (record.success, record.status_code, record.in_scope) == (False, None, True)
-    assert "unreachable" in record.error
+    assert "unreachable" in record.error and record.upstream_fault == "unreachable (ConnectionError)"
+
+
+@responses.activate
+def test_a_5xx_is_a_fault_only_when_the_apis_server_stops_answering(tmp_path: Path) -> None:
+    # Contract: AppWorld's APIs server answers 5xx for a bug a call hit; GET / answers (404) while it is up.
+    responses.get(f"{APIS}/supervisor/profile", json={"detail": "boom"}, status=500)
+    responses.get(f"{APIS}/", json={"detail": "Not Found"}, status=404)
+    gw = _gateway(tmp_path, battle="B")
+    assert not asyncio.run(gw.call_tool("supervisor__show_profile", {})).is_error  # an API error, as data
+    responses.replace(responses.GET, f"{APIS}/", body=requests.ConnectionError("down"))
+    failed = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
+    assert failed.is_error and "no longer answers" in failed.content[0].text
+    first, second = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    assert (first.upstream_fault, first.status_code) == (None, 500)
+    assert second.upstream_fault == "HTTP 500, then no answer to a health probe"
 
 
 def test_client_reports_an_unreachable_gateway() -> None:
     from green_agent.errors import GatewayError
     from green_agent.processes import free_port
-    from mcp_gateway.client import GatewayClient
+    from mcp_test_client import GatewayClient, GatewayControl
 
-    client = GatewayClient(f"http://127.0.0.1:{free_port()}", timeout_s=2)
+    control = GatewayControl(f"http://127.0.0.1:{free_port()}", "s" * 43, timeout_s=2)
     with pytest.raises(GatewayError, match="unreachable"):
-        asyncio.run(client.health())
+        asyncio.run(control.health())
     with pytest.raises(GatewayError, match="cannot connect to the MCP gateway"):
-        asyncio.run(client.list_tools())
+        asyncio.run(GatewayClient(f"http://127.0.0.1:{free_port()}", timeout_s=2).list_tools())

@@ -5,7 +5,8 @@ A2A 0.3 JSON-RPC for Blue):
 - env `GET /tasks/{id}` -> {"output": TaskInfo} | 500 unknown; `POST /initialize` -> {"output": TaskInfo};
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
   `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation}.
-- gateway `PUT/DELETE /control/battle` -> {}; `GET /control/completion` -> {"completed","at","status"}.
+- gateway control listener (bearer secret): `PUT/DELETE /control/battle` -> {};
+  `GET /control/completion` -> {"completed","at","status"}.
 - Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.
 """
 
@@ -25,6 +26,7 @@ from green_agent.plan import STEPS, BattleConfig, BattleDeps, run_battle
 from green_agent.settings import load_settings
 
 ENV, APIS, GW, BLUE = "http://127.0.0.1:18000", "http://127.0.0.1:19000", "http://127.0.0.1:20000", "http://127.0.0.1:21000"
+CONTROL, CONTROL_SECRET = "http://127.0.0.1:20001", "control-secret-" + "x" * 30
 TASK = "7c1a0e2_1"
 TASK_INFO = {"task_id": TASK, "instruction": "Create a note.", "datetime": "2023-05-18T12:00:00",
              "supervisor": {"first_name": "Ava", "last_name": "Lopez", "email": "ava@x.com", "phone_number": "555"}}
@@ -60,7 +62,7 @@ def setup(tmp_path: Path, gateway: bool = False, deadline_s: float = 5.0, task: 
                           predictor="none", deadline_s=deadline_s, run_dir=tmp_path / "run", reply_grace_s=60,
                           fallback_poll_s=0.05, authority_every_s=0.2)
     deps = BattleDeps(client=AppWorldClient(ENV, backoff_s=0.0), apis_url=APIS, settings=settings, world=None,
-                      appworld_root=tmp_path / "world", gateway=GatewayClient(GW) if gateway else None,
+                      appworld_root=tmp_path / "world", gateway=GatewayClient(GW, CONTROL, CONTROL_SECRET) if gateway else None,
                       call_log_path=tmp_path / "calls.jsonl")
     return config, deps
 
@@ -73,9 +75,9 @@ def calls_to(path: str) -> list[responses.Call]:
 def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     env_mocks(completed=[False, True])
     blue_mocks()
-    responses.put(f"{GW}/control/battle", json={})
-    responses.delete(f"{GW}/control/battle", json={})
-    responses.get(f"{GW}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    responses.put(f"{CONTROL}/control/battle", json={})
+    responses.delete(f"{CONTROL}/control/battle", json={"cleared": "b-1", "battle": {"refused": {"wrong_token": 2}}})
+    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
                                           + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
     config, deps = setup(tmp_path, gateway=True)
@@ -84,14 +86,18 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     assert result.completion is not None and result.completion.detected_via == "gateway"
     assert list(result.timings) == list(STEPS)
     put = json.loads(calls_to("/control/battle")[0].request.body)
-    assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None}
+    token = put.pop("token")
+    assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None, "launch_url_allowed": False}
+    assert len(token) >= 32 and all(c.request.headers["Authorization"] == f"Bearer {CONTROL_SECRET}"
+                                    for c in responses.calls if c.request.url.startswith(CONTROL))
     message = json.loads([c for c in responses.calls if c.request.method == "POST" and c.request.url.startswith(BLUE)][0].request.body)
     text = message["params"]["message"]["parts"][0]["text"]
-    assert f"AppWorld task id: {TASK}" in text and f"MCP endpoint (SSE): {GW}/sse" in text
+    assert f"AppWorld task id: {TASK}" in text and f"MCP endpoint (SSE): {GW}/b/{token}/sse" in text
     assert [json.loads(c.request.body)["code"] for c in calls_to("/execute")] == ["pass"]  # B5 before evaluate
     assert len(calls_to("/evaluate")) == 1 and len(calls_to("/close")) == 1
     assert [c.request.method for c in calls_to("/control/battle")] == ["PUT", "DELETE"]
     assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed
+    assert result.cleanup.refused_calls == {"wrong_token": 2}
     assert result.archive is not None and result.archive["call_records"] == 1
     saved = json.loads((tmp_path / "run" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["versions"]["appworld_green"]

@@ -8,6 +8,9 @@ errors and AppWorld's 500s become our errors (naming the URL and the task id):
 - B2: `/evaluate` always sends `suppress_errors: true`.
 - B3: `ground_truth_mode` is never sent.
 - B5: `persist_state()` (one `/execute` of `pass`) must run before the single `/evaluate`.
+- The env server is guarded (`world/serve.py`): with the slot's `SlotCredentials` every request
+  carries the guard header, and `/initialize` hands the env server a `remote_apis_url` with the guard
+  as path prefix (its own calls to the APIs server cannot send headers).
 - Connection errors are retried (bounded, with backoff) only for idempotent calls
   (GET, `/task_completed`, `/evaluate`, `/close`, `/save_logs`); `/initialize` and `/execute` never.
 
@@ -26,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WrongActiveTaskError
 from green_agent.http_sessions import session_for
+from green_agent.slot_credentials import SlotCredentials
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +84,11 @@ class AppWorldClient:
     """The environment server of one world slot."""
 
     def __init__(self, base_url: str, session: requests.Session | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 retries: int = DEFAULT_RETRIES, backoff_s: float = DEFAULT_BACKOFF_S) -> None:
+                 retries: int = DEFAULT_RETRIES, backoff_s: float = DEFAULT_BACKOFF_S,
+                 credentials: SlotCredentials | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.credentials = credentials
+        self._headers = credentials.guard_headers() if credentials else {}
         self.session = session or session_for(self.base_url)
         self.timeout_s = timeout_s
         self.retries = max(1, retries)
@@ -120,7 +127,8 @@ class AppWorldClient:
         body: dict[str, Any] = {"task_id": task_id, "experiment_name": experiment_name,
                                 "max_interactions": max_interactions}
         if remote_apis_url:
-            body["remote_apis_url"] = remote_apis_url
+            body["remote_apis_url"] = (self.credentials.guarded_url(remote_apis_url) if self.credentials
+                                       else remote_apis_url)
         output = self._request("POST", "/initialize", body, timeout_s=INITIALIZE_TIMEOUT_S)
         info = self._parse(TaskInfo, output, "/initialize")
         self.active_task_id = task_id
@@ -179,7 +187,8 @@ class AppWorldClient:
         attempts = self.retries if idempotent else 1
         for attempt in range(1, attempts + 1):
             try:
-                response = self.session.request(method, url, json=body, timeout=timeout_s or self.timeout_s)
+                response = self.session.request(method, url, json=body, headers=self._headers,
+                                                timeout=timeout_s or self.timeout_s)
                 break
             except requests.Timeout as exc:
                 if isinstance(exc, requests.ConnectTimeout) and attempt < attempts:
@@ -210,6 +219,10 @@ class AppWorldClient:
                 f"no active world for this task (0.1.3 answers 500 for a wrong or absent active task; "
                 f"active task as far as we know: {self.active_task_id!r})"
             )
+        if response.status_code == 404 and not self.credentials:
+            raise AppWorldUnavailableError(
+                f"AppWorld env server at {url} answered 404: it is guarded and this Green has no credentials "
+                "for its slot; start the slot with `appworld-green world up` (or let `battle` start one)")
         if response.status_code != 200:
             raise AppWorldUnavailableError(
                 f"AppWorld env server at {url} answered HTTP {response.status_code}{_for_task(task_id)}: "

@@ -67,9 +67,9 @@ class ForkServer:
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
-    def spawn(self, server: ServerKind, port: int, log_path: Path) -> int:
-        """Fork one server listening on 127.0.0.1:`port`, logging to `log_path`; returns its pid."""
-        request = json.dumps({"server": server, "port": port, "log_path": str(log_path)}) + "\n"
+    def spawn(self, server: ServerKind, port: int, log_path: Path, guard: str) -> int:
+        """Fork one server listening on 127.0.0.1:`port`, guarded by `guard`, logging to `log_path`; returns its pid."""
+        request = json.dumps({"server": server, "port": port, "log_path": str(log_path), "guard": guard}) + "\n"
         with self._lock:
             if not self.alive() or self.popen is None or self.popen.stdin is None:
                 raise InfrastructureError(f"the AppWorld fork server is not running; see {self.log_path}")
@@ -158,9 +158,11 @@ def shutdown_fork_servers() -> None:
 class ForkedProcess(ManagedProcess):
     """An AppWorld server forked by the fork server; see the module docstring."""
 
-    def __init__(self, name: str, server: ServerKind, port: int, log_path: Path, python: Path, root: Path) -> None:
+    def __init__(self, name: str, server: ServerKind, port: int, log_path: Path, python: Path, root: Path,
+                 guard: str) -> None:
         super().__init__(name, [str(python), str(SERVE_SCRIPT), "forkserver", f"<{server} :{port}>"], log_path)
         self.server, self.port, self.python, self.root = server, port, python, root
+        self._guard = guard
         self._pid: int | None = None
 
     @property
@@ -170,7 +172,7 @@ class ForkedProcess(ManagedProcess):
     def start(self) -> "ForkedProcess":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._pid = fork_server(self.python, self.root, self.log_path.parent).spawn(self.server, self.port,
-                                                                                   self.log_path)
+                                                                                   self.log_path, self._guard)
         return self
 
     def is_running(self) -> bool:

@@ -5,6 +5,9 @@ launcher), either forked from the warm fork server (`launch="fork"`, the default
 `green_agent.appworld_forkserver`) or each as its own fresh process (`launch="exec"`: `world up`,
 whose servers outlive this process and are checked by command line). `AppWorldServers` is a
 context manager: it starts both, waits until they answer, and always stops them.
+
+Both are guarded by the slot's secret (`green_agent.slot_credentials`): `spec.credentials`, or new
+ones created (and saved for the slot's other processes) at start and removed at stop.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from green_agent.appworld_forkserver import ForkedProcess
 from green_agent.errors import InfrastructureError
 from green_agent.processes import ManagedProcess, port_is_free
 from green_agent.settings import SCENARIO_DIR
+from green_agent.slot_credentials import SlotCredentials, remove_credentials, save_credentials
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
+GUARD_SECRET_ENV = "APPWORLD_GUARD_SECRET"
+"""How an exec'd server gets its guard (environment, never argv); `world/serve.py` reads it."""
 
 
 class AppWorldServerSpec(BaseModel):
@@ -33,6 +39,8 @@ class AppWorldServerSpec(BaseModel):
     apis_port: int = Field(description="APIs server port.")
     log_dir: Path = Field(description="Where the servers' stdout/stderr logs go.")
     launch: Literal["fork", "exec"] = Field(default="fork", description="Fork from the warm fork server, or exec.")
+    credentials: SlotCredentials | None = Field(default=None, description=(
+        "The slot's secrets (already saved by the caller); None: create and save new ones at start."))
 
     @property
     def env_url(self) -> str:
@@ -48,15 +56,18 @@ class AppWorldServers:
 
     def __init__(self, spec: AppWorldServerSpec) -> None:
         self.spec = spec
+        self._owns_credentials = spec.credentials is None
+        self.credentials = spec.credentials or SlotCredentials()
+        guard = self.credentials.guard.get_secret_value()
         if spec.launch == "fork":
             self.apis: ManagedProcess = ForkedProcess(
                 f"AppWorld APIs server :{spec.apis_port}", "apis", spec.apis_port,
-                spec.log_dir / f"apis-{spec.apis_port}.log", spec.appworld_python, spec.appworld_root)
+                spec.log_dir / f"apis-{spec.apis_port}.log", spec.appworld_python, spec.appworld_root, guard)
             self.environment: ManagedProcess = ForkedProcess(
                 f"AppWorld environment server :{spec.env_port}", "environment", spec.env_port,
-                spec.log_dir / f"environment-{spec.env_port}.log", spec.appworld_python, spec.appworld_root)
+                spec.log_dir / f"environment-{spec.env_port}.log", spec.appworld_python, spec.appworld_root, guard)
             return
-        env = {**os.environ, "APPWORLD_ROOT": str(spec.appworld_root)}
+        env = {**os.environ, "APPWORLD_ROOT": str(spec.appworld_root), GUARD_SECRET_ENV: guard}
         python = str(spec.appworld_python)
         self.apis = ManagedProcess(
             f"AppWorld APIs server :{spec.apis_port}",
@@ -79,6 +90,8 @@ class AppWorldServers:
         for port in (self.spec.apis_port, self.spec.env_port):
             if not port_is_free(port):
                 raise InfrastructureError(f"port {port} on 127.0.0.1 is already in use; stop what holds it or pick another slot")
+        if self._owns_credentials:
+            save_credentials(self.spec.apis_port, self.credentials)
         try:
             self.apis.start()
             self.environment.start()
@@ -92,6 +105,8 @@ class AppWorldServers:
     def stop(self) -> None:
         self.environment.stop()
         self.apis.stop()
+        if self._owns_credentials:
+            remove_credentials(self.spec.apis_port)
 
     def __enter__(self) -> "AppWorldServers":
         return self.start()

@@ -21,9 +21,8 @@ from urllib.parse import urlsplit
 import requests
 from pydantic import BaseModel, Field
 
-from green_agent.appworld_client import AppWorldClient
 from green_agent.errors import BadInputError, InfrastructureError
-from green_agent.gateway_client import GatewayClient
+from green_agent.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
 from green_agent.models.result import BattleResult
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
@@ -136,10 +135,11 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
         battle_id=battle_id, task_config=request.task, blue=request.blue, blue_url=blue_url,
         predictor=request.predictor or settings.scope_predictor,
         deadline_s=request.deadline_s or settings.completion_deadline_s, run_dir=run_dir,
-        split=settings.default_split)
+        split=settings.default_split, launch_url_allowed=request.blue == "llm")  # the LLM Blue's --mcp
     deps = BattleDeps(
-        client=AppWorldClient(urls.env_url), apis_url=urls.apis_url, settings=settings, world=world_data(settings),
-        appworld_root=settings.appworld_root, gateway=GatewayClient(urls.gateway_url) if urls.gateway_url else None,
+        client=slot_env_client(urls.env_url, urls.apis_url), apis_url=urls.apis_url, settings=settings,
+        world=world_data(settings), appworld_root=settings.appworld_root,
+        gateway=slot_gateway(urls.gateway_url, urls.apis_url),
         call_log_path=settings.agentbeats_mcp_log_path, blue_session=session_for(blue_url), reporters=reporters or [])
     return run_battle(config, deps)
 

@@ -1,10 +1,12 @@
 """The Green's side of the MCP gateway's control API (the gateway itself lives in `mcp_gateway`).
 
-Contract (127.0.0.1 only):
-- `GET /health` -> 200 when ready.
-- `PUT /control/battle {"battle_id", "task_id", "scope": [tool names] | null}`: attribute calls and
-  restrict the tool list for one battle.
-- `DELETE /control/battle`: end it.
+The control routes are served on a listener apart from the Blue-facing one (127.0.0.1, its port in
+the slot's credentials file) and need the slot's control secret as a bearer token:
+- `GET /control/health` -> 200 when ready.
+- `PUT /control/battle {"battle_id", "task_id", "scope": [tool names] | null, "token",
+  "launch_url_allowed"}`: attribute calls and restrict the tool list for one battle; the battle's
+  Blue reaches it at `<public_url>/b/<token>` (`start_battle` returns that URL).
+- `DELETE /control/battle`: end it (its token is revoked); answers its refusal counts.
 - `GET /control/completion?battle_id=B&wait=S` (S <= 60): long-poll; answers
   `{"completed": bool, "at": ts | null, "status": "success" | "fail" | null}` as soon as Blue calls
   `supervisor__complete_task`, else after S seconds.
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from green_agent.errors import GatewayError
 from green_agent.http_sessions import session_for
+from green_agent.slot_credentials import SlotCredentials, new_secret, require_credentials
 
 CONTROL_TIMEOUT_S = 10.0
 MAX_LONG_POLL_S = 60.0
@@ -33,28 +36,46 @@ class GatewayCompletion(BaseModel):
 
 
 class GatewayClient:
-    """Control endpoints of one gateway."""
+    """Control endpoints of one gateway.
 
-    def __init__(self, base_url: str, session: requests.Session | None = None) -> None:
+    Args:
+        base_url: the Blue-facing base URL (what the Blue's MCP URLs are built on).
+        control_url: the control listener; `control_secret` its bearer secret.
+    """
+
+    def __init__(self, base_url: str, control_url: str, control_secret: str,
+                 session: requests.Session | None = None) -> None:
         self.base_url = base_url.rstrip("/")
-        self.session = session or session_for(self.base_url)
+        self.control_url = control_url.rstrip("/")
+        self.session = session or session_for(self.control_url)
+        self._headers = {"Authorization": f"Bearer {control_secret}"}
 
-    @property
-    def mcp_url(self) -> str:
-        return f"{self.base_url}/mcp"
-
-    @property
-    def sse_url(self) -> str:
-        return f"{self.base_url}/sse"
+    @classmethod
+    def for_slot(cls, gateway_url: str, apis_url: str, credentials: SlotCredentials | None = None) -> "GatewayClient":
+        """The client of the gateway serving the slot whose APIs server is `apis_url` (its credentials file)."""
+        credentials = credentials or require_credentials(apis_url)
+        if credentials.control_url is None:
+            raise GatewayError(f"the MCP gateway at {gateway_url} has not published its control listener; "
+                               "is it running (and started after its slot's AppWorld servers)?")
+        return cls(gateway_url, credentials.control_url, credentials.control_secret.get_secret_value())
 
     def health(self) -> None:
-        self._call("GET", "/health")
+        self._call("GET", "/control/health")
 
-    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None) -> None:
-        self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope})
+    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None,
+                     launch_url_allowed: bool = False) -> str:
+        """Set the battle, with a new token; return the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
+        token = new_secret()
+        self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
+                                                   "token": token, "launch_url_allowed": launch_url_allowed})
+        return f"{self.base_url}/b/{token}"
 
-    def end_battle(self) -> None:
-        self._call("DELETE", "/control/battle")
+    def end_battle(self) -> dict[str, int]:
+        """Clear the battle (revoking its token); return the calls refused while it ran, by reason."""
+        body = self._call("DELETE", "/control/battle")
+        battle = body.get("battle") if isinstance(body, dict) else None
+        refused = battle.get("refused") if isinstance(battle, dict) else None
+        return {str(k): int(v) for k, v in refused.items()} if isinstance(refused, dict) else {}
 
     def completion(self, battle_id: str, wait_s: float) -> GatewayCompletion:
         wait_s = max(0.0, min(wait_s, MAX_LONG_POLL_S))
@@ -66,9 +87,9 @@ class GatewayClient:
             raise GatewayError(f"MCP gateway at {self.base_url} returned an unexpected completion answer: {body!r:.200}") from exc
 
     def _call(self, method: str, path: str, timeout_s: float = CONTROL_TIMEOUT_S, **kwargs: Any) -> Any:
-        url = self.base_url + path
+        url = self.control_url + path
         try:
-            response = self.session.request(method, url, timeout=timeout_s, **kwargs)
+            response = self.session.request(method, url, timeout=timeout_s, headers=self._headers, **kwargs)
         except requests.RequestException as exc:
             raise GatewayError(f"MCP gateway at {url} is unreachable ({type(exc).__name__}); is it running?") from exc
         if response.status_code >= 300:

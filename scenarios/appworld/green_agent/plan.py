@@ -62,6 +62,8 @@ class BattleConfig(BaseModel):
     reply_grace_s: float = Field(default=REPLY_GRACE_S, description="Wait after Blue's reply for its complete_task.")
     authority_every_s: float = Field(default=AUTHORITY_EVERY_S, description="/task_completed period with a gateway.")
     fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
+    launch_url_allowed: bool = Field(default=False, description=(
+        "The Blue calls through the gateway's plain launch URL (an SDK agent's --mcp), not only the battle's token URL."))
 
 
 @dataclass
@@ -89,6 +91,8 @@ class BattleState:
     setup: SetupResult | None = None
     initialize_attempted: bool = False
     gateway_set: bool = False
+    mcp_base_url: str | None = None
+    """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
     scope: ScopeRecord | None = None
     message: TaskMessage | None = None
     handle: DispatchHandle | None = None
@@ -160,10 +164,11 @@ def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) ->
                                  config.max_interactions)
     with timed_step(state, "scope"):
         state.scope = choose_scope(task_id, state.setup.task.instruction, config.predictor, deps.settings, deps.world)
-        state.gateway_set = apply_scope(deps.gateway, config.battle_id, task_id, state.scope)
+        state.mcp_base_url = apply_scope(deps.gateway, config.battle_id, task_id, state.scope,
+                                         config.launch_url_allowed)
+        state.gateway_set = state.mcp_base_url is not None
     with timed_step(state, "task_message"):
-        state.message = build_task_message(state.setup.task, state.scope.apis,
-                                           deps.gateway.base_url if deps.gateway else None)
+        state.message = build_task_message(state.setup.task, state.scope.apis, state.mcp_base_url)
     with timed_step(state, "dispatch"):
         state.handle = dispatch(config.blue_url, state.message.text, session=deps.blue_session,
                                 context_id=config.battle_id)

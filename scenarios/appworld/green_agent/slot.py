@@ -6,7 +6,8 @@ slot's env port, in the machine-wide `SLOT_LOCK_DIR`) makes sure two battles nev
 once, whoever started its servers and whatever their runs directories.
 
 `WorldSlot` owns its processes (start, always stop); `WorldSlot.attach(urls)` wraps servers that are
-already running (`world up`) without owning them.
+already running (`world up`) without owning them. An owned slot creates the slot's credentials
+(`green_agent.slot_credentials`) before anything starts and removes them when it stops.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -27,9 +27,10 @@ from green_agent.errors import InfrastructureError, SlotBusyError
 from green_agent.processes import ManagedProcess, port_is_free
 from green_agent.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS,
                                   SLOT_PORT_STRIDE)
+from green_agent.slot_credentials import PRIVATE_DIR, SlotCredentials, remove_credentials, save_credentials
 
 GATEWAY_READY_TIMEOUT_S = 60.0
-SLOT_LOCK_DIR = Path(tempfile.gettempdir()) / f"appworld-green-{os.getuid()}" / "slot-locks"
+SLOT_LOCK_DIR = PRIVATE_DIR / "slot-locks"
 """Machine-wide (per user), not per runs dir: two battles with different RUNS_DIR still see each other's lock."""
 
 
@@ -119,10 +120,12 @@ class WorldSlot:
         self.lock = SlotLock(lock_dir, slot_key(self.urls.env_url))
         self.servers: AppWorldServers | None = None
         self.gateway: ManagedProcess | None = None
+        self.credentials: SlotCredentials | None = None
         if spec is not None:
+            self.credentials = SlotCredentials()
             self.servers = AppWorldServers(AppWorldServerSpec(
                 appworld_root=appworld_root, appworld_python=appworld_python, env_port=spec.env_port,
-                apis_port=spec.apis_port, log_dir=log_dir, launch=launch))
+                apis_port=spec.apis_port, log_dir=log_dir, launch=launch, credentials=self.credentials))
             if with_gateway:
                 self.gateway = ManagedProcess(
                     f"MCP gateway :{spec.gateway_port}",
@@ -164,6 +167,7 @@ class WorldSlot:
             raise InfrastructureError(f"port(s) {', '.join(map(str, busy))} on 127.0.0.1 already in use: "
                                       "stop what holds them, attach with --env-url/--apis-url/--gateway-url, "
                                       "or pick another --slot")
+        save_credentials(self.spec.apis_port, self.credentials)  # before the gateway: it reads them at start
         if self.gateway is not None:
             self.gateway.start()  # starts in parallel with the AppWorld servers; it needs only the docs on disk
         self.servers.start()
@@ -177,6 +181,8 @@ class WorldSlot:
                 self.gateway.stop()
             if self.servers is not None:
                 self.servers.stop()
+            if self.spec is not None:
+                remove_credentials(self.spec.apis_port)
         finally:
             self.lock.release()
 

@@ -21,6 +21,7 @@ from green_agent.errors import InfrastructureError
 from green_agent.processes import stop_process_group
 from green_agent.settings import MAX_SLOTS, Settings
 from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.slot_credentials import port_of, remove_credentials
 
 STATE_FILE_NAME = "world-slots.json"
 
@@ -91,6 +92,7 @@ def stop_slots(settings: Settings) -> list[str]:
             if _is_same_process(process):
                 stop_process_group(process.pid)
                 stopped.append(f"{process.name} (pid {process.pid})")
+        remove_credentials(port_of(slot.urls.apis_url))
     path.unlink(missing_ok=True)
     return stopped
 

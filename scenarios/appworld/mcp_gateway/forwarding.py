@@ -14,6 +14,14 @@ closed database", after which every later `/initialize` of the slot fails), so a
 calls in parallel must not be able to break the world for the battles after it. Transport failures are returned
 as an `ApiReply` with `status_code=None` (the caller turns them into an error result); invalid
 arguments raise `ArgumentError`.
+
+Faults: a reply whose cause is the APIs server rather than the arguments carries `fault` (it was
+unreachable or timed out, or it answered 5xx and then failed a health probe). The Green scores a
+battle in which a fault reached the Blue as an infrastructure error, never as the Blue's loss; a 5xx
+from a server that still answers is an API error caused by the call (the agent under test must not
+be able to turn a loss into an unscored battle by provoking one).
+
+The APIs server is guarded: every request carries the slot's guard header (`guard_headers`).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from mcp_gateway.tools import ToolSpec
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 15.0
 """Below the 20 s MCP client timeout of AgentBeats SDK agents, so they get our error, not theirs."""
+HEALTH_PROBE_TIMEOUT_S = 2.0
 POOL_SIZE = 32
 UPSTREAM_NOT_FOUND_MESSAGE = "API not found or some of the passed parameters are invalid."
 """What AppWorld's requester (and upstream's MCP server) shows for 400/404/405 replies."""
@@ -48,6 +57,7 @@ class ApiReply(BaseModel):
     body: Any = Field(default=None, description="Parsed JSON body (text wrapped as {'message': ...}).")
     error: str | None = Field(default=None, description="Failure message for non-2xx or transport errors.")
     agent_message: str | None = Field(default=None, description="Failure message shown to the agent.")
+    fault: str | None = Field(default=None, description="Infrastructure fault of the APIs server (module docstring).")
 
     @property
     def ok(self) -> bool:
@@ -59,10 +69,11 @@ class ApiForwarder:
 
     def __init__(self, apis_url: str, session: requests.Session | None = None,
                  connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 read_timeout_s: float = DEFAULT_READ_TIMEOUT_S) -> None:
+                 read_timeout_s: float = DEFAULT_READ_TIMEOUT_S, guard_headers: dict[str, str] | None = None) -> None:
         self.apis_url = apis_url.rstrip("/")
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.session = session or _pooled_session()
+        self.session.headers.update(guard_headers or {})
         self._one_at_a_time = threading.Lock()
 
     def close(self) -> None:
@@ -86,13 +97,27 @@ class ApiForwarder:
         try:
             with self._one_at_a_time:
                 response = self.session.request(spec.method, url, **kwargs)
+                if response.status_code >= 500 and not self._answers():
+                    message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
+                               "and no longer answers.")
+                    return ApiReply(status_code=response.status_code, error=message, agent_message=message,
+                                    fault=f"HTTP {response.status_code}, then no answer to a health probe")
         except requests.Timeout:
             message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:.0f} s."
-            return ApiReply(status_code=None, error=message, agent_message=message)
+            return ApiReply(status_code=None, error=message, agent_message=message, fault="timeout")
         except requests.ConnectionError as exc:
             message = f"The AppWorld APIs server at {self.apis_url} is unreachable ({type(exc).__name__})."
-            return ApiReply(status_code=None, error=message, agent_message=message)
+            return ApiReply(status_code=None, error=message, agent_message=message,
+                            fault=f"unreachable ({type(exc).__name__})")
         return _reply(response)
+
+    def _answers(self) -> bool:
+        """True if the APIs server still answers HTTP (any status below 500) within a short timeout."""
+        try:
+            probe = self.session.get(self.apis_url + "/", timeout=(HEALTH_PROBE_TIMEOUT_S, HEALTH_PROBE_TIMEOUT_S))
+        except requests.RequestException:
+            return False
+        return probe.status_code < 500
 
 
 def substitute_path(path: str, path_params: list[str], arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:

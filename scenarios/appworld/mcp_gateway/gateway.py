@@ -1,10 +1,14 @@
 """The gateway's core, free of transport: list the scoped tools, handle one call, log it.
 
 Outcomes of a call (each logged as exactly one `CallRecord`):
+- the call does not belong to the running battle (no battle, a wrong or revoked token, the plain
+  URL where the battle needs its token): MCP isError result, nothing forwarded, logged with
+  `refused` set and NO battle id (`ScopeController.authorize`);
 - API answered 2xx: result `{"response": <api json>}`, success true;
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
-- APIs server unreachable / timed out: MCP isError result naming the server URL, status_code None;
+- APIs server unreachable / timed out (or 5xx and then silent): MCP isError result naming the server
+  URL, logged with `upstream_fault` (an infrastructure fault, not the caller's doing);
 - unknown tool, tool outside the battle's scope, invalid or oversized (> 100 kB) arguments: MCP isError
   result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
   arguments are logged as their size only, so one call can never write a line the analyzer skips).
@@ -24,7 +28,7 @@ from jsonschema import Draft202012Validator
 from green_agent.models import CallRecord
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
-from mcp_gateway.models import OutputType
+from mcp_gateway.models import OutputType, RefusalReason
 from mcp_gateway.redaction import redact, redact_text, secret_values
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, ScopeController
 from mcp_gateway.tools import ToolSpec
@@ -34,6 +38,13 @@ MAX_ARGUMENTS_BYTES = 100_000
 """Largest JSON encoding of one call's arguments; AppWorld's APIs take short fields (a note is a few kB)."""
 MAX_TOOL_NAME = 200
 """Tool names are logged cut to this length (an unknown name can be anything the caller sent)."""
+REFUSAL_MESSAGES: dict[str, str] = {
+    "no_battle": "No battle is running on this gateway: every call is refused until the Green starts one.",
+    "wrong_token": "This MCP URL does not belong to the running battle (its battle has ended, or the token is "
+                   "wrong). Use the MCP endpoint of your current task message.",
+    "token_required": "This battle is served only at the MCP endpoint of its task message; the plain /mcp and "
+                      "/sse routes are closed for it.",
+}
 
 
 def arguments_size(arguments: dict[str, Any]) -> int:
@@ -46,7 +57,8 @@ class CallOutcome:
     """What one call produced: the MCP result and the facts the log keeps."""
 
     def __init__(self, payload: dict[str, Any], *, is_error: bool, success: bool, error: str | None = None,
-                 status_code: int | None = None, in_scope: bool = True, result_items: int | None = None) -> None:
+                 status_code: int | None = None, in_scope: bool = True, result_items: int | None = None,
+                 refused: RefusalReason | None = None, upstream_fault: str | None = None) -> None:
         self.payload = payload
         self.is_error = is_error
         self.success = success
@@ -54,6 +66,8 @@ class CallOutcome:
         self.status_code = status_code
         self.in_scope = in_scope
         self.result_items = result_items
+        self.refused = refused
+        self.upstream_fault = upstream_fault
 
 
 class Gateway:
@@ -70,8 +84,11 @@ class Gateway:
                        for name, s in specs.items()}
         self._validators: dict[str, Draft202012Validator] = {}
 
-    def list_tools(self) -> list[types.Tool]:
-        """Tools visible now (all, or the active battle's scope), in doc order."""
+    def list_tools(self, token: str | None = None) -> list[types.Tool]:
+        """Tools visible now to a caller holding `token` (the active battle's scope, in doc order); none
+        for a caller that does not belong to the running battle."""
+        if self.scope.authorize(token) is not None:
+            return []
         visible = self.scope.visible_tools()
         return [tool for name, tool in self._tools.items() if name in visible]
 
@@ -79,15 +96,23 @@ class Gateway:
         spec = self.specs.get(name)
         return spec.input_schema if spec else None
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """Handle one tools/call and append its record to the log."""
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None,
+                        token: str | None = None) -> types.CallToolResult:
+        """Handle one tools/call presented with `token` (None: the plain URL) and append its record to the log."""
         started_at = datetime.now(timezone.utc)
         started = time.perf_counter()
-        battle = self.scope.battle
+        refusal = self.scope.authorize(token)
+        battle = self.scope.battle if refusal is None else None
         battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
         arguments = dict(arguments or {})
         size = arguments_size(arguments)
-        if size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
+        if refusal is not None:
+            self.scope.count_refusal(refusal)
+            outcome = _refusal(REFUSAL_MESSAGES[refusal], in_scope=False)
+            outcome.refused = refusal
+            if size > MAX_ARGUMENTS_BYTES:
+                arguments = {"omitted": f"{size} bytes"}
+        elif size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
             outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}). "
                                "Send less data per call.")
             arguments = {"omitted": f"{size} bytes"}
@@ -99,6 +124,7 @@ class Gateway:
             arguments=redact(arguments), success=outcome.success, error=redact_text(outcome.error, secrets),
             status_code=outcome.status_code, duration_ms=round((time.perf_counter() - started) * 1000, 3),
             in_scope=outcome.in_scope, result_items=outcome.result_items, seq=self.log.next_seq(),
+            refused=outcome.refused, upstream_fault=outcome.upstream_fault,
         ))
         return self._result(outcome)
 
@@ -148,9 +174,10 @@ def _refusal(message: str, *, in_scope: bool = True) -> CallOutcome:
 
 
 def _from_reply(reply: ApiReply) -> CallOutcome:
-    if reply.status_code is None:
+    if reply.status_code is None or reply.fault is not None:
         return CallOutcome({"response": {"message": reply.agent_message, "is_error": True}}, is_error=True,
-                           success=False, error=reply.error)
+                           success=False, error=reply.error, status_code=reply.status_code,
+                           upstream_fault=reply.fault)
     if not reply.ok:
         return CallOutcome({"response": {"message": reply.agent_message, "is_error": True}}, is_error=False,
                            success=False, error=reply.error, status_code=reply.status_code)

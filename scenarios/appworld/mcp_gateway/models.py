@@ -31,10 +31,20 @@ class GatewayConfig(BaseModel):
     read_timeout_s: float = Field(default=DEFAULT_READ_TIMEOUT_S, gt=0, description="APIs server read timeout.")
 
 
+MIN_TOKEN_LENGTH = 32
+RefusalReason = Literal["no_battle", "wrong_token", "token_required"]
+"""Why a call was refused before anything else was looked at (it belongs to no running battle)."""
+
+
 class BattleScope(BaseModel):
     """`PUT /control/battle`: the battle and task the next calls belong to, and the allowed tools."""
 
     battle_id: str = Field(min_length=1, max_length=200, description="Battle id used to attribute calls.")
+    token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=200, description=(
+        "The battle's capability: calls through `/b/<token>/mcp` or `/b/<token>/sse` belong to it."))
+    launch_url_allowed: bool = Field(default=False, description=(
+        "Also accept calls through the plain `/mcp` and `/sse` routes while this battle runs (an AgentBeats "
+        "SDK Blue takes its MCP URL from scenario.toml at launch and is respawned at every battle)."))
     task_id: str | None = Field(default=None, max_length=200, description="AppWorld task id of the battle.")
     scope: list[str] | None = Field(
         default=None,
@@ -48,14 +58,29 @@ class BattleState(BattleScope):
 
     set_at: datetime = Field(description="When the battle was set (UTC).")
     unknown_tools: list[str] = Field(default_factory=list, description="Scope names that are not tools here.")
+    refused: dict[str, int] = Field(default_factory=dict, description=(
+        "Calls refused while this battle ran because they did not belong to it, by reason (not attributed)."))
 
 
 class HealthReply(BaseModel):
-    """`GET /health`."""
+    """`GET /health` on the Blue-facing listener: up, nothing more."""
+
+    status: Literal["ok"] = "ok"
+
+
+class ControlHealthReply(BaseModel):
+    """`GET /control/health` on the control listener."""
 
     status: Literal["ok"] = "ok"
     tools: int = Field(description="Tools of --app-names (before any scope).")
     battle: BattleState | None = Field(default=None, description="Active battle, if any.")
+
+
+class ClearedReply(BaseModel):
+    """`DELETE /control/battle`: the battle that ended (its token is revoked), if any."""
+
+    cleared: str | None = Field(default=None, description="Its battle id.")
+    battle: BattleState | None = Field(default=None, description="Its final state (refusal counts).")
 
 
 class CompletionReply(BaseModel):

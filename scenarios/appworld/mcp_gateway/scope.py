@@ -4,17 +4,24 @@ One gateway serves one world slot, so at most one battle is active at a time. Th
 (`PUT /control/battle`), Blue's calls are attributed to it and restricted to its scope, and a
 successful `supervisor__complete_task` wakes the Green's long-poll at once (asyncio.Event).
 All methods run on the server's event loop.
+
+Access (`authorize`): a call belongs to the running battle only if it came through that battle's
+token URL (or the plain launch URL, where the battle allows it). With no battle set, every call is
+refused; clearing the battle revokes its token at once, so a Blue left over from an earlier battle
+can touch nothing, and nothing it does is attributed to the next battle. Refusals are counted on the
+running battle's state (`refused`), never attributed to it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections import OrderedDict
 from collections.abc import Collection
 from datetime import datetime, timezone
 from typing import Literal
 
-from mcp_gateway.models import BattleScope, BattleState, CompletionReply
+from mcp_gateway.models import BattleScope, BattleState, CompletionReply, RefusalReason
 
 COMPLETE_TASK_TOOL = "supervisor__complete_task"
 _KEPT_BATTLES = 64
@@ -47,6 +54,21 @@ class ScopeController:
         while len(self._completions) > _KEPT_BATTLES:
             self._completions.popitem(last=False)
         return self.battle
+
+    def authorize(self, token: str | None) -> RefusalReason | None:
+        """None if a call presented with `token` (None: the plain launch URL) belongs to the running battle."""
+        battle = self.battle
+        if battle is None:
+            return "no_battle"
+        if token is None:
+            return None if battle.launch_url_allowed else "token_required"
+        if battle.token is not None and hmac.compare_digest(token.encode(), battle.token.encode()):
+            return None
+        return "wrong_token"
+
+    def count_refusal(self, reason: RefusalReason) -> None:
+        if self.battle is not None:
+            self.battle.refused[reason] = self.battle.refused.get(reason, 0) + 1
 
     def clear_battle(self) -> BattleState | None:
         """Forget the active battle (back to every tool, no attribution); return it."""

@@ -1,8 +1,18 @@
-"""One uvicorn app: MCP over Streamable HTTP (`/mcp`, stateless) and SSE (`/sse` + `/messages/`),
-and the Green's plain-HTTP control endpoints:
+"""The gateway's two listeners, served by one process on one event loop.
 
-- `GET /health` -> HealthReply
-- `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> {"cleared": ...}
+Blue-facing (`--host`:`--port`), what the agent under test may reach:
+- `/b/<token>/mcp` (Streamable HTTP, stateless) and `/b/<token>/sse` + `/b/<token>/messages/` (SSE):
+  the running battle's capability URL (its task message names it);
+- `/mcp`, `/sse` + `/messages/`: the launch URL, served only to a battle that allows it;
+- `GET /health` -> HealthReply (up; nothing about the battle).
+Every call is checked when it is handled (`Gateway.call_tool`), against the token of the HTTP request
+that carried it, so an SSE session opened in one battle cannot act in the next.
+
+Control (127.0.0.1, an ephemeral port written into the slot's credentials file), the Green only;
+every request needs `Authorization: Bearer <control secret>` (the secret is read from the
+credentials file, never from argv), bodies are capped at MAX_CONTROL_BODY_BYTES:
+- `GET /control/health` -> ControlHealthReply
+- `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> ClearedReply
 - `GET /control/completion?battle_id=B&wait=S` -> CompletionReply (long-poll, S <= 60)
 
 Both MCP transports share one lowlevel `Server` whose handlers call the transport-free `Gateway`.
@@ -10,10 +20,13 @@ Both MCP transports share one lowlevel `Server` whose handlers call the transpor
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hmac
 import json
 import logging
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import mcp_types as types
@@ -31,24 +44,30 @@ from starlette.types import Receive, Scope, Send
 
 from green_agent.errors import GatewayError
 from green_agent.processes import port_is_free
+from green_agent.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
 from green_agent.world_data import WorldData
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
 from mcp_gateway.gateway import Gateway
-from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, GatewayConfig, HealthReply
+from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, ClearedReply, ControlHealthReply, GatewayConfig,
+                                HealthReply)
 from mcp_gateway.scope import COMPLETE_TASK_TOOL
 from mcp_gateway.tools import build_tool_specs
 
 logger = logging.getLogger(__name__)
 SERVER_NAME = "AppWorld MCP gateway"
 MESSAGES_PATH = "/messages/"
+TOKEN_PREFIX = "/b/{token}"
+MAX_CONTROL_BODY_BYTES = 1_000_000
+"""A battle body is a few kB (ids and at most a few hundred tool names)."""
 
 
-def build_gateway(config: GatewayConfig) -> Gateway:
+def build_gateway(config: GatewayConfig, credentials: SlotCredentials | None = None) -> Gateway:
     """Read the docs of `config.appworld_root` and assemble the gateway (no sockets yet)."""
     specs = build_tool_specs(WorldData(config.appworld_root), config.app_names)
     forwarder = ApiForwarder(config.remote_apis_url, connect_timeout_s=config.connect_timeout_s,
-                             read_timeout_s=config.read_timeout_s)
+                             read_timeout_s=config.read_timeout_s,
+                             guard_headers=credentials.guard_headers() if credentials else None)
     return Gateway(specs, forwarder, CallLogWriter(config.log_path), output_type=config.output_type)
 
 
@@ -56,17 +75,25 @@ def build_mcp_server(gateway: Gateway) -> Server[Any]:
     """The lowlevel MCP server; `get_tool_input_schema` spares a full tools/list per modern call."""
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=gateway.list_tools())
+        return types.ListToolsResult(tools=gateway.list_tools(_token_of(ctx)))
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await gateway.call_tool(params.name, params.arguments)
+        return await gateway.call_tool(params.name, params.arguments, _token_of(ctx))
 
     return Server(SERVER_NAME, version="1", on_list_tools=on_list_tools, on_call_tool=on_call_tool,
                   get_tool_input_schema=gateway.input_schema)
 
 
+def _token_of(ctx: Any) -> str | None:
+    """The token of the HTTP request that carried this MCP message (None: the plain launch URL)."""
+    request = getattr(ctx, "request", None)
+    path_params = getattr(request, "path_params", None) or {}
+    token = path_params.get("token")
+    return token if isinstance(token, str) else None
+
+
 def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
-    """The ASGI app serving both MCP transports and the control endpoints."""
+    """The Blue-facing ASGI app: both MCP transports, at the token URL and the launch URL, and `/health`."""
     server = build_mcp_server(gateway)
     security = _security_settings(host)
     manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
@@ -88,20 +115,32 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
             yield
         gateway.forwarder.close()
 
-    routes = [
+    async def health(_: Request) -> Response:
+        return _json(HealthReply())
+
+    mcp_routes = [
         Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
         Route("/sse", endpoint=_AsgiEndpoint(sse_endpoint), methods=["GET"]),
         Mount(MESSAGES_PATH, app=sse.handle_post_message),
-        *control_routes(gateway),
+    ]
+    routes = [
+        *mcp_routes,
+        Mount(TOKEN_PREFIX, app=_TokenGate(gateway, Starlette(routes=mcp_routes))),
+        Route("/health", health, methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def build_control_app(gateway: Gateway, control_secret: str) -> Any:
+    """The Green's control listener (an ASGI app): `control_routes` behind the bearer secret and body cap."""
+    return _BearerGate(Starlette(routes=control_routes(gateway)), control_secret)
 
 
 def control_routes(gateway: Gateway) -> list[Route]:
     """The Green's HTTP endpoints (JSON in, JSON out)."""
 
     async def health(_: Request) -> Response:
-        return _json(HealthReply(tools=len(gateway.specs), battle=gateway.scope.battle))
+        return _json(ControlHealthReply(tools=len(gateway.specs), battle=gateway.scope.battle))
 
     async def put_battle(request: Request) -> Response:
         try:
@@ -120,7 +159,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
 
     async def delete_battle(_: Request) -> Response:
         previous = gateway.scope.clear_battle()
-        return JSONResponse({"cleared": previous.battle_id if previous else None})
+        return _json(ClearedReply(cleared=previous.battle_id if previous else None, battle=previous))
 
     async def completion(request: Request) -> Response:
         battle_id = request.query_params.get("battle_id", "")
@@ -133,7 +172,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
         return _json(await gateway.scope.wait_completion(battle_id, wait_s))
 
     return [
-        Route("/health", health, methods=["GET"]),
+        Route("/control/health", health, methods=["GET"]),
         Route("/control/battle", put_battle, methods=["PUT"]),
         Route("/control/battle", delete_battle, methods=["DELETE"]),
         Route("/control/completion", completion, methods=["GET"]),
@@ -141,14 +180,113 @@ def control_routes(gateway: Gateway) -> list[Route]:
 
 
 def serve(config: GatewayConfig) -> None:
-    """Run the gateway until interrupted. Raises GatewayError if the port is taken."""
+    """Run both listeners until interrupted. Raises GatewayError if the port is taken or the slot has no
+    credentials (the Green creates them before it starts the gateway)."""
     if config.port and not port_is_free(config.port, config.host):
         raise GatewayError(f"port {config.port} on {config.host} is already in use; pick another --port")
-    gateway = build_gateway(config)
-    logger.info("AppWorld MCP gateway: %d tools, APIs server %s, log %s, http://%s:%d/mcp and /sse",
-                len(gateway.specs), config.remote_apis_url, config.log_path, config.host, config.port)
-    uvicorn.run(build_app(gateway, config.host), host=config.host, port=config.port, log_level="warning",
-                timeout_graceful_shutdown=3)
+    try:
+        credentials = require_credentials(config.remote_apis_url)
+    except Exception as exc:  # noqa: BLE001 - an InfrastructureError naming the file
+        raise GatewayError(str(exc)) from None
+    gateway = build_gateway(config, credentials)
+    with _control_socket() as control_socket:
+        credentials.control_port = control_socket.getsockname()[1]
+        save_credentials(port_of(config.remote_apis_url), credentials)
+        logger.info("AppWorld MCP gateway: %d tools, APIs server %s, log %s, http://%s:%d/mcp and /sse; control "
+                    "on 127.0.0.1:%d", len(gateway.specs), config.remote_apis_url, config.log_path, config.host,
+                    config.port, credentials.control_port)
+        blue = uvicorn.Server(uvicorn.Config(build_app(gateway, config.host), host=config.host, port=config.port,
+                                             log_level="warning", timeout_graceful_shutdown=3))
+        control = _ControlServer(uvicorn.Config(
+            build_control_app(gateway, credentials.control_secret.get_secret_value()), log_level="warning",
+            timeout_graceful_shutdown=1, lifespan="off"))
+        asyncio.run(_serve_both(blue, control, control_socket))
+
+
+async def _serve_both(blue: uvicorn.Server, control: uvicorn.Server, control_socket: socket.socket) -> None:
+    """Serve until the Blue-facing server stops (it handles SIGINT/SIGTERM), then stop the control one."""
+    control_task = asyncio.create_task(control.serve(sockets=[control_socket]))
+    try:
+        await blue.serve()
+    finally:
+        control.should_exit = True
+        await control_task
+
+
+class _ControlServer(uvicorn.Server):
+    """The control listener leaves signals to the Blue-facing server, which stops both."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@contextlib.contextmanager
+def _control_socket() -> Iterator[socket.socket]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", 0))
+        sock.set_inheritable(True)
+        yield sock
+    finally:
+        sock.close()
+
+
+class _TokenGate:
+    """The token URL's door: opening an SSE session with a token that is not the running battle's gets a
+    404. Messages and Streamable HTTP requests pass on, so each call is refused, answered and logged by
+    the per-call check in `Gateway` (an ended battle's Blue gets a clear error, not a silent timeout)."""
+
+    def __init__(self, gateway: Gateway, app: Any) -> None:
+        self.gateway, self.app = gateway, app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = str((scope.get("path_params") or {}).get("token", ""))
+        opens_session = scope["type"] == "http" and scope.get("method") == "GET" and scope.get("path", "").endswith("/sse")
+        if opens_session and self.gateway.scope.authorize(token) is not None:
+            await JSONResponse({"error": "unknown or ended battle"}, 404)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class _BearerGate:
+    """Control listener guard: the bearer secret, and a cap on the body read (413 past it)."""
+
+    def __init__(self, app: Any, secret: str) -> None:
+        self.app, self.expected = app, f"Bearer {secret}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+            await JSONResponse({"error": "control routes need the slot's control secret"}, 401)(scope, receive, send)
+            return
+        try:
+            declared = int(headers.get(b"content-length", b"0"))
+        except ValueError:
+            declared = MAX_CONTROL_BODY_BYTES + 1
+        if declared > MAX_CONTROL_BODY_BYTES:
+            await JSONResponse({"error": f"body over {MAX_CONTROL_BODY_BYTES} bytes"}, 413)(scope, receive, send)
+            return
+        await self.app(scope, _capped(receive, MAX_CONTROL_BODY_BYTES), send)
+
+
+def _capped(receive: Receive, limit: int) -> Callable[[], Awaitable[Any]]:
+    """`receive` that fails a request whose streamed body grows past `limit` (no Content-Length)."""
+    seen = 0
+
+    async def wrapped() -> Any:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise GatewayError(f"control request body over {limit} bytes")
+        return message
+
+    return wrapped
 
 
 class _AsgiEndpoint:

@@ -6,10 +6,17 @@ does but binds loopback only. `APPWORLD_ROOT` must name the root whose `data/` i
 Usage: python serve.py {apis,environment} --port PORT      one server in this process
        python serve.py forkserver                          many servers, forked from one warm process
 
+Every server is guarded (`GuardedApp`): a request is served only when it carries the slot's secret,
+in the `X-AppWorld-Guard` header (the Green and the gateway) or as a leading path segment
+`/_guard/<secret>` (the env server's own calls to the APIs server, which go to the `remote_apis_url`
+the Green gives it at `/initialize`); anything else gets a bare 404, so the agent under test cannot
+use AppWorld's servers with known ports and paths alone. The secret never travels in argv: an exec'd
+server reads it from `APPWORLD_GUARD_SECRET`, a forked one from its fork request (a pipe).
+
 Fork server protocol (line-delimited JSON over stdin/stdout; the Green's side is
 `green_agent.appworld_forkserver`): it imports AppWorld once (about 10 CPU-seconds: both servers
 import all 12 apps' API modules), prints `{"ready": true, "pid": P}`, then for every request line
-`{"server": "apis"|"environment", "port": N, "log_path": PATH}` forks a child that becomes that
+`{"server": "apis"|"environment", "port": N, "log_path": PATH, "guard": SECRET}` forks a child that becomes that
 server (own session, stdout/stderr appended to PATH) and answers `{"pid": CHILD}` or
 `{"error": TEXT}`. A child costs about 0.3 CPU-seconds instead of a whole start-up, and shares the
 imported code's memory pages with its siblings. The fork server ignores SIGINT (a terminal's Ctrl-C
@@ -21,10 +28,53 @@ before forking: the APIs server loads its DBs in its lifespan, the env server op
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 import os
 import signal
 import sys
+
+GUARD_HEADER = b"x-appworld-guard"
+GUARD_PATH_PREFIX = "/_guard/"
+GUARD_SECRET_ENV = "APPWORLD_GUARD_SECRET"
+MIN_GUARD_SECRET_LENGTH = 32
+
+
+class GuardedApp:
+    """ASGI wrapper: pass a request to `app` only when it proves the slot's secret (module docstring).
+
+    A path-prefixed request is passed on with the prefix removed, so AppWorld's routes see their own
+    paths. Refusals are a bare 404 with no body detail: nothing tells a prober what is behind the port.
+    Lifespan events pass through (the APIs server loads its DBs there).
+    """
+
+    def __init__(self, app, secret: str) -> None:  # noqa: ANN001
+        if len(secret) < MIN_GUARD_SECRET_LENGTH:
+            raise ValueError(f"the guard secret must have at least {MIN_GUARD_SECRET_LENGTH} characters")
+        self.app = app
+        self.secret = secret.encode()
+        self.prefix = GUARD_PATH_PREFIX + secret
+
+    async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        if hmac.compare_digest(headers.get(GUARD_HEADER, b""), self.secret):
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        if path == self.prefix or path.startswith(self.prefix + "/"):
+            inner = path[len(self.prefix):] or "/"
+            return await self.app({**scope, "path": inner, "raw_path": inner.encode()}, receive, send)
+        await _not_found(scope, send)
+
+
+async def _not_found(scope, send) -> None:  # noqa: ANN001
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": "http.response.start", "status": 404,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"22")]})
+    await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
 
 
 def _share_source_db_connections_across_threads() -> None:
@@ -77,18 +127,18 @@ def build_environment_app():  # noqa: ANN201
     return app
 
 
-def serve(app, port: int) -> None:  # noqa: ANN001
+def serve(app, port: int, guard: str) -> None:  # noqa: ANN001
     import uvicorn
 
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(GuardedApp(app, guard), host="127.0.0.1", port=port, log_level="warning")
 
 
-def serve_apis(port: int) -> None:
-    serve(build_apis_app(), port)
+def serve_apis(port: int, guard: str) -> None:
+    serve(build_apis_app(), port, guard)
 
 
-def serve_environment(port: int) -> None:
-    serve(build_environment_app(), port)
+def serve_environment(port: int, guard: str) -> None:
+    serve(build_environment_app(), port, guard)
 
 
 def run_fork_server() -> int:
@@ -105,8 +155,10 @@ def run_fork_server() -> int:
         try:
             request = json.loads(line)
             app, port, log_path = apps[request["server"]], int(request["port"]), str(request["log_path"])
-        except (ValueError, KeyError, TypeError) as exc:
-            _reply({"error": f"bad request {line.strip()[:200]!r}: {exc!r}"})
+            guard = str(request["guard"])
+            GuardedApp(app, guard)  # refuses a short secret before anything forks
+        except (ValueError, KeyError, TypeError) as exc:  # never echo the line: it may hold the secret
+            _reply({"error": f"bad request: {type(exc).__name__}: {str(exc)[:200]}"})
             continue
         try:
             pid = os.fork()
@@ -116,7 +168,7 @@ def run_fork_server() -> int:
         if pid == 0:
             if request["server"] == "apis":
                 os.environ.update(apis_env)
-            _become_server(app, port, log_path)  # never returns
+            _become_server(app, port, log_path, guard)  # never returns
         _reply({"pid": pid})
     return 0
 
@@ -126,7 +178,7 @@ def _reply(message: dict) -> None:
     sys.stdout.flush()
 
 
-def _become_server(app, port: int, log_path: str) -> None:  # noqa: ANN001
+def _become_server(app, port: int, log_path: str, guard: str) -> None:  # noqa: ANN001
     """In a forked child: detach, log to `log_path`, serve `app` on `port`, exit without returning."""
     code = 1
     try:
@@ -141,7 +193,7 @@ def _become_server(app, port: int, log_path: str) -> None:  # noqa: ANN001
         os.dup2(log_fd, 2)
         os.close(log_fd)
         os.close(null_fd)
-        serve(app, port)
+        serve(app, port, guard)
         code = 0
     except SystemExit as exc:  # uvicorn exits 1 after logging why (e.g. the port is taken)
         code = exc.code if isinstance(exc.code, int) else 1
@@ -184,7 +236,12 @@ def main() -> int:
         return 2
     if args.server == "forkserver":
         return run_fork_server()
-    (serve_apis if args.server == "apis" else serve_environment)(args.port)
+    guard = os.environ.pop(GUARD_SECRET_ENV, "")
+    if len(guard) < MIN_GUARD_SECRET_LENGTH:
+        print(f"{GUARD_SECRET_ENV} must hold the slot's guard secret (at least {MIN_GUARD_SECRET_LENGTH} "
+              "characters); the Green sets it when it starts a slot", file=sys.stderr)
+        return 2
+    (serve_apis if args.server == "apis" else serve_environment)(args.port, guard)
     _exit_without_finalizing()
     return 0
 

@@ -32,13 +32,12 @@ from typing import Any
 from green_agent import plan
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import ResolvedConfig
-from green_agent.appworld_client import AppWorldClient
 from green_agent.archive import archive
 from green_agent.battle import world_data
 from green_agent.completion import wait_for_completion
 from green_agent.dispatch import dispatch
 from green_agent.errors import BadInputError, GreenError
-from green_agent.gateway_client import GatewayClient
+from green_agent.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
 from green_agent.judge import judge
 from green_agent.metrics import collect_metrics
@@ -87,11 +86,13 @@ class BattleSession:
         self.config = plan.BattleConfig(
             battle_id=battle_id, task_config=resolved.task, blue=blue_label, blue_url=blue_url,
             predictor=resolved.predictor, deadline_s=resolved.deadline_s,
-            run_dir=resolved.runs_dir / run_dir_name(battle_id), split=resolved.split, **extra)
+            run_dir=resolved.runs_dir / run_dir_name(battle_id), split=resolved.split,
+            launch_url_allowed=True,  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
+            **extra)
         self.deps = plan.BattleDeps(
-            client=AppWorldClient(resolved.env_url), apis_url=resolved.apis_url, settings=settings,
-            world=world_data(settings), appworld_root=settings.appworld_root,
-            gateway=GatewayClient(resolved.gateway_url) if resolved.gateway_url else None,
+            client=slot_env_client(resolved.env_url, resolved.apis_url), apis_url=resolved.apis_url,
+            settings=settings, world=world_data(settings), appworld_root=settings.appworld_root,
+            gateway=slot_gateway(resolved.gateway_url, resolved.apis_url),
             call_log_path=resolved.call_log_path, blue_session=session_for(blue_url), reporters=[reporter])
         self.state = plan.BattleState()
         self.started = datetime.now(timezone.utc)
@@ -187,14 +188,15 @@ class BattleSession:
         task = self.state.setup.task
         self.state.scope = choose_scope(task.task_id, task.instruction, self.config.predictor, self.deps.settings,
                                         self.deps.world)
-        self.state.gateway_set = apply_scope(self.deps.gateway, self.battle_id, task.task_id, self.state.scope)
+        self.state.mcp_base_url = apply_scope(self.deps.gateway, self.battle_id, task.task_id, self.state.scope,
+                                              self.config.launch_url_allowed)
+        self.state.gateway_set = self.state.mcp_base_url is not None
         scope = self.state.scope
         return {"predictor": scope.predictor, "apis": scope.apis, "recall": scope.recall,
                 "fallback_reason": scope.fallback_reason, "gateway_scoped": self.state.gateway_set}
 
     def _task_message(self) -> dict[str, Any]:
-        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis,
-                                                self.deps.gateway.base_url if self.deps.gateway else None)
+        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url)
         return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
                 "mcp_url": self.state.message.mcp_url}
 

@@ -32,3 +32,9 @@ class CallRecord(BaseModel):
     in_scope: bool = Field(default=True, description="False if the tool was outside the battle's scope (refused).")
     result_items: int | None = Field(default=None, description="Length of the response if it was a list, else None.")
     seq: int = Field(default=0, ge=0, description="Per-gateway-process call counter, for ordering ties.")
+    refused: str | None = Field(default=None, description=(
+        "Why the call was refused before anything else (no_battle, wrong_token, token_required): it belongs "
+        "to no battle, so battle_id is None."))
+    upstream_fault: str | None = Field(default=None, description=(
+        "An infrastructure fault of the APIs server that reached the caller (unreachable, timed out, or a 5xx "
+        "while the server was not answering); None for answers, including API errors caused by the arguments."))

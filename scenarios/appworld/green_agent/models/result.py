@@ -75,6 +75,9 @@ class CleanupRecord(BaseModel):
     ok: bool = Field(description="Every cleanup action succeeded (or had nothing to do).")
     closed: bool | None = Field(default=None, description="/close succeeded; None if no world was opened.")
     gateway_released: bool | None = Field(default=None, description="DELETE /control/battle succeeded; None if unused.")
+    refused_calls: dict[str, int] = Field(default_factory=dict, description=(
+        "Calls the gateway refused while the battle ran because they did not belong to it (no token, a wrong or "
+        "revoked one), by reason; never attributed to the battle."))
     errors: list[str] = Field(default_factory=list, description="Cleanup problems.")
 
 

@@ -27,7 +27,7 @@ def cleanup(client: AppWorldClient, task_id: str | None, world_opened: bool, ini
     record = CleanupRecord(ok=True)
     if gateway is not None and gateway_battle_set:
         try:
-            gateway.end_battle()
+            record.refused_calls = gateway.end_battle()
             record.gateway_released = True
         except Exception as exc:
             record.gateway_released = False

@@ -45,13 +45,17 @@ def choose_scope(task_id: str, instruction: str, predictor: str, settings: Setti
                        usage=prediction.usage.model_dump(), cached=prediction.cached, model=prediction.model)
 
 
-def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord) -> bool:
-    """Step 3b: `PUT /control/battle` so the gateway attributes and restricts Blue's calls. False if no gateway."""
+def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord,
+                launch_url_allowed: bool = False) -> str | None:
+    """Step 3b: `PUT /control/battle` so the gateway attributes and restricts Blue's calls, under a new
+    per-battle token. Returns the Blue's MCP base URL for this battle (`.../b/<token>`); None if no gateway.
+
+    `launch_url_allowed`: the Blue takes its MCP URL from its launch configuration (an AgentBeats SDK
+    agent's `--mcp`), so the gateway's plain routes serve this battle too."""
     if gateway is None:
-        return False
+        return None
     tools = [api.replace(".", "__", 1) for api in scope.apis] if scope.apis is not None else None
-    gateway.start_battle(battle_id, task_id, tools)
-    return True
+    return gateway.start_battle(battle_id, task_id, tools, launch_url_allowed=launch_url_allowed)
 
 
 def all_apis(world: WorldData, cap: int) -> list[str]:

@@ -1,11 +1,14 @@
-"""In-process Python client of a running gateway, for the Green and the Blue agents.
+"""Test clients of a running gateway: `GatewayControl` (the Green's control listener) and
+`GatewayClient` (MCP, as a Blue calls it).
 
 MCP calls go over Streamable HTTP (`<base>/mcp`, or SSE `<base>/sse`) with the official `mcp`
-client; the Green's control calls are plain HTTP (httpx). Use it as an async context manager to
-keep one MCP connection open for many calls; outside a `with`, each call opens its own.
+client, where `<base>` is a battle's token URL (`GatewayControl.set_battle` returns it); control
+calls are plain HTTP (httpx) with the slot's control secret. Use `GatewayClient` as an async context
+manager to keep one MCP connection open for many calls; outside a `with`, each call opens its own.
 
-    async with GatewayClient("http://127.0.0.1:10000") as gw:
-        tools = await gw.list_tools()
+    control = GatewayControl.for_slot(apis_url)
+    state = await control.set_battle("b1", "task_1", None)
+    async with GatewayClient(battle_url(gateway_url, state)) as gw:
         reply = await gw.call_tool("supervisor__show_profile", {})   # {"response": {...}}
 """
 
@@ -22,14 +25,20 @@ from mcp.client import Client
 from mcp.client.sse import sse_client
 
 from green_agent.errors import GatewayError
-from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, HealthReply
+from green_agent.slot_credentials import new_secret, require_credentials
+from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply
 
 Transport = Literal["streamable_http", "sse"]
 DEFAULT_TIMEOUT_S = 30.0
 
 
+def battle_url(gateway_url: str, state: BattleState) -> str:
+    """The Blue's MCP base URL for a battle set with a token."""
+    return f"{gateway_url.rstrip('/')}/b/{state.token}"
+
+
 class GatewayClient:
-    """Talks to one gateway at `base_url` (e.g. http://127.0.0.1:10000)."""
+    """MCP calls to one gateway base URL (a battle's token URL, or the plain launch URL)."""
 
     def __init__(self, base_url: str, transport: Transport = "streamable_http",
                  timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
@@ -96,18 +105,34 @@ class GatewayClient:
 
         return result_payload(await self._run(action))
 
-    # Control (the Green) -----------------------------------------------------------------------
 
-    async def health(self) -> HealthReply:
-        return HealthReply.model_validate(await self._http("GET", "/health"))
 
-    async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None) -> BattleState:
-        """Attribute the next calls to `battle_id`/`task_id` and restrict tools to `scope` (None: all)."""
-        body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope).model_dump()
+class GatewayControl:
+    """The control listener of one gateway (the Green's side), with its bearer secret."""
+
+    def __init__(self, control_url: str, secret: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.base_url = control_url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {secret}"}
+        self.timeout_s = timeout_s
+
+    @classmethod
+    def for_slot(cls, apis_url: str) -> "GatewayControl":
+        credentials = require_credentials(apis_url)
+        assert credentials.control_url, "the gateway has not published its control listener"
+        return cls(credentials.control_url, credentials.control_secret.get_secret_value())
+
+    async def health(self) -> ControlHealthReply:
+        return ControlHealthReply.model_validate(await self._http("GET", "/control/health"))
+
+    async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None,
+                         launch_url_allowed: bool = False) -> BattleState:
+        """Attribute the next calls to `battle_id`/`task_id` under a new token; restrict tools to `scope`."""
+        body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope, token=new_secret(),
+                           launch_url_allowed=launch_url_allowed).model_dump()
         return BattleState.model_validate(await self._http("PUT", "/control/battle", json=body))
 
     async def clear_battle(self) -> str | None:
-        """Back to every tool and no attribution; return the battle id that was active."""
+        """End the battle (its token is revoked); return its id."""
         return (await self._http("DELETE", "/control/battle")).get("cleared")
 
     async def wait_for_completion(self, battle_id: str, timeout_s: float) -> CompletionReply:
@@ -125,10 +150,9 @@ class GatewayClient:
         url = self.base_url + path
         try:
             async with httpx.AsyncClient(timeout=timeout or self.timeout_s, trust_env=False) as http:
-                response = await http.request(method, url, **kwargs)
+                response = await http.request(method, url, headers=self.headers, **kwargs)
         except httpx.HTTPError as exc:
-            raise GatewayError(f"the MCP gateway at {self.base_url} is unreachable ({exc!r}); "
-                               f"is `appworld-green mcp` running there?") from exc
+            raise GatewayError(f"the MCP gateway's control listener at {self.base_url} is unreachable ({exc!r})") from exc
         if response.status_code != 200:
             raise GatewayError(f"the MCP gateway refused {method} {path}: HTTP {response.status_code} {response.text[:300]}")
         return response.json()
