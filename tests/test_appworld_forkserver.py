@@ -24,6 +24,8 @@ from green_agent.settings import Settings
 from green_agent.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
+GUARD = "g" * 43
+GUARDED = {"X-AppWorld-Guard": GUARD}
 
 
 @pytest.fixture()
@@ -36,12 +38,12 @@ def server(settings: Settings, appworld_root: Path, tmp_path: Path) -> Iterator[
 
 
 def _serve(forks: ForkServer, kind: str, port: int, log: Path) -> int:
-    pid = forks.spawn(kind, port, log)  # type: ignore[arg-type]
+    pid = forks.spawn(kind, port, log, GUARD)  # type: ignore[arg-type]
     return pid
 
 
 def _wait_answering(url: str, pid: int) -> None:
-    process = ForkedProcess("probe", "apis", 0, Path("/dev/null"), Path("."), Path("."))
+    process = ForkedProcess("probe", "apis", 0, Path("/dev/null"), Path("."), Path("."), GUARD)
     process._pid = pid  # noqa: SLF001 - reuse the readiness loop on a pid we got by hand
     process.wait_ready(url, timeout_s=60)
 
@@ -57,14 +59,16 @@ def test_forked_pair_serves_a_task_and_each_server_is_its_own_session(server: Fo
             assert os.getpgid(pid) == pid  # its own process group: stopping it stops nothing else
             assert psutil.Process(pid).ppid() == server.popen.pid  # type: ignore[union-attr]
         task_id = WorldData(appworld_root).split("dev")[0]
-        reply = requests.post(f"http://127.0.0.1:{env_port}/initialize", json={
+        reply = requests.post(f"http://127.0.0.1:{env_port}/initialize", headers=GUARDED, json={
             "task_id": task_id, "experiment_name": "forkserver_test",
-            "remote_apis_url": f"http://127.0.0.1:{apis_port}"}, timeout=120)
+            "remote_apis_url": f"http://127.0.0.1:{apis_port}/_guard/{GUARD}"}, timeout=120)
         assert reply.status_code == 200, (reply.text[:500], (tmp_path / "env.log").read_text()[-2000:])
         assert reply.json()["output"]["task_id"] == task_id
-        profile = requests.get(f"http://127.0.0.1:{apis_port}/supervisor/profile", timeout=30)
+        profile = requests.get(f"http://127.0.0.1:{apis_port}/supervisor/profile", headers=GUARDED, timeout=30)
         assert profile.status_code == 200 and "@" in profile.json()["email"]
-        assert requests.post(f"http://127.0.0.1:{env_port}/close", json={"task_id": task_id}, timeout=60).ok
+        assert requests.get(f"http://127.0.0.1:{apis_port}/supervisor/profile", timeout=30).status_code == 404
+        assert requests.post(f"http://127.0.0.1:{env_port}/close", json={"task_id": task_id}, headers=GUARDED,
+                             timeout=60).ok
     finally:
         for pid in (apis_pid, env_pid):
             os.killpg(pid, signal.SIGINT)
@@ -82,10 +86,12 @@ def _process(pid: int) -> psutil.Process | None:
 
 def test_bad_requests_are_refused_and_the_fork_server_keeps_serving(server: ForkServer, tmp_path: Path) -> None:
     with pytest.raises(InfrastructureError, match="could not start the nonsense server: bad request"):
-        server.spawn("nonsense", free_port(), tmp_path / "x.log")  # type: ignore[arg-type]
+        server.spawn("nonsense", free_port(), tmp_path / "x.log", GUARD)  # type: ignore[arg-type]
+    with pytest.raises(InfrastructureError, match="bad request: ValueError: the guard secret must have at least"):
+        server.spawn("apis", free_port(), tmp_path / "x.log", "short")
     assert server.alive()
     port = free_port()
-    pid = server.spawn("apis", port, tmp_path / "apis.log")
+    pid = server.spawn("apis", port, tmp_path / "apis.log", GUARD)
     _wait_answering(f"http://127.0.0.1:{port}/", pid)
     os.killpg(pid, signal.SIGINT)
 
@@ -97,7 +103,7 @@ def test_a_server_that_cannot_bind_fails_start_up_with_its_log(settings: Setting
         taken.listen()
         port = taken.getsockname()[1]
         process = ForkedProcess("AppWorld APIs server", "apis", port, tmp_path / "apis.log", settings.appworld_python,
-                                appworld_root).start()
+                                appworld_root, GUARD).start()
         with pytest.raises(InfrastructureError, match=r"exited during start-up(.|\n)*address already in use"):
             process.wait_ready(f"http://127.0.0.1:{port}/__never__", timeout_s=60)
         assert not process.is_running()
@@ -125,7 +131,7 @@ def test_a_dead_fork_server_is_reported_and_replaced(settings: Settings, appworl
     forks.popen.kill()  # type: ignore[union-attr]
     forks.popen.wait(timeout=10)  # type: ignore[union-attr]
     with pytest.raises(InfrastructureError, match="fork server is not running"):
-        forks.spawn("apis", free_port(), tmp_path / "apis.log")
+        forks.spawn("apis", free_port(), tmp_path / "apis.log", GUARD)
     forks.close()
 
     shared = fork_server(settings.appworld_python, appworld_root, tmp_path)

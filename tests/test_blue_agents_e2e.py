@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from green_agent.appworld_servers import AppWorldServers
+from green_agent.gateway_client import GatewayClient
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import REPO_ROOT
 from green_agent.testing.fake_openai import FakeOpenAI
@@ -73,8 +74,9 @@ def _start_blue(kind: str, appworld_root: Path, tmp: Path) -> tuple[ManagedProce
 
 # --- one battle, as the Green would run it ---------------------------------------------------
 
-def _env_call(env_url: str, endpoint: str, body: dict[str, Any]) -> Any:
-    reply = httpx.post(f"{env_url}/{endpoint}", json=body, timeout=HTTP_TIMEOUT)
+def _env_call(servers: AppWorldServers, endpoint: str, body: dict[str, Any]) -> Any:
+    reply = httpx.post(f"{servers.spec.env_url}/{endpoint}", json=body, timeout=HTTP_TIMEOUT,
+                       headers=servers.credentials.guard_headers())
     reply.raise_for_status()
     return reply.json()["output"]
 
@@ -94,38 +96,43 @@ def send_a2a(blue_url: str, text: str) -> dict[str, Any]:
 
 
 class Battle:
-    """Initialize a task and scope the gateway to a fresh battle; `finish()` evaluates and closes."""
+    """Initialize a task and set a fresh battle (with its token) on the gateway; `finish()` evaluates.
 
-    def __init__(self, servers: AppWorldServers, gateway: dict[str, Any], task_id: str) -> None:
-        self.env_url, self.apis_url = servers.spec.env_url, servers.spec.apis_url
+    The AppWorld servers are guarded and the gateway's control listener needs its secret: the test
+    plays the Green, so it uses the slot's credentials; the Blue only ever gets `mcp_base` (the token URL).
+    """
+
+    def __init__(self, servers: AppWorldServers, gateway: dict[str, Any], task_id: str,
+                 launch_url_allowed: bool = False) -> None:
+        self.servers, self.apis_url, self.guard = servers, servers.spec.apis_url, servers.credentials.guard_headers()
         self.gateway_url, self.task_id = gateway["url"], task_id
+        self.control = GatewayClient.for_slot(self.gateway_url, self.apis_url)
         self.battle_id = "blue-test-" + uuid.uuid4().hex[:8]
-        self.info = _env_call(self.env_url, "initialize", {"task_id": task_id, "experiment_name": self.battle_id,
-                                                          "remote_apis_url": self.apis_url})
+        self.info = _env_call(servers, "initialize", {"task_id": task_id, "experiment_name": self.battle_id,
+                                                      "remote_apis_url": servers.credentials.guarded_url(self.apis_url)})
         self.passwords = [p["password"] for p in httpx.get(f"{self.apis_url}/supervisor/account_passwords",
-                                                            timeout=30).json()]
-        httpx.put(self.gateway_url + "/control/battle", json={"battle_id": self.battle_id, "task_id": task_id,
-                                                             "scope": None}, timeout=10).raise_for_status()
+                                                            headers=self.guard, timeout=30).json()]
+        self.mcp_base = self.control.start_battle(self.battle_id, task_id, None, launch_url_allowed=launch_url_allowed)
 
     def message(self) -> str:
-        return task_message(self.task_id, self.gateway_url, self.info["instruction"])
+        return task_message(self.task_id, self.mcp_base, self.info["instruction"])
 
     def wait_completed(self) -> bool:
         deadline = time.monotonic() + COMPLETION_DEADLINE_S
         while time.monotonic() < deadline:
-            if _env_call(self.env_url, "task_completed", {"task_id": self.task_id}):
+            if _env_call(self.servers, "task_completed", {"task_id": self.task_id}):
                 return True
             time.sleep(0.3)
         return False
 
     def finish(self) -> dict[str, Any]:
-        _env_call(self.env_url, "execute", {"task_id": self.task_id, "code": "pass"})  # persist state (B5)
-        return _env_call(self.env_url, "evaluate", {"task_id": self.task_id, "suppress_errors": True})
+        _env_call(self.servers, "execute", {"task_id": self.task_id, "code": "pass"})  # persist state (B5)
+        return _env_call(self.servers, "evaluate", {"task_id": self.task_id, "suppress_errors": True})
 
     def close(self) -> None:
-        httpx.delete(self.gateway_url + "/control/battle", timeout=10)
+        self.control.end_battle()
         try:
-            _env_call(self.env_url, "close", {"task_id": self.task_id})
+            _env_call(self.servers, "close", {"task_id": self.task_id})
         except httpx.HTTPError:
             pass
 
@@ -220,14 +227,15 @@ def test_reference_blue_reports_unreachable_gateway(appworld_root, tmp_path) -> 
 LLM_TASK, LLM_TAG = "f0a1c01_1", "recipe"
 
 
-def _direct_tagged_notes(apis_url: str, email: str, password: str, page_limit: int) -> tuple[int, int]:
+def _direct_tagged_notes(apis_url: str, guard: dict[str, str], email: str, password: str,
+                         page_limit: int) -> tuple[int, int]:
     """(pages to read until an empty page, notes tagged LLM_TAG), asked of the APIs server directly (test oracle)."""
     token = httpx.post(f"{apis_url}/simple_note/auth/token", data={"username": email, "password": password},
-                       timeout=30).json()["access_token"]
+                       headers=guard, timeout=30).json()["access_token"]
     count = 0
     for page in range(50):
         notes = httpx.get(f"{apis_url}/simple_note/notes", params={"tags": [LLM_TAG], "page_index": page,
-                          "page_limit": page_limit}, headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+                          "page_limit": page_limit}, headers={**guard, "Authorization": f"Bearer {token}"}, timeout=30).json()
         if not notes:
             return page + 1, count
         count += len(notes)
@@ -236,7 +244,7 @@ def _direct_tagged_notes(apis_url: str, email: str, password: str, page_limit: i
 
 def _llm_script(battle: Battle, pages: int, page_limit: int, answer: Any) -> list[dict[str, Any]]:
     """The scripted model's turns: SSE MCP tools directly, plus the native tools (credentials by placeholder)."""
-    mcp_url = battle.gateway_url + "/mcp"
+    mcp_url = battle.mcp_base + "/mcp"
 
     def via_tool(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"tool": "call_appworld_tool", "args": {"tool_name": tool, "arguments_json": json.dumps(args),
@@ -257,13 +265,14 @@ def _llm_script(battle: Battle, pages: int, page_limit: int, answer: Any) -> lis
 
 
 def test_llm_blue_through_agentbeats_sdk(appworld_servers, gateway, appworld_root, tmp_path) -> None:
-    battle = Battle(appworld_servers, gateway, LLM_TASK)
+    battle = Battle(appworld_servers, gateway, LLM_TASK, launch_url_allowed=True)  # the SDK agent's --mcp URL
     agent: ManagedProcess | None = None
     try:
-        passwords = httpx.get(f"{battle.apis_url}/supervisor/account_passwords", timeout=30).json()
+        passwords = httpx.get(f"{battle.apis_url}/supervisor/account_passwords", headers=battle.guard, timeout=30).json()
         password = next(p["password"] for p in passwords if p["account_name"] == "simple_note")
         page_limit = 5  # fewer than the notes tagged, so the listing really paginates
-        pages, answer = _direct_tagged_notes(battle.apis_url, battle.info["supervisor"]["email"], password, page_limit)
+        pages, answer = _direct_tagged_notes(battle.apis_url, battle.guard, battle.info["supervisor"]["email"], password,
+                                             page_limit)
         with FakeOpenAI(log_path=tmp_path / "fake_openai.jsonl") as fake:
             port = free_port()
             card = tmp_path / "blue_card.toml"

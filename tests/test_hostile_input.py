@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -26,7 +27,9 @@ from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.appworld_client import AppWorldClient
 from green_agent.cli import main
 from green_agent.errors import BadInputError
+from green_agent.gateway_client import GatewayClient
 from green_agent.processes import ManagedProcess, free_port
+from green_agent.slot_credentials import create_credentials, port_of, remove_credentials
 from green_agent.settings import Settings
 from green_agent.task_ids import resolve_task
 from green_agent.world_data import WorldData
@@ -152,12 +155,16 @@ def gateway_on_recorder(env: Settings, recorder: RecordingServer,
     argv = [sys.executable, "-m", "mcp_gateway", "--remote-apis-url", recorder.url, "--port", str(port),
             "--appworld-root", str(env.appworld_root), "--log-path", str(log_path)]
     process = ManagedProcess(f"gateway :{port}", argv, tmp / "gateway.log")
+    create_credentials(port_of(recorder.url))  # the slot's secrets, as a WorldSlot would create them
     try:
         process.start()
         process.wait_ready(f"http://127.0.0.1:{port}/health", timeout_s=90)
-        yield f"http://127.0.0.1:{port}", log_path
+        control = GatewayClient.for_slot(f"http://127.0.0.1:{port}", recorder.url)
+        battle_url = control.start_battle("hostile", "t_1", None)
+        yield battle_url, log_path, control
     finally:
         process.stop()
+        remove_credentials(port_of(recorder.url))
 
 
 def _mcp(url: str, body: bytes | dict) -> requests.Response:
@@ -170,9 +177,9 @@ def _call(name: str, arguments: object) -> dict:
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
-def test_gateway_refuses_bad_and_huge_arguments_before_forwarding(gateway_on_recorder: tuple[str, Path],
+def test_gateway_refuses_bad_and_huge_arguments_before_forwarding(gateway_on_recorder: tuple[str, Path, Any],
                                                                   recorder: RecordingServer) -> None:
-    url, log_path = gateway_on_recorder
+    url, log_path, _ = gateway_on_recorder
     recorder.requests.clear()
     assert _mcp(url, b"this is not json {").json()["error"]["code"] == -32700
     for arguments in ("not an object", ["a", "list"], 42):
@@ -190,12 +197,15 @@ def test_gateway_refuses_bad_and_huge_arguments_before_forwarding(gateway_on_rec
     assert len(records) == 3 and records[0].arguments == {"omitted": "2000012 bytes"}
 
 
-def test_gateway_control_api_refuses_malformed_bodies(gateway_on_recorder: tuple[str, Path]) -> None:
-    url, _ = gateway_on_recorder
-    assert requests.put(f"{url}/control/battle", data=b"\xff\xfe not json", timeout=10).status_code == 422
-    assert requests.put(f"{url}/control/battle", json={"battle_id": "b" * 10_000}, timeout=10).status_code == 422
-    assert requests.put(f"{url}/control/battle", json={"battle_id": "b", "scope": "all"}, timeout=10).status_code == 422
-    reply = requests.get(f"{url}/control/completion", params={"battle_id": "b", "wait": "soon"}, timeout=10)
+def test_gateway_control_api_refuses_malformed_bodies(gateway_on_recorder: tuple[str, Path, Any]) -> None:
+    _, _, control = gateway_on_recorder
+    url, auth = control.control_url, control._headers  # noqa: SLF001 - the Green's own bearer header
+    assert requests.put(f"{url}/control/battle", data=b"\xff\xfe not json", headers=auth, timeout=10).status_code == 422
+    assert requests.put(f"{url}/control/battle", json={"battle_id": "b" * 10_000}, headers=auth,
+                        timeout=10).status_code == 422
+    assert requests.put(f"{url}/control/battle", json={"battle_id": "b", "scope": "all"}, headers=auth,
+                        timeout=10).status_code == 422
+    reply = requests.get(f"{url}/control/completion", params={"battle_id": "b", "wait": "soon"}, headers=auth, timeout=10)
     assert reply.status_code == 422
 
 
