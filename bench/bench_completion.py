@@ -56,7 +56,7 @@ def trial(client: Any, control: Any, blue: Any, apis_url: str, task_id: str, bat
     from green_agent.completion import wait_for_completion
 
     client.initialize(task_id, battle_id, apis_url)
-    control.start_battle(battle_id, task_id, None)
+    control.start_battle(battle_id, task_id, None, launch_url_allowed=True)  # one Blue session serves every trial
     marks: dict[str, Any] = {}
 
     def act() -> None:
@@ -88,8 +88,7 @@ def trial(client: Any, control: Any, blue: Any, apis_url: str, task_id: str, bat
 
 def run_bench(trials: int, root: str | None, delay_range: tuple[float, float], seed: int) -> list[dict]:
     from blue_agent.gateway_client import GatewaySession
-    from green_agent.appworld_client import AppWorldClient
-    from green_agent.gateway_client import GatewayClient
+    from green_agent.slot_clients import slot_env_client, slot_gateway
 
     rng = random.Random(seed)
     delays = [rng.uniform(*delay_range) for _ in range(trials)]
@@ -99,7 +98,8 @@ def run_bench(trials: int, root: str | None, delay_range: tuple[float, float], s
         tasks = dev_tasks(settings)
         slot = start_slot(settings, tmp)
         try:
-            client, control = AppWorldClient(slot.urls.env_url), GatewayClient(slot.urls.gateway_url)
+            client = slot_env_client(slot.urls.env_url, slot.urls.apis_url)
+            control = slot_gateway(slot.urls.gateway_url, slot.urls.apis_url)
             with GatewaySession(f"{slot.urls.gateway_url}/mcp") as blue:
                 trial(client, control, blue, slot.urls.apis_url, tasks[0], f"bench-completion-warmup-{int(time.time())}",
                       0.1, "ours", settings.appworld_root)  # warm-up (first /initialize loads AppWorld), dropped

@@ -76,7 +76,8 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
     """One battle on the warm slot; returns its time split (seconds)."""
     from green_agent.appworld_client import AppWorldClient
     from green_agent.battle import world_data
-    from green_agent.gateway_client import GatewayClient
+    from green_agent.slot_clients import slot_gateway
+    from green_agent.slot_credentials import load_credentials
     from green_agent.http_sessions import configure_for, session_for
     from green_agent.plan import BattleConfig, BattleDeps, run_battle
 
@@ -86,9 +87,10 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
     config = BattleConfig(battle_id=battle_id, task_config=task_id, blue="reference", blue_url=blue_url,
                           predictor=predictor, deadline_s=DEADLINE_S, run_dir=workdir / "runs" / battle_id,
                           split=settings.default_split)
-    deps = BattleDeps(client=AppWorldClient(urls.env_url, session=session), apis_url=urls.apis_url, settings=settings,
+    deps = BattleDeps(client=AppWorldClient(urls.env_url, session=session, credentials=load_credentials(urls.apis_url)),
+                      apis_url=urls.apis_url, settings=settings,
                       world=world_data(settings), appworld_root=settings.appworld_root,
-                      gateway=GatewayClient(urls.gateway_url), call_log_path=settings.agentbeats_mcp_log_path,
+                      gateway=slot_gateway(urls.gateway_url, urls.apis_url), call_log_path=settings.agentbeats_mcp_log_path,
                       blue_session=session_for(blue_url))
     result = run_battle(config, deps)
     wall = time.perf_counter() - started

@@ -16,10 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 import requests
-
 from green_agent.errors import InfrastructureError
+from green_agent.gateway_client import GatewayClient
 from green_agent.processes import port_is_free
 from green_agent.settings import Settings
+from green_agent.slot_credentials import load_credentials, require_credentials
 from green_agent.world_service import read_state, start_slots, state_path, stop_slots
 
 SLOT0_PORTS = (8000, 9000, 10000)
@@ -40,15 +41,19 @@ def test_world_up_serves_and_down_stops_exactly_its_processes(isolated_settings:
     pids = [p.pid for slot in state.slots for p in slot.processes]
     try:
         assert len(pids) == 3 and all(psutil.pid_exists(pid) for pid in pids)
-        assert "Welcome to AppWorld" in requests.get("http://127.0.0.1:8000/", timeout=5).json()["message"]
+        guard = require_credentials("http://127.0.0.1:9000")  # left for later battles of this user
+        assert requests.get("http://127.0.0.1:8000/", timeout=5).status_code == 404  # guarded
+        welcome = requests.get("http://127.0.0.1:8000/", headers=guard.guard_headers(), timeout=5).json()
+        assert "Welcome to AppWorld" in welcome["message"]
         assert requests.get("http://127.0.0.1:10000/health", timeout=5).json()["status"] == "ok"
+        assert GatewayClient.for_slot("http://127.0.0.1:10000", "http://127.0.0.1:9000").health() is None
         assert read_state(isolated_settings).slots[0].urls.apis_url == "http://127.0.0.1:9000"
         with pytest.raises(InfrastructureError, match="already up"):
             start_slots(isolated_settings, 1)
     finally:
         stopped = stop_slots(isolated_settings)
     assert len(stopped) == 3
-    assert not state_path(isolated_settings).exists()
+    assert not state_path(isolated_settings).exists() and load_credentials("http://127.0.0.1:9000") is None
     assert all(not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE for pid in pids)
     assert all(port_is_free(p) for p in SLOT0_PORTS)
     assert stop_slots(isolated_settings) == []  # down twice is harmless

@@ -7,9 +7,17 @@ AgentBeats imports this file by path, outside any package: it must import our in
 
 from __future__ import annotations
 
+import os
+
 import agentbeats as ab
 
 from blue_agent import llm_tools
+from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+
+# The agent process prints what its model endpoint answers (errors and tracebacks included): keep
+# the values of its API keys out of its output and logs, whatever the endpoint echoes.
+register_secrets(secrets_in_environment(dict(os.environ)))
+scrub_process_output()
 
 
 @ab.tool

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
+from mcp_gateway.redaction import register_secrets
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def redact_sql_line(line: str) -> str:
     if not secret:
         return line
     rows = params if many else [params]
+    register_secrets(str(v) for row in rows if isinstance(row, list) for i, v in enumerate(row) if i in secret)
     rows = [[REDACTED if i in secret else v for i, v in enumerate(row)] if isinstance(row, list) else row for row in rows]
     end = "\n" if line.endswith("\n") else ""
     return json.dumps([sql, rows if many else rows[0], many]) + end

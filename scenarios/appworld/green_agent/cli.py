@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     _sigterm_as_interrupt()
     try:
         settings: Settings = load_settings(env_file=args.env_file)
+        _scrub_known_secrets(settings)
         return int(args.func(args, settings) or 0)
     except GreenError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -67,6 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _scrub_known_secrets(settings: Settings) -> None:
+    """Keep the values of configured secrets out of everything this process prints or logs."""
+    import os
+
+    from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    register_secrets([key, *secrets_in_environment(dict(os.environ))])
+    scrub_process_output()
 
 
 def _sigterm_as_interrupt() -> None:

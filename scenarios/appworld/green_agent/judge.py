@@ -2,7 +2,8 @@
 
 Outcomes, in order of precedence (the first that applies wins):
 1. `infra_error`: the battle could not be judged (AppWorld, the gateway or Blue's endpoint failed,
-   or the Green itself); no winner, Blue is not charged.
+   or the Green itself), or an APIs-server fault reached the Blue through the gateway during its
+   work (`upstream_fault`: it was unreachable or timed out); no winner, Blue is not charged.
 2. `timeout`: Blue never called `supervisor.complete_task` before the deadline; the world is still
    evaluated and reported, the Green wins.
 3. `passed`: every test passed (`evaluation.success`); the Blue wins.
@@ -40,11 +41,15 @@ class Judgement(BaseModel):
     reason: str = Field(description="One line explaining the verdict.")
 
 
-def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = False) -> Judgement:
-    """Judge a battle from AppWorld's evaluation and whether Blue completed the task."""
+def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = False,
+          upstream_fault: str | None = None) -> Judgement:
+    """Judge a battle from AppWorld's evaluation, whether Blue completed the task, and any infrastructure fault."""
     if infra_error or evaluation is None:
         return Judgement(status="infra_error", winner=None, outcome="infra_error",
                          reason="the battle could not be judged; Blue is not charged")
+    if upstream_fault:
+        return Judgement(status="infra_error", winner=None, outcome="infra_error",
+                         reason=f"an infrastructure fault reached the Blue, so the battle is not scored ({upstream_fault})")
     tests = f"{len(evaluation.passes)}/{evaluation.num_tests} tests passed"
     if not completed:
         return Judgement(status="timeout", winner="green_agent", outcome="timeout",

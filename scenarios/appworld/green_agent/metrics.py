@@ -25,6 +25,8 @@ class MetricsResult(BaseModel):
     evaluation: Evaluation = Field(description="AppWorld's verdict.")
     trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics dump, if computed.")
     trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
+    upstream_fault: str | None = Field(default=None, description=(
+        "The first APIs-server fault that reached the Blue through the gateway (the battle is then not judgeable)."))
 
 
 def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_log: Path | None,
@@ -33,7 +35,9 @@ def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_l
     """Step 8: evaluate the world once, then analyse this battle's calls."""
     evaluation = client.evaluate(task_id)
     trajectory, error = analyze_trajectory(call_log, battle_id, task_id, gold_apis, scope_apis, paginated_apis)
-    return MetricsResult(evaluation=evaluation, trajectory=trajectory, trajectory_error=error)
+    faults = (trajectory or {}).get("upstream_faults") or 0
+    fault = f"{faults} call(s) hit an APIs-server fault; first: {trajectory['first_upstream_fault']}" if faults else None
+    return MetricsResult(evaluation=evaluation, trajectory=trajectory, trajectory_error=error, upstream_fault=fault)
 
 
 def analyze_trajectory(call_log: Path | None, battle_id: str, task_id: str, gold_apis: list[str] | None,

@@ -114,7 +114,8 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
         _run_steps(config, deps, state)
         with timed_step(state, "judge"):
             state.judgement = judge(state.metrics.evaluation if state.metrics else None,
-                                    bool(state.completion and state.completion.completed), state.error is not None)
+                                    bool(state.completion and state.completion.completed), state.error is not None,
+                                    state.metrics.upstream_fault if state.metrics else None)
         with timed_step(state, "report"):
             state.report_problems = report(build_result(config, deps, state, started), deps.reporters)
     except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise

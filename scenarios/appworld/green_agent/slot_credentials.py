@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, SecretStr
 
 from green_agent.errors import InfrastructureError
+from mcp_gateway.redaction import register_secrets
 
 PRIVATE_DIR = Path(tempfile.gettempdir()) / f"appworld-green-{os.getuid()}"
 """Per OS user; also holds the machine-wide slot locks."""
@@ -65,6 +66,9 @@ class SlotCredentials(BaseModel):
     def values(self) -> list[str]:
         """The secret values, for scrubbing."""
         return [self.guard.get_secret_value(), self.control_secret.get_secret_value()]
+
+    def model_post_init(self, __context: object) -> None:
+        register_secrets(self.values())  # whoever holds them never prints or writes them
 
 
 def credentials_path(apis_port: int) -> Path:

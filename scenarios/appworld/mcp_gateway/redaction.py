@@ -58,3 +58,89 @@ def redact_text(text: str | None, secrets: Iterable[str] = ()) -> str | None:
         text = text.replace(secret, REDACTED)
     text = _BEARER.sub(f"Bearer {REDACTED}", text)
     return _JWT.sub(REDACTED, text)
+
+
+# -- process-wide scrubbing of known secret values --------------------------------------------
+# Redaction above works on what a call carries. Scrubbing removes the *values* of every secret the
+# process knows (API keys from the environment, slot secrets, world passwords and tokens seen) from
+# anything it writes or prints, including text that came from a third party (an OpenAI-compatible
+# endpoint that echoes the key in its error, a traceback).
+
+_MIN_SCRUBBED_LEN = 8
+"""Registered values shorter than this are ignored (they would mangle ordinary text)."""
+_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+_known: set[str] = set()
+
+
+def register_secrets(values: Iterable[str | None]) -> None:
+    """Scrub these values from everything this process writes from now on."""
+    _known.update(v for v in values if isinstance(v, str) and len(v) >= _MIN_SCRUBBED_LEN)
+
+
+def secrets_in_environment(environ: dict[str, str]) -> list[str]:
+    """Values of the variables that name a secret (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`)."""
+    return [value for name, value in environ.items() if name.upper().endswith(_SECRET_ENV_SUFFIXES)]
+
+
+def scrub(text: str) -> str:
+    """`text` with every registered secret value (and JWT or Bearer credential) replaced by `[REDACTED]`."""
+    if not text:
+        return text
+    for secret in sorted(_known, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return redact_text(text) or text
+
+
+def scrub_data(value: Any) -> Any:
+    """A copy of JSON-like `value` with every string scrubbed (keys included)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub_data(k): scrub_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_data(item) for item in value]
+    return value
+
+
+class ScrubbingStream:
+    """A text stream wrapper that scrubs every write (for stdout and stderr)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def scrub_process_output() -> None:
+    """Scrub this process's stdout, stderr and log records from now on (idempotent)."""
+    import logging
+    import sys
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, ScrubbingStream):
+            setattr(sys, name, ScrubbingStream(stream))
+    factory = logging.getLogRecordFactory()
+    if getattr(factory, "_scrubs", False):
+        return
+
+    def scrubbing_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        try:
+            record.msg, record.args = scrub(record.getMessage()), None
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left as it is
+            pass
+        return record
+
+    scrubbing_factory._scrubs = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(scrubbing_factory)
+    for handler in logging.getLogger().handlers:  # handlers made before the wrap keep the raw stream
+        stream = getattr(handler, "stream", None)
+        if stream is not None and not isinstance(stream, ScrubbingStream) and hasattr(handler, "setStream"):
+            handler.setStream(ScrubbingStream(stream))

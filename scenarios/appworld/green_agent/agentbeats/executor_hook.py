@@ -32,8 +32,13 @@ _MARK = "_appworld_green_hook"
 
 def install() -> bool:
     """Patch `AgentBeatsExecutor.invoke_agent` once per process. Returns False if already installed."""
-    from agentbeats.agent_executor import AgentBeatsExecutor
+    import os
 
+    from agentbeats.agent_executor import AgentBeatsExecutor
+    from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+
+    register_secrets(secrets_in_environment(dict(os.environ)))  # the Green agent's process prints and posts
+    scrub_process_output()
     if getattr(AgentBeatsExecutor, _MARK, False):
         return False
     original = AgentBeatsExecutor.invoke_agent

@@ -23,6 +23,7 @@ import requests
 from green_agent.agentbeats.markdown import render_result_markdown
 from green_agent.errors import InfrastructureError
 from green_agent.models.result import BattleResult
+from mcp_gateway.redaction import scrub_data
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ class BackendReporter:
 
     def _post(self, event: dict[str, Any]) -> None:
         try:
-            response = self.session.post(self.url, json=event, timeout=self.timeout_s)
+            response = self.session.post(self.url, json=scrub_data(event), timeout=self.timeout_s)
         except requests.RequestException as exc:
             raise InfrastructureError(f"AgentBeats backend at {self.url} is unreachable ({type(exc).__name__}); "
                                       "the result is still in the run directory") from exc

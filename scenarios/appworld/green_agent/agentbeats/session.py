@@ -234,7 +234,7 @@ class BattleSession:
         metrics = self.state.metrics
         self.state.judgement = judge(metrics.evaluation if metrics else None,
                                      bool(self.state.completion and self.state.completion.completed),
-                                     self.state.error is not None)
+                                     self.state.error is not None, metrics.upstream_fault if metrics else None)
         return self.state.judgement.model_dump()
 
     def _cleanup(self) -> dict[str, Any]:

@@ -65,6 +65,10 @@ class TrajectoryMetrics(BaseModel):
         default=0, ge=0, description="Failed calls whose next selected record is a successful call of the same tool.")
     out_of_scope_calls: int = Field(
         default=0, ge=0, description="Selected records the gateway marked in_scope=false (refused).")
+    upstream_faults: int = Field(
+        default=0, ge=0, description="Selected records where an APIs-server fault reached the caller (upstream_fault).")
+    first_upstream_fault: str | None = Field(
+        default=None, description="`<tool> at <time>: <fault>` of the first such record; None if there was none.")
 
     pagination_sequences: int = Field(
         default=0, ge=0, description="Seed metric: runs of >=2 consecutive calls of one list/search/library tool.")

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from green_agent import __version__
 from green_agent.models.result import BattleResult, VersionsRecord
+from mcp_gateway.redaction import scrub_data
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,14 @@ class Reporter(Protocol):
         """Publish `result`; raise on failure (the runner records it and carries on)."""
 
 
+def scrubbed(result: BattleResult) -> BattleResult:
+    """`result` with every secret value this process knows replaced (third-party error text included)."""
+    return BattleResult.model_validate(scrub_data(result.model_dump(mode="json")))
+
+
 def report(result: BattleResult, reporters: list[Reporter]) -> list[str]:
     """Step 10: call every reporter; return the problems (a failed reporter never loses the local file)."""
+    result = scrubbed(result)
     problems = []
     for reporter in reporters:
         try:
@@ -49,7 +56,7 @@ def write_result(result: BattleResult, run_dir: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".json", dir=run_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(result.model_dump_json(indent=2))
+            handle.write(scrubbed(result).model_dump_json(indent=2))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

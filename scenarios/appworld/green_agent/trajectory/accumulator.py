@@ -29,6 +29,8 @@ class TrajectoryAccumulator:
         self.total = 0
         self.failed = 0
         self.out_of_scope = 0
+        self.upstream_faults = 0
+        self.first_upstream_fault: str | None = None
         self.duration_sum = 0.0
         self.durations = array("d")
         self.first: datetime | None = None
@@ -53,6 +55,10 @@ class TrajectoryAccumulator:
             self.failed_per_tool[tool] += 1
         if not record.in_scope:
             self.out_of_scope += 1
+        if record.upstream_fault:
+            self.upstream_faults += 1
+            if self.first_upstream_fault is None:
+                self.first_upstream_fault = f"{tool} at {record.timestamp.isoformat()}: {record.upstream_fault}"
         self.duration_sum += record.duration_ms
         self.durations.append(record.duration_ms)
         self._times(record.timestamp)
@@ -101,5 +107,7 @@ class TrajectoryAccumulator:
             "failed_calls_per_tool": dict(sorted(self.failed_per_tool.items())),
             "retry_count": self.retries,
             "out_of_scope_calls": self.out_of_scope,
+            "upstream_faults": self.upstream_faults,
+            "first_upstream_fault": self.first_upstream_fault,
             "pagination_sequences": self.seed_sequences,
         }

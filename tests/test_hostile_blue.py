@@ -1,0 +1,218 @@
+"""The hostile Blue: an agent under test that uses whatever it can reach to win, against real processes.
+
+Each Blue here is a real A2A agent (the shipped Blues' wiring) on loopback that knows the slot's
+ports and AppWorld's and the gateway's routes, as anyone reading this repository does. Each attack
+must be refused, visible in the result, and leave the verdict what AppWorld says of the honest work
+done (here: completing the task with the right answer, or with none):
+
+1. the gateway's control routes on the Blue-facing port (widen the scope, rename or clear the battle,
+   read the completion), its /health (battle id, task id, scope), the control listener without its secret;
+2. AppWorld's servers directly: account passwords, the admin app, /evaluate, /execute, /close, /initialize;
+3. a Blue left over from the previous battle on the slot, calling with its old token into the next battle;
+4. an APIs server that stalls (SIGSTOP) while the Blue works: an infrastructure error, never its loss;
+5. an OpenAI-compatible endpoint that echoes the API key in its error text (`--blue llm`): the key
+   reaches no output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from faults_support import MCP_HEADERS, InProcessServer, blue_server, complete_through_gateway, files_text, mcp_call
+from green_agent.battle import BattleRequest, run_on_slot
+from green_agent.models.result import BattleResult
+from green_agent.settings import Settings
+from green_agent.slot import WorldSlot
+from green_agent.slot_credentials import require_credentials
+from green_agent.world_data import WorldData
+
+pytest_plugins = ["faults_support"]
+pytestmark = pytest.mark.e2e
+ECHOED_KEY = "sk-echo-" + "9" * 40
+
+
+def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: str, deadline_s: float = 60) -> BattleResult:
+    request = BattleRequest(task=task_id, blue=name, predictor="ground_truth", deadline_s=deadline_s)
+    return run_on_slot(request, env, slot.urls, blue_url, env.runs_dir / f"hostile-{name}", f"hostile-{name}")
+
+
+def _right_answer(env: Settings, task_id: str) -> Any:
+    """The honest work, shortened: the task's answer (a stand-in for a Blue that solved it)."""
+    return json.loads((WorldData(env.appworld_root).task_dir(task_id) / "ground_truth" / "answer.json").read_text())
+
+
+def _mcp_url(text: str) -> str:
+    return next(line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("MCP endpoint (Streamable HTTP): "))
+
+
+def _complete(mcp_url: str, answer: Any = None) -> dict:
+    arguments = {} if answer is None else {"answer": answer}
+    return requests.post(mcp_url, json=mcp_call(1, "supervisor__complete_task", arguments), headers=MCP_HEADERS,
+                         timeout=60).json()
+
+
+def test_control_routes_are_not_on_the_blue_facing_port(shared_env: Settings, shared_slot: WorldSlot,
+                                                       shared_task: str) -> None:
+    seen: dict[str, Any] = {}
+    answer = _right_answer(shared_env, shared_task)
+
+    async def attacker(text: str) -> str:
+        parts = urlsplit(_mcp_url(text))
+        base = f"{parts.scheme}://{parts.netloc}"
+        attempts = {"widen": ("PUT", "/control/battle", {"battle_id": "hijack", "scope": None}),
+                    "clear": ("DELETE", "/control/battle", None),
+                    "completion": ("GET", "/control/completion?battle_id=x&wait=0", None)}
+        seen["statuses"] = {name: requests.request(method, base + path, json=body, timeout=10).status_code
+                            for name, (method, path, body) in attempts.items()}
+        seen["health"] = requests.get(base + "/health", timeout=10).json()
+        seen["done"] = _complete(_mcp_url(text), answer)
+        return "done"
+
+    with blue_server("control-plane attacker", attacker) as blue:
+        result = _battle(shared_env, shared_slot, shared_task, blue.url, "control")
+    credentials = require_credentials(shared_slot.urls.apis_url)
+    no_secret = requests.put(f"{credentials.control_url}/control/battle", json={"battle_id": "x"}, timeout=10)
+    assert set(seen["statuses"].values()) <= {404, 405}, seen["statuses"]
+    assert seen["health"] == {"status": "ok"}  # no battle id, task id or scope
+    assert no_secret.status_code == 401
+    assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed"), result.reason
+    assert result.trajectory is not None and result.trajectory["total_calls"] == 1  # its call stayed its battle's
+    assert result.trajectory["calls_per_tool"] == {"supervisor__complete_task": 1}
+
+
+def test_appworld_servers_refuse_a_blue_that_knows_their_ports(shared_env: Settings, shared_slot: WorldSlot,
+                                                               shared_task: str) -> None:
+    urls, seen = shared_slot.urls, {}
+
+    async def attacker(text: str) -> str:
+        task = {"task_id": shared_task}
+        attempts = {
+            "passwords": ("GET", f"{urls.apis_url}/supervisor/account_passwords", None),
+            "admin": ("GET", f"{urls.apis_url}/admin/users", None),
+            "evaluate": ("POST", f"{urls.env_url}/evaluate", {**task, "suppress_errors": True}),
+            "execute": ("POST", f"{urls.env_url}/execute", {**task, "code": "apis.supervisor.complete_task()"}),
+            "close": ("POST", f"{urls.env_url}/close", task),
+            "initialize": ("POST", f"{urls.env_url}/initialize", {**task, "experiment_name": "hijack"}),
+        }
+        seen.update({name: requests.request(method, url, json=body, timeout=30).status_code
+                     for name, (method, url, body) in attempts.items()})
+        complete_through_gateway(text)  # then gives up honestly: no answer
+        return "done"
+
+    with blue_server("AppWorld attacker", attacker) as blue:
+        result = _battle(shared_env, shared_slot, shared_task, blue.url, "appworld")
+    assert seen == dict.fromkeys(seen, 404) and len(seen) == 6, seen
+    # judged as AppWorld says for the work done (no answer): a loss, not an unscored infra_error
+    assert (result.status, result.winner, result.outcome) == ("completed", "green_agent", "failed"), result.reason
+    assert result.cleanup is not None and result.cleanup.closed is True  # the Green closed its own world
+
+
+def test_a_blue_left_over_from_the_previous_battle_touches_nothing(shared_env: Settings, shared_slot: WorldSlot,
+                                                                   shared_task: str) -> None:
+    old_url: dict[str, str] = {}
+    next_started, late_reply = threading.Event(), {}
+
+    async def lingering(text: str) -> str:
+        old_url["mcp"] = _mcp_url(text)
+        _complete(old_url["mcp"], _right_answer(shared_env, shared_task))  # wins its own battle honestly
+        return "done"
+
+    async def idle(text: str) -> str:
+        next_started.set()
+        return "thinking"
+
+    def linger_into_the_next_battle() -> None:
+        next_started.wait(60)
+        late_reply["complete"] = _complete(old_url["mcp"])
+        late_reply["profile"] = requests.post(old_url["mcp"], json=mcp_call(2, "supervisor__show_profile", {}),
+                                              headers=MCP_HEADERS, timeout=30).json()
+
+    with blue_server("lingering Blue", lingering) as first, blue_server("idle Blue", idle) as second:
+        won = _battle(shared_env, shared_slot, shared_task, first.url, "linger-first")
+        attacker = threading.Thread(target=linger_into_the_next_battle, daemon=True)
+        attacker.start()
+        result = _battle(shared_env, shared_slot, shared_task, second.url, "linger-next", deadline_s=8)
+        attacker.join(timeout=30)
+    assert won.winner == "blue_agent", won.reason
+    for reply in late_reply.values():
+        assert reply["result"]["isError"] and "does not belong to the running battle" in reply["result"]["content"][0]["text"]
+    assert (result.status, result.outcome) == ("timeout", "timeout"), result.reason  # its complete_task did not count
+    assert result.trajectory is not None and result.trajectory["total_calls"] == 0
+    assert result.cleanup is not None and result.cleanup.refused_calls == {"wrong_token": 2}
+
+
+def test_a_stalled_apis_server_is_an_infrastructure_error_not_a_loss(shared_env: Settings, shared_slot: WorldSlot,
+                                                                     shared_task: str) -> None:
+    apis_pid = shared_slot.servers.apis.pid  # type: ignore[union-attr]
+    seen: dict[str, Any] = {}
+    answer = _right_answer(shared_env, shared_task)
+
+    async def blue(text: str) -> str:
+        os.killpg(apis_pid, signal.SIGSTOP)
+        try:
+            seen["stalled"] = requests.post(_mcp_url(text), json=mcp_call(1, "supervisor__show_profile", {}),
+                                            headers=MCP_HEADERS, timeout=60).json()
+        finally:
+            os.killpg(apis_pid, signal.SIGCONT)
+        seen["done"] = _complete(_mcp_url(text), answer)  # the rest of its work succeeds
+        return "done"
+
+    try:
+        with blue_server("Blue on a stalled server", blue) as server:
+            result = _battle(shared_env, shared_slot, shared_task, server.url, "stalled", deadline_s=90)
+    finally:
+        os.killpg(apis_pid, signal.SIGCONT)
+    assert seen["stalled"]["result"]["isError"] and "did not answer" in seen["stalled"]["result"]["content"][0]["text"]
+    assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error"), result.reason
+    assert "supervisor__show_profile" in result.reason and "timeout" in result.reason
+    assert result.trajectory is not None and result.trajectory["upstream_faults"] == 1
+
+
+def _key_echoing_endpoint(calls: list[str]) -> Starlette:
+    """An OpenAI-compatible endpoint that answers every request with a 401 quoting the caller's key."""
+    async def refuse(request: Request) -> JSONResponse:
+        key = request.headers.get("authorization", "").removeprefix("Bearer ")
+        calls.append(request.url.path)
+        return JSONResponse({"error": {"message": f"Incorrect API key provided: {key}. You can find your API key "
+                                                  "at https://platform.openai.com/account/api-keys.",
+                                       "type": "invalid_request_error", "code": "invalid_api_key"}}, 401)
+
+    return Starlette(routes=[Route("/{path:path}", refuse, methods=["GET", "POST"])])
+
+
+def test_an_api_key_echoed_by_the_model_endpoint_reaches_no_output(shared_env: Settings, shared_slot: WorldSlot,
+                                                                   shared_task: str, tmp_path: Path) -> None:
+    urls, run_dir, calls = shared_slot.urls, tmp_path / "run", []
+    with InProcessServer(_key_echoing_endpoint(calls)) as endpoint:
+        env = {**os.environ, "OPENAI_API_KEY": ECHOED_KEY, "OPENAI_BASE_URL": endpoint.url + "/v1",
+               "OPENAI_AGENTS_DISABLE_TRACING": "1", "APPWORLD_ROOT": str(shared_env.appworld_root),
+               "RUNS_DIR": str(tmp_path / "runs"), "AGENTBEATS_MCP_LOG_PATH": str(shared_env.agentbeats_mcp_log_path)}
+        argv = [str(Path(sys.executable).parent / "appworld-green"), "--env-file", "/dev/null", "battle",
+                "--task-id", shared_task, "--blue", "llm", "--predictor", "ground_truth", "--env-url", urls.env_url,
+                "--apis-url", urls.apis_url, "--gateway-url", urls.gateway_url or "", "--out", str(run_dir),
+                "--deadline", "60", "--json"]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    assert calls, "the LLM Blue never asked its model endpoint"
+    result = json.loads(done.stdout)
+    assert result["winner"] != "blue_agent", result["reason"]
+    texts = {"stdout": done.stdout, "stderr": done.stderr, **files_text(run_dir), **files_text(tmp_path / "runs")}
+    blue_logs = [name for name in texts if "blue-llm" in name]
+    assert blue_logs, sorted(texts)  # the LLM Blue's own log was written and searched
+    assert [where for where, text in texts.items() if ECHOED_KEY in text] == []
+    assert any("Incorrect API key provided: [REDACTED]" in text for text in texts.values()), "the echo never arrived"
