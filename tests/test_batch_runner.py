@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +19,7 @@ from green_agent.batch.runner import BatchRunner
 from green_agent.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, RunConfig
 from green_agent.settings import Settings
+from green_agent.world_data import WorldData
 
 
 
@@ -181,3 +184,25 @@ def test_an_interrupted_battle_is_labelled_and_its_rerun_gets_a_new_id_beside_th
     assert json.loads(kept.read_text())["error"]["type"] == "Interrupted"
     scored = load_results(tmp_path, [key], 1)
     assert scored[key].battle_id == "run-a_1-t1-a2" and scored[key].outcome == "passed"
+
+
+def test_report_on_a_run_missing_a_task_result_marks_its_scenario_incomplete(tmp_path: Path, world_copy,
+                                                                            appworld_root: Path) -> None:
+    dev = WorldData(appworld_root).split("dev")
+    scenario = dev[0].rsplit("_", 1)[0]
+    trio = [t for t in dev if t.rsplit("_", 1)[0] == scenario]
+    other = next(t for t in dev if t.rsplit("_", 1)[0] != scenario)
+    assert len(trio) >= 2, "the built world should have scenarios of several tasks"
+    settings = Settings(appworld_root=world_copy(splits={"trio": [*trio, other]}), runs_dir=tmp_path / "runs")
+    out = tmp_path / "run"
+    run_eval(EvalRequest(split="trio", blue="fake", predictor="ground_truth", out=out), settings,
+             progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
+    (out / "tasks" / trio[-1] / "result.json").unlink()
+    report = subprocess.run([str(Path(sys.executable).parent / "appworld-green"), "report", str(out)],
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr[-2000:]
+    agg = EvalResults.model_validate_json((out / "results.json").read_text()).aggregates
+    assert agg.scenario_status[scenario] == "incomplete" and agg.scenarios_incomplete == [scenario]
+    assert agg.scenarios_passed == 1 and agg.scenarios == 1  # only the other, complete scenario
+    assert "scenarios incomplete 1" in report.stdout and scenario in report.stdout
+    assert 'id="headline-incomplete"' in (out / "report.html").read_text()

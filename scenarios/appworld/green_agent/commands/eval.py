@@ -69,6 +69,10 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
     lines.append(f"  TGC {pct(agg.tgc)} ({agg.passed}/{agg.judged} judged battles passed), "
                  f"SGC {pct(agg.sgc)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    if agg.scenarios_incomplete:
+        shown = ", ".join(agg.scenarios_incomplete[:10]) + (" ..." if len(agg.scenarios_incomplete) > 10 else "")
+        lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
+                     f"not passed, not in SGC): {shown}")
     if agg.tgc_by_difficulty:
         lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))

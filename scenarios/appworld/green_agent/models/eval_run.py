@@ -118,6 +118,11 @@ class EvalAggregates(BaseModel):
     scenarios_passed: int = Field(description="Of which every task passed.")
     scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
     sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
+    scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
+        default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
+        "without result in some trial), over every trial. Empty in files written before it existed.")
+    scenarios_incomplete: list[str] = Field(
+        default_factory=list, description="Scenario ids whose status is incomplete (never counted as passed).")
     tgc_by_difficulty: dict[str, DifficultyStat] = Field(description="Per difficulty ('1'..'3', 'unknown').")
     outcome_counts: dict[str, int] = Field(description="Battles per outcome, infra_error included.")
     trials: int = Field(description="Trials per task.")
