@@ -5,7 +5,8 @@ Written by `green_agent.batch` under the run directory:
   to mix two different runs;
 - `tasks/<task_id>/task.json` (`TaskInfo`): the task as the world describes it (for the report);
 - `results.json` (`EvalResults`): one `EvalRow` per battle plus `EvalAggregates`;
-- `agentbeats_results.json` (`AgentBeatsResults`): the leaderboard shape `{status, participants, results}`.
+- `agentbeats_results.json` (`AgentBeatsResults`): the leaderboard shape `{status, participants, results}`;
+- `run.lock` (`RunLockHolder`): the pid and start time of the process writing the directory.
 
 No secrets and no task content go into `results.json` or `agentbeats_results.json` (instructions
 stay in the per-task `task.json`, which the HTML report reads).
@@ -50,6 +51,14 @@ class RunManifest(BaseModel):
     appworld_root: str = Field(description="World the run used.")
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
     created_at: datetime = Field(description="When the run was first started (UTC).")
+
+
+class RunLockHolder(BaseModel):
+    """`run.lock`: who holds the run directory's writer lock (the `fcntl` lock is on the same file)."""
+
+    pid: int = Field(description="Process id of the writer.")
+    started_at: datetime = Field(description="When the writer took the lock (UTC).")
+    command: str | None = Field(default=None, description="What the writer runs (e.g. `eval`), for the message.")
 
 
 class TaskInfo(BaseModel):
