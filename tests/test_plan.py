@@ -186,3 +186,19 @@ def test_interrupted_battle_cleans_up_writes_an_unscored_result_and_re_raises(tm
     assert "not scored" in saved["error"]["message"]
     assert len(calls_to("/close")) == 1 and not calls_to("/evaluate")
     assert saved["cleanup"]["closed"] is True
+
+
+@responses.activate
+def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_trajectory(tmp_path: Path) -> None:
+    env_mocks(completed=[False, True])
+    blue_mocks()
+    responses.put(f"{GW}/control/battle", json={})
+    responses.delete(f"{GW}/control/battle", json={})
+    responses.get(f"{GW}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory
+    config, deps = setup(tmp_path, gateway=True)
+    result = run_battle(config, deps)
+    assert result.outcome == "passed"  # the verdict is AppWorld's; the missing evidence is reported beside it
+    assert result.trajectory is None and "calls.jsonl" in (result.trajectory_error or "")
+    assert any("call log" in p and "not a regular file" in p for p in result.report_problems)
+    assert result.archive is not None and result.archive["call_log"] is None

@@ -26,6 +26,7 @@ from green_agent.errors import BadInputError, InfrastructureError
 from green_agent.gateway_client import GatewayClient
 from green_agent.http_sessions import session_for
 from green_agent.models.result import BattleResult
+from green_agent.output_paths import check_output_dir, check_output_file
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import SCENARIO_DIR, Settings
@@ -145,12 +146,16 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
 
 
 def run_battle_request(request: BattleRequest, settings: Settings, reporters: list[Reporter] | None = None) -> BattleResult:
-    """Validate, start (or attach to) what the battle needs, run it, stop what was started."""
+    """Validate (task, output paths: `OutputPathError` before anything starts), start (or attach to) what the
+    battle needs, run it, stop what was started."""
     ref = precheck_task(request, settings)
     battle_id = request.battle_id or new_battle_id()
     task_label = ref.task_id if ref else "task"
-    run_dir = request.out or default_run_dir(settings, task_label, battle_id)
-    log_dir = run_dir / "logs"
+    run_dir = check_output_dir(request.out or default_run_dir(settings, task_label, battle_id),
+                               "--out" if request.out else "the run directory (RUNS_DIR)")
+    log_dir = check_output_dir(run_dir / "logs", "--out (its logs folder)")
+    if request.gateway_url or not request.env_url:  # a gateway will write (or we will read) the call log
+        check_output_file(settings.agentbeats_mcp_log_path, "the call log (AGENTBEATS_MCP_LOG_PATH)")
     with open_slot(request, settings, log_dir) as urls, open_blue(request.blue, settings, urls, log_dir) as blue_url:
         return run_on_slot(request, settings, urls, blue_url, run_dir, battle_id, reporters)
 

@@ -112,7 +112,7 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
             state.judgement = judge(state.metrics.evaluation if state.metrics else None,
                                     bool(state.completion and state.completion.completed), state.error is not None)
         with timed_step(state, "report"):
-            state.report_problems = report(build_result(config, deps, state, started), deps.reporters)
+            state.report_problems += report(build_result(config, deps, state, started), deps.reporters)
     except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise
         interrupted = True
         state.judgement = None
@@ -175,10 +175,12 @@ def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) ->
     with timed_step(state, "archive"):
         state.archive = archive(client, task_id, state.setup.experiment_name, deps.appworld_root, config.run_dir,
                                 deps.call_log_path if deps.gateway else None, config.battle_id)
+    if state.archive.call_log_problem:
+        state.report_problems.append(state.archive.call_log_problem)
     with timed_step(state, "metrics"):
         call_log = Path(state.archive.call_log) if state.archive.call_log else None
         state.metrics = collect_metrics(client, task_id, config.battle_id, call_log, state.scope.gold_apis,
-                                        state.scope.apis, paginated_apis(deps.world))
+                                        state.scope.apis, paginated_apis(deps.world), state.archive.call_log_problem)
 
 
 @contextmanager
