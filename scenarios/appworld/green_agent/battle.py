@@ -32,7 +32,8 @@ from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import SCENARIO_DIR, Settings
 from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.report import Reporter
-from green_agent.task_ids import TaskRef, resolve_task
+from green_agent.task_check import require_intact
+from green_agent.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 from green_agent.world_data import WorldData
 
 BUILTIN_BLUES = ("reference", "noop", "llm")
@@ -63,8 +64,16 @@ def world_data(settings: Settings) -> WorldData | None:
 
 
 def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | None:
-    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server."""
-    return resolve_task(request.task, world_data(settings), settings.default_split)
+    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server.
+
+    Raises BrokenTaskError when the world's folder for the task is incomplete or corrupt.
+    """
+    world = world_data(settings)
+    if world is not None:
+        token = extract_task_token(request.task)
+        if not token.isdigit():
+            require_intact(world, [validate_task_id(token)])
+    return resolve_task(request.task, world, settings.default_split)
 
 
 def new_battle_id() -> str:

@@ -22,6 +22,10 @@ class UnknownTaskError(BadInputError):
     """A well-formed task id that the AppWorld data does not contain."""
 
 
+class BrokenTaskError(BadInputError):
+    """A task folder of the world is incomplete or corrupt; the message names the task and the file."""
+
+
 class RunDirLockedError(BadInputError):
     """Another live process is writing the run directory (`eval --out`); the message names it."""
 

@@ -37,6 +37,7 @@ from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import Reporter, collect_versions, report, write_result
 from green_agent.steps.scope import apply_scope, choose_scope
 from green_agent.steps.setup import SetupResult, experiment_name_for, setup_task
+from green_agent.task_check import task_problem
 from green_agent.task_ids import TaskRef, resolve_task
 from green_agent.task_message import TaskMessage, build_task_message
 from green_agent.world_data import WorldData
@@ -139,6 +140,9 @@ def _run_steps(config: BattleConfig, deps: BattleDeps, state: BattleState) -> No
         raise
     except Exception as exc:
         message = explain(str(exc), _services(deps))  # the symptom's service may not be the dead one
+        broken = task_problem(deps.world, state.ref.task_id) if deps.world and state.ref else None
+        if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
+            message = f"{broken} ({message})"
         log.error("battle %s: step %s failed: %s", config.battle_id, state.step, message,
                   exc_info=not hasattr(exc, "exit_code"))
         state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=state.step)

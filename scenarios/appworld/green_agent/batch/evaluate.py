@@ -30,6 +30,7 @@ from green_agent.output_paths import check_output_dir
 from green_agent.settings import Settings
 from green_agent.slot import SlotSpec
 from green_agent.steps.report import collect_versions
+from green_agent.task_check import require_intact
 from green_agent.task_ids import validate_task_id
 from green_agent.world_data import WorldData
 
@@ -71,6 +72,7 @@ def resolve_task_set(request: EvalRequest, world: WorldData) -> list[str]:
         raise BadInputError("give exactly one of --split NAME or --task-ids A,B,...")
     ids = world.split(request.split) if request.split else list(request.task_ids or [])
     ordered = list(dict.fromkeys(validate_task_id(t.strip()) for t in ids if t.strip()))
+    require_intact(world, ordered)  # a folder that exists but is damaged: name the fault, not "unknown"
     missing = [t for t in ordered if not world.has_task(t)]
     if missing:
         raise BadInputError(f"unknown task id(s) {', '.join(missing[:5])}: the world at {world.root} lacks them")
