@@ -10,11 +10,13 @@ listing the runs and log folders.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -216,3 +218,35 @@ def test_first_task_of_the_world_is_accepted(env: Settings) -> None:
     """Control: the validation that refuses the look-alikes accepts the real id."""
     task_id = first_task(env.appworld_root)
     assert resolve_task(task_id, WorldData(env.appworld_root), env.default_split).task_id == task_id
+
+
+def _declare_only(url: str, method: str, path: str, length: int) -> int:
+    """Send headers declaring a `length`-byte body but no body bytes; the status the server answers."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.putrequest(method, path)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(length))
+        conn.endheaders()
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_gateway_refuses_oversized_bodies_on_every_route_with_413(gateway_on_recorder: tuple[str, Path],
+                                                                  recorder: RecordingServer) -> None:
+    url, _ = gateway_on_recorder
+    recorder.requests.clear()
+    twenty_mb = 20 * 1024 * 1024
+    for method, path in (("PUT", "/control/battle"), ("DELETE", "/control/battle"), ("POST", "/mcp"),
+                         ("POST", "/messages/?session_id=x"), ("GET", "/health"), ("GET", "/control/completion")):
+        # the answer comes although the body never arrives: it was refused, not read
+        assert _declare_only(url, method, path, twenty_mb) == 413, (method, path)
+    assert _declare_only(url, "PUT", "/control/battle", 2 * 1024 * 1024) == 413  # control routes: 1 MiB
+    chunks = (b" " * 65536 for _ in range(40))  # 2.5 MB without a Content-Length (chunked)
+    assert requests.put(f"{url}/control/battle", data=chunks, timeout=30).status_code == 413
+    assert requests.get(f"{url}/health", timeout=10).status_code == 200  # the gateway still serves
+    state = requests.put(f"{url}/control/battle", json={"battle_id": "ok-1", "task_id": "x_1"}, timeout=10)
+    assert state.status_code == 200 and recorder.requests == []
+    requests.delete(f"{url}/control/battle", timeout=10)

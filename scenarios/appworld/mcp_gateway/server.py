@@ -6,6 +6,7 @@ and the Green's plain-HTTP control endpoints:
 - `GET /control/completion?battle_id=B&wait=S` -> CompletionReply (long-poll, S <= 60)
 
 Both MCP transports share one lowlevel `Server` whose handlers call the transport-free `Gateway`.
+Every route's request body is bounded (`mcp_gateway.body_limit`): oversized bodies get 413.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -32,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 from green_agent.errors import GatewayError
 from green_agent.processes import port_is_free
 from green_agent.world_data import WorldData
+from mcp_gateway.body_limit import BodyLimitMiddleware
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
 from mcp_gateway.gateway import Gateway
@@ -94,7 +97,7 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
         Mount(MESSAGES_PATH, app=sse.handle_post_message),
         *control_routes(gateway),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(BodyLimitMiddleware)])
 
 
 def control_routes(gateway: Gateway) -> list[Route]:
