@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    restore_default_signals()
     _sigterm_as_interrupt()
     try:
         settings: Settings = load_settings(env_file=args.env_file)
@@ -67,6 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def restore_default_signals() -> None:
+    """Ctrl-C raises KeyboardInterrupt again, whatever we inherited.
+
+    A shell starts background jobs (`cmd &` in a script) with SIGINT ignored, and an ignored
+    disposition survives exec; without this a battle started that way could not be interrupted.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _sigterm_as_interrupt() -> None:
