@@ -1,8 +1,10 @@
 """`appworld-green eval`: evaluate a split (or a task list) on a pool of world slots.
 
-Prints a live progress line on stderr, then a summary (or only `results.json` with --json).
-Exit codes: 0 when every battle was judged (whatever Blue scored), 3 when some battles still ended
-in infrastructure errors after their retries (rerun them with --resume), 130 when interrupted.
+Shows progress on stderr (a live bar on a terminal, plain lines otherwise), then a summary (or only
+`results.json` with --json). Exit codes: 0 when every battle was judged (whatever Blue scored), 2 for
+bad input (including an unwritable --out or a run directory another process is writing), 3 when some
+battles still ended in infrastructure errors after their retries (rerun them with --resume), 130
+when interrupted.
 """
 
 from __future__ import annotations
