@@ -1,10 +1,11 @@
 """The builder of a split evaluation: request -> task set, manifest, slots, runner; outputs at the end.
 
 `run_eval` is the Python API `appworld-green eval` calls (and tests use): it resolves the task set
-from the world, checks that `out` is a writable directory and takes its writer lock
-(`green_agent.batch.run_lock`; a second writer gets `RunDirLockedError`), writes or checks the run manifest (`--resume`), skips judged battles, runs the rest
-on a pool of world slots, and always (also after Ctrl-C) writes `results.json`,
-`agentbeats_results.json` and `report.html` from the files on disk.
+from the world (refusing damaged task folders), checks that `out` is a writable directory, takes its
+writer lock (`green_agent.batch.run_lock`; a second writer gets `RunDirLockedError`), writes or
+checks the run manifest (`--resume`), skips judged battles, runs the rest on a pool of world slots,
+and always (also after Ctrl-C) writes `results.json`, `agentbeats_results.json` and `report.html`
+from the files on disk.
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ class Progress:
         with self._lock:
             if self._bar is None:
                 self._bar = _BarWithCounts(
-                    TextColumn("battles"), BarColumn(bar_width=30), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                    TextColumn("battles"), BarColumn(bar_width=30), MofNCompleteColumn(),
+                    TextColumn("{task.fields[rate]}"),
                     TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                     console=Console(file=self.stream), refresh_per_second=4)
                 # battles judged before a resume start the bar without entering rich's speed samples
