@@ -162,3 +162,29 @@ def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path, appworl
     assert slots_used == ({0, 1} if len(tasks) > 1 else {0})
     html = (out / "report.html").read_text()
     assert all(t in html for t in tasks)
+
+
+def test_a_second_eval_into_a_run_being_written_exits_2_naming_the_first(tmp_path: Path, appworld_root: Path) -> None:
+    tasks = first_tasks(appworld_root, 1)
+    out = tmp_path / "run"
+    ports_arg, ports = slot_ports(1)
+    argv = eval_argv(tasks, out, ports_arg, 1)
+    env = cli_env(appworld_root, tmp_path)
+    with open(tmp_path / "first.log", "wb") as log:
+        first = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while not (out / "run.json").is_file() and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+            second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, env=env, timeout=120)
+            first.send_signal(signal.SIGINT)
+            first.wait(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    assert second.returncode == 2, second.stderr[-3000:]
+    assert f"pid {first.pid} (eval), started at" in second.stderr and "Traceback" not in second.stderr
+    assert_nothing_left(ports)
+    ids = [e["battle_id"] for e in read_events(out) if e["event"] == "start"]
+    assert len(ids) == len(set(ids)) <= 1  # only the first writer ever started a battle
