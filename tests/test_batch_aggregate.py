@@ -82,3 +82,19 @@ def test_pass_hat_k_skips_tasks_without_k_judged_trials_and_sgc_is_per_trial() -
     # trial 1: scenarios a and b both pass; trial 2: a unjudged, b fails (b_2 failed)
     assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (3, 2, 1)
     assert agg.sgc == pytest.approx(66.67, abs=0.01)
+
+
+def test_a_scenario_with_a_task_without_result_is_incomplete_never_passed() -> None:
+    rows = [row("aaa_1"), row("aaa_2"), row("bbb_1")]  # the run lists aaa_3 too, but it has no result
+    agg = aggregate(rows, expected_battles=4, task_ids=["aaa_1", "aaa_2", "aaa_3", "bbb_1"])
+    assert agg.scenario_status == {"aaa": "incomplete", "bbb": "passed"}
+    assert agg.scenarios_incomplete == ["aaa"]
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (1, 1, 1)
+
+
+def test_a_scenario_passes_only_if_every_trial_of_every_task_passed() -> None:
+    rows = [row("aaa_1", trial=1), row("aaa_1", trial=2), row("bbb_1", trial=1), row("bbb_1", "failed", trial=2),
+            row("ccc_1", trial=1), row("ccc_1", "infra_error", trial=2)]
+    agg = aggregate(rows, expected_battles=6, trials=2, task_ids=["aaa_1", "bbb_1", "ccc_1"])
+    assert agg.scenario_status == {"aaa": "passed", "bbb": "failed", "ccc": "incomplete"}
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (5, 4, 1)

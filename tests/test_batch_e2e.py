@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import psutil
@@ -20,6 +21,7 @@ import pytest
 
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
+from green_agent.plan import STEPS
 from green_agent.processes import free_port, port_is_free
 from green_agent.world_data import WorldData
 
@@ -69,18 +71,31 @@ def judged(out: Path) -> dict[str, str]:
     return found
 
 
+def in_flight_dispatched(out: Path) -> bool:
+    """A battle after the first judged one has started and is past its dispatch (Blue is working)."""
+    events = read_events(out)
+    starts = [e for e in events if e["event"] == "start"]
+    finishes = [e for e in events if e["event"] == "finish"]
+    if len(starts) <= len(finishes) or not finishes:
+        return False
+    current = starts[-1]
+    started = time.time() - datetime.fromisoformat(current["time"]).timestamp()
+    return started > 2.0
+
+
 def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Path, appworld_root: Path) -> None:
     root = appworld_root
     tasks = first_tasks(root, 2)
     out = tmp_path / "run"
     ports_arg, ports = slot_ports(1)
     argv = eval_argv(tasks, out, ports_arg, 1, "--trials", "2")
-    env = cli_env(root, tmp_path)
+    env = {**cli_env(root, tmp_path), "REFERENCE_BLUE_THINK_S": "0.5"}  # battles of a few seconds: Ctrl-C lands in one
     with open(tmp_path / "first.log", "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             deadline = time.monotonic() + 300
-            while not judged(out) and proc.poll() is None and time.monotonic() < deadline:
+            while not (judged(out) and in_flight_dispatched(out)) and proc.poll() is None \
+                    and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert judged(out), f"no battle finished: {(tmp_path / 'first.log').read_text()[-3000:]}"
             proc.send_signal(signal.SIGINT)
@@ -94,6 +109,11 @@ def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Pa
     assert 1 <= len(first) < 2 * len(tasks), "the run was not interrupted mid-way"
     interim = EvalResults.model_validate_json((out / "results.json").read_text())
     assert interim.status == "interrupted" and interim.aggregates.judged == len(first)
+    cut = [json.loads(p.read_text()) for p in (out / "tasks").rglob("result.json") if "attempts" not in p.parts]
+    cut = [r for r in cut if r["status"] == "infra_error"]
+    assert len(cut) == 1, "the battle in flight left no record"
+    assert cut[0]["error"]["type"] == "Interrupted" and cut[0]["error"]["step"] in STEPS
+    assert "gateway died" not in cut[0]["reason"]
     starts_before = len([e for e in read_events(out) if e["event"] == "start"])
 
     second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, env=env, timeout=600)
@@ -109,6 +129,15 @@ def test_interrupted_run_resumes_without_rerunning_finished_battles(tmp_path: Pa
     agg = results.aggregates
     assert results.status == "completed" and (agg.judged, agg.infra_errors, agg.tgc, agg.sgc) == (4, 0, 100.0, 100.0)
     assert agg.pass_hat_k == {"1": 1.0, "2": 1.0}
+    rerun_dir = Path(cut[0]["run_dir"])
+    kept = json.loads((rerun_dir / "attempts" / cut[0]["battle_id"] / "result.json").read_text())
+    assert kept["error"]["type"] == "Interrupted"  # the interrupted attempt's record stays beside the re-run
+    again = json.loads((rerun_dir / "result.json").read_text())
+    assert again["battle_id"] != cut[0]["battle_id"] and again["battle_id"].endswith("-a2")
+    calls = [json.loads(line) for line in (rerun_dir / "mcp_calls.jsonl").read_text().splitlines()]
+    assert {c["battle_id"] for c in calls} == {again["battle_id"]}
+    clean = [r for r in results.rows if r.task_id == again["task_id"] and r.battle_id != again["battle_id"]]
+    assert again["trajectory"]["total_calls"] == len(calls) == clean[0].calls  # only its own calls, as a clean run
     regenerated = subprocess.run([CLI, "report", str(out), "--json"], capture_output=True, text=True, env=env,
                                  timeout=120)
     assert regenerated.returncode == 0
@@ -133,3 +162,29 @@ def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path, appworl
     assert slots_used == ({0, 1} if len(tasks) > 1 else {0})
     html = (out / "report.html").read_text()
     assert all(t in html for t in tasks)
+
+
+def test_a_second_eval_into_a_run_being_written_exits_2_naming_the_first(tmp_path: Path, appworld_root: Path) -> None:
+    tasks = first_tasks(appworld_root, 1)
+    out = tmp_path / "run"
+    ports_arg, ports = slot_ports(1)
+    argv = eval_argv(tasks, out, ports_arg, 1)
+    env = cli_env(appworld_root, tmp_path)
+    with open(tmp_path / "first.log", "wb") as log:
+        first = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while not (out / "run.json").is_file() and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+            second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, env=env, timeout=120)
+            first.send_signal(signal.SIGINT)
+            first.wait(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    assert second.returncode == 2, second.stderr[-3000:]
+    assert f"pid {first.pid} (eval), started at" in second.stderr and "Traceback" not in second.stderr
+    assert_nothing_left(ports)
+    ids = [e["battle_id"] for e in read_events(out) if e["event"] == "start"]
+    assert len(ids) == len(set(ids)) <= 1  # only the first writer ever started a battle

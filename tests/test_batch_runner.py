@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
-from green_agent.batch.checkpoint import BattleKey, battle_keys, fingerprint, read_events
+from green_agent.batch.checkpoint import BattleKey, battle_keys, fingerprint, load_results, read_events
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.runner import BatchRunner
 from green_agent.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, RunConfig
 from green_agent.settings import Settings
+from green_agent.world_data import WorldData
 
 
 
@@ -132,3 +137,72 @@ def test_task_set_is_validated_before_anything_runs(tmp_path: Path, world_settin
     with pytest.raises(BadInputError, match="fffffff_9"):
         run_eval(unknown, world_settings, factory=FakeSlots(), battle=FakeBattles())
     assert not (tmp_path / "x" / "tasks").exists()
+
+
+class StoppedUnderBattle:
+    """Stands for a real battle whose slot is shut down under it: it waits in step `wait` until the slot's
+    context exits (the runner's shutdown), then reports the infra error a dead gateway gives."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.running = threading.Event()
+
+    def __call__(self, key: BattleKey, live: FakeSlots.Live, directory: Path, battle_id: str):  # noqa: ANN204
+        from batch_fakes import make_result
+        from green_agent.models.result import ErrorRecord
+        from green_agent.steps.report import write_result
+        self.ids.append(battle_id)
+        self.running.set()
+        deadline = time.monotonic() + 10
+        while live.owner.stops[live.index] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        result = make_result(key.task_id, battle_id, "infra_error", directory).model_copy(update={
+            "error": ErrorRecord(type="GatewayError", message="gateway died or was stopped", step="wait")})
+        write_result(result, directory)
+        return result
+
+
+def test_an_interrupted_battle_is_labelled_and_its_rerun_gets_a_new_id_beside_the_old_record(tmp_path: Path) -> None:
+    key = BattleKey("a_1", 1)
+    stalled = StoppedUnderBattle()
+
+    def interrupt(started: BattleKey) -> None:  # Ctrl-C lands in the main thread while the battle runs
+        assert stalled.running.wait(10)
+        raise KeyboardInterrupt
+
+    first = runner(tmp_path, [key], FakeSlots(), stalled, workers=1, on_start=interrupt).run()
+    assert first.interrupted and stalled.ids == ["run-a_1-t1-a1"]
+    on_disk = json.loads((tmp_path / "tasks" / "a_1" / "result.json").read_text())
+    assert on_disk["error"]["type"] == "Interrupted" and on_disk["error"]["step"] == "wait"
+    assert "interrupted" in on_disk["reason"] and "gateway died" not in on_disk["reason"]
+
+    battles = FakeBattles()
+    second = runner(tmp_path, [key], FakeSlots(), battles, workers=1).run()
+    assert [bid for _, bid, _ in battles.calls] == ["run-a_1-t1-a2"]  # not a1 again: its own call-log filter
+    assert second.results[key].battle_id == "run-a_1-t1-a2"
+    kept = tmp_path / "tasks" / "a_1" / "attempts" / "run-a_1-t1-a1" / "result.json"
+    assert json.loads(kept.read_text())["error"]["type"] == "Interrupted"
+    scored = load_results(tmp_path, [key], 1)
+    assert scored[key].battle_id == "run-a_1-t1-a2" and scored[key].outcome == "passed"
+
+
+def test_report_on_a_run_missing_a_task_result_marks_its_scenario_incomplete(tmp_path: Path, world_copy,
+                                                                            appworld_root: Path) -> None:
+    dev = WorldData(appworld_root).split("dev")
+    scenario = dev[0].rsplit("_", 1)[0]
+    trio = [t for t in dev if t.rsplit("_", 1)[0] == scenario]
+    other = next(t for t in dev if t.rsplit("_", 1)[0] != scenario)
+    assert len(trio) >= 2, "the built world should have scenarios of several tasks"
+    settings = Settings(appworld_root=world_copy(splits={"trio": [*trio, other]}), runs_dir=tmp_path / "runs")
+    out = tmp_path / "run"
+    run_eval(EvalRequest(split="trio", blue="fake", predictor="ground_truth", out=out), settings,
+             progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
+    (out / "tasks" / trio[-1] / "result.json").unlink()
+    report = subprocess.run([str(Path(sys.executable).parent / "appworld-green"), "report", str(out)],
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr[-2000:]
+    agg = EvalResults.model_validate_json((out / "results.json").read_text()).aggregates
+    assert agg.scenario_status[scenario] == "incomplete" and agg.scenarios_incomplete == [scenario]
+    assert agg.scenarios_passed == 1 and agg.scenarios == 1  # only the other, complete scenario
+    assert "scenarios incomplete 1" in report.stdout and scenario in report.stdout
+    assert 'id="headline-incomplete"' in (out / "report.html").read_text()

@@ -10,12 +10,14 @@ listing the runs and log folders.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -226,3 +228,40 @@ def test_first_task_of_the_world_is_accepted(env: Settings) -> None:
     """Control: the validation that refuses the look-alikes accepts the real id."""
     task_id = first_task(env.appworld_root)
     assert resolve_task(task_id, WorldData(env.appworld_root), env.default_split).task_id == task_id
+
+
+def _declare_only(url: str, method: str, path: str, length: int, headers: dict[str, str] | None = None) -> int:
+    """Send headers declaring a `length`-byte body but no body bytes; the status the server answers."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.putrequest(method, path)
+        for name, value in (headers or {}).items():
+            conn.putheader(name, value)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(length))
+        conn.endheaders()
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_gateway_refuses_oversized_bodies_on_every_route_with_413(gateway_on_recorder: tuple[str, Path, Any],
+                                                                  recorder: RecordingServer) -> None:
+    battle_url, _, control = gateway_on_recorder
+    parts = urlsplit(battle_url)
+    blue, token_path = f"{parts.scheme}://{parts.netloc}", parts.path
+    auth = control._headers  # noqa: SLF001 - the Green's own bearer header
+    recorder.requests.clear()
+    twenty_mb = 20 * 1024 * 1024
+    for method, path in (("POST", "/mcp"), ("POST", "/messages/?session_id=x"), ("GET", "/health"),
+                         ("POST", f"{token_path}/mcp"), ("POST", f"{token_path}/messages/?session_id=x")):
+        # the answer comes although the body never arrives: it was refused, not read
+        assert _declare_only(blue, method, path, twenty_mb) == 413, (method, path)
+    for method, path in (("PUT", "/control/battle"), ("DELETE", "/control/battle"), ("GET", "/control/completion")):
+        assert _declare_only(control.control_url, method, path, twenty_mb, auth) == 413, (method, path)
+    assert _declare_only(control.control_url, "PUT", "/control/battle", 2 * 1024 * 1024, auth) == 413  # 1 MiB
+    chunks = (b" " * 65536 for _ in range(40))  # 2.5 MB without a Content-Length (chunked)
+    assert requests.put(f"{control.control_url}/control/battle", data=chunks, headers=auth, timeout=30).status_code == 413
+    assert requests.get(f"{blue}/health", timeout=10).status_code == 200  # the gateway still serves
+    assert control.start_battle("ok-1", "x_1", None).startswith(blue + "/b/") and recorder.requests == []

@@ -380,7 +380,8 @@ def test_control_endpoints(tmp_path: Path) -> None:
 def test_control_listener_needs_the_secret_and_caps_bodies(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from mcp_gateway.server import MAX_CONTROL_BODY_BYTES, build_control_app
+    from mcp_gateway.body_limit import CONTROL_BODY_LIMIT as MAX_CONTROL_BODY_BYTES
+    from mcp_gateway.server import build_control_app
 
     gw = _gateway(tmp_path)
     with TestClient(build_control_app(gw, CONTROL_SECRET), base_url="http://127.0.0.1:8080") as client:

@@ -24,6 +24,7 @@ from green_agent.errors import UnknownTaskError
 from green_agent.gateway_client import GatewayClient
 from green_agent.plan import STEPS, BattleConfig, BattleDeps, run_battle
 from green_agent.settings import load_settings
+from green_agent.world_data import WorldData
 
 ENV, APIS, GW, BLUE = "http://127.0.0.1:18000", "http://127.0.0.1:19000", "http://127.0.0.1:20000", "http://127.0.0.1:21000"
 CONTROL, CONTROL_SECRET = "http://127.0.0.1:20001", "control-secret-" + "x" * 30
@@ -192,3 +193,33 @@ def test_interrupted_battle_cleans_up_writes_an_unscored_result_and_re_raises(tm
     assert "not scored" in saved["error"]["message"]
     assert len(calls_to("/close")) == 1 and not calls_to("/evaluate")
     assert saved["cleanup"]["closed"] is True
+
+
+@responses.activate
+def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_trajectory(tmp_path: Path) -> None:
+    env_mocks(completed=[False, True])
+    blue_mocks()
+    responses.put(f"{GW}/control/battle", json={})
+    responses.delete(f"{GW}/control/battle", json={})
+    responses.get(f"{GW}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory
+    config, deps = setup(tmp_path, gateway=True)
+    result = run_battle(config, deps)
+    assert result.outcome == "passed"  # the verdict is AppWorld's; the missing evidence is reported beside it
+    assert result.trajectory is None and "calls.jsonl" in (result.trajectory_error or "")
+    assert any("call log" in p and "not a regular file" in p for p in result.report_problems)
+    assert result.archive is not None and result.archive["call_log"] is None
+
+
+@responses.activate
+def test_a_setup_failure_on_a_damaged_task_folder_names_the_fault(tmp_path: Path) -> None:
+    task_dir = tmp_path / "world" / "data" / "tasks" / TASK
+    task_dir.mkdir(parents=True)
+    (task_dir / "specs.json").write_text(json.dumps({"instruction": "Create a note."}))  # no dbs/, no ground truth
+    responses.post(f"{ENV}/initialize", body="Internal Server Error", status=500)
+    responses.post(f"{ENV}/close", body="Internal Server Error", status=500)
+    config, deps = setup(tmp_path)
+    deps.world = WorldData(tmp_path / "world")
+    result = run_battle(config, deps)
+    assert result.error is not None and result.error.step == "setup"
+    assert result.error.message.startswith(f"task {TASK} in the world at") and "dbs/ is missing" in result.error.message

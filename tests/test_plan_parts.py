@@ -10,7 +10,7 @@ import pytest
 from green_agent.appworld_client import Supervisor, TaskInfo
 from green_agent.archive import filter_call_log, redact_sql_line, redact_text
 from green_agent.errors import SlotBusyError
-from green_agent.slot import SlotLock, SlotSpec, slot_key
+from green_agent.slot import SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
 from green_agent.steps.scope import recall
 from green_agent.steps.setup import experiment_name_for
 from green_agent.task_message import build_task_message, parse_task_message
@@ -32,6 +32,20 @@ def test_a_slot_is_never_used_by_two_battles(tmp_path: Path) -> None:
     SlotLock(tmp_path, slot_key("http://127.0.0.1:8010")).acquire().release()  # another slot is free
     first.release()
     SlotLock(tmp_path, slot_key("http://127.0.0.1:8000")).acquire().release()
+
+
+@pytest.mark.parametrize("other", ["http://localhost:8060", "http://[::1]:8060", "http://LOCALHOST:8060/",
+                                   "http://127.0.0.2:8060"])
+def test_every_loopback_spelling_of_one_port_is_one_slot(tmp_path: Path, other: str) -> None:
+    first = WorldSlot.attach(SlotUrls(env_url="http://127.0.0.1:8060", apis_url="http://127.0.0.1:9060"),
+                             lock_dir=tmp_path).start()
+    try:
+        with pytest.raises(SlotBusyError, match="another battle"):
+            WorldSlot.attach(SlotUrls(env_url=other, apis_url="http://127.0.0.1:9060"), lock_dir=tmp_path).start()
+        assert slot_key(other) == slot_key("http://127.0.0.1:8060") == "loopback-8060"
+        assert slot_key(other.replace("8060", "8070")) != slot_key(other)  # the port still tells slots apart
+    finally:
+        first.stop()
 
 
 def test_task_message_has_the_machine_readable_lines_and_blue_parses_them() -> None:

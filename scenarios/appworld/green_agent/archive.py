@@ -9,13 +9,16 @@
 3. Copy this battle's records out of the gateway's shared JSONL call log (filtered by `battle_id`,
    malformed lines skipped) to `<run_dir>/mcp_calls.jsonl`.
 
-Steps 2-3 are evidence, not inputs of the verdict: a failure there is recorded, not fatal.
+Steps 2-3 are evidence, not inputs of the verdict: a failure there is recorded, not fatal. A call log
+that exists but cannot be read (a directory, unreadable, an I/O error) is named in `call_log_problem`
+and leaves `call_log` None, so no trajectory is computed from it (never a silent 0-call trajectory).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 from pathlib import Path
@@ -47,6 +50,8 @@ class ArchiveResult(BaseModel):
     call_records: int = Field(default=0, description="Number of this battle's call records.")
     appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
     problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
+    call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
+                                         "(then `call_log` is None: no trajectory, never a silent zero).")
 
 
 def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Path:
@@ -75,10 +80,33 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
     else:
         result.problems.append(f"no AppWorld outputs at {source} (env server serving another root?)")
     if call_log_path is not None:
-        target = run_dir / CALLS_FILE
-        result.call_records = filter_call_log(Path(call_log_path), battle_id, target)
-        result.call_log = str(target)
+        _copy_calls(Path(call_log_path), battle_id, run_dir / CALLS_FILE, result)
     return result
+
+
+def call_log_problem(source: Path) -> str | None:
+    """Why `source` cannot serve as a call log, or None (a missing file is a log with no calls yet)."""
+    if not source.exists():
+        return None
+    if not source.is_file():
+        return f"the call log {source} is not a regular file (a directory?): this battle's calls cannot be read"
+    if not os.access(source, os.R_OK):
+        return f"the call log {source} is not readable: this battle's calls cannot be read"
+    return None
+
+
+def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResult) -> None:
+    """Step 3: this battle's records to `target`, or a `call_log_problem` when the log cannot be read."""
+    problem = call_log_problem(source)
+    if problem is None:
+        try:
+            result.call_records = filter_call_log(source, battle_id, target)
+            result.call_log = str(target)
+            return
+        except OSError as exc:
+            problem = f"the call log {source} could not be read or copied ({exc.strerror or exc})"
+    result.call_log_problem = problem
+    result.problems.append(problem)
 
 
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:

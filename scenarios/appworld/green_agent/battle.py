@@ -25,12 +25,14 @@ from green_agent.errors import BadInputError, InfrastructureError
 from green_agent.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
 from green_agent.models.result import BattleResult
+from green_agent.output_paths import check_output_dir, check_output_file
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import SCENARIO_DIR, Settings
 from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.report import Reporter
-from green_agent.task_ids import TaskRef, resolve_task
+from green_agent.task_check import require_intact
+from green_agent.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 from green_agent.world_data import WorldData
 
 BUILTIN_BLUES = ("reference", "noop", "llm")
@@ -61,8 +63,16 @@ def world_data(settings: Settings) -> WorldData | None:
 
 
 def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | None:
-    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server."""
-    return resolve_task(request.task, world_data(settings), settings.default_split)
+    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server.
+
+    Raises BrokenTaskError when the world's folder for the task is incomplete or corrupt.
+    """
+    world = world_data(settings)
+    if world is not None:
+        token = extract_task_token(request.task)
+        if not token.isdigit():
+            require_intact(world, [validate_task_id(token)])
+    return resolve_task(request.task, world, settings.default_split)
 
 
 def new_battle_id() -> str:
@@ -145,12 +155,16 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
 
 
 def run_battle_request(request: BattleRequest, settings: Settings, reporters: list[Reporter] | None = None) -> BattleResult:
-    """Validate, start (or attach to) what the battle needs, run it, stop what was started."""
+    """Validate (task, output paths: `OutputPathError` before anything starts), start (or attach to) what the
+    battle needs, run it, stop what was started."""
     ref = precheck_task(request, settings)
     battle_id = request.battle_id or new_battle_id()
     task_label = ref.task_id if ref else "task"
-    run_dir = request.out or default_run_dir(settings, task_label, battle_id)
-    log_dir = run_dir / "logs"
+    run_dir = check_output_dir(request.out or default_run_dir(settings, task_label, battle_id),
+                               "--out" if request.out else "the run directory (RUNS_DIR)")
+    log_dir = check_output_dir(run_dir / "logs", "--out (its logs folder)")
+    if request.gateway_url or not request.env_url:  # a gateway will write (or we will read) the call log
+        check_output_file(settings.agentbeats_mcp_log_path, "the call log (AGENTBEATS_MCP_LOG_PATH)")
     with open_slot(request, settings, log_dir) as urls, open_blue(request.blue, settings, urls, log_dir) as blue_url:
         return run_on_slot(request, settings, urls, blue_url, run_dir, battle_id, reporters)
 

@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    restore_default_signals()
     _sigterm_as_interrupt()
     try:
         settings: Settings = load_settings(env_file=args.env_file)
@@ -79,6 +80,15 @@ def _scrub_known_secrets(settings: Settings) -> None:
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     register_secrets([key, *secrets_in_environment(dict(os.environ))])
     scrub_process_output()
+
+
+def restore_default_signals() -> None:
+    """Ctrl-C raises KeyboardInterrupt again, whatever we inherited.
+
+    A shell starts background jobs (`cmd &` in a script) with SIGINT ignored, and an ignored
+    disposition survives exec; without this a battle started that way could not be interrupted.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _sigterm_as_interrupt() -> None:

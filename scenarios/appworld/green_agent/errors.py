@@ -22,6 +22,18 @@ class UnknownTaskError(BadInputError):
     """A well-formed task id that the AppWorld data does not contain."""
 
 
+class BrokenTaskError(BadInputError):
+    """A task folder of the world is incomplete or corrupt; the message names the task and the file."""
+
+
+class RunDirLockedError(BadInputError):
+    """Another live process is writing the run directory (`eval --out`); the message names it."""
+
+
+class OutputPathError(BadInputError):
+    """An output path (`--out`, the call log) cannot be created or written; the message names it and why."""
+
+
 class InfrastructureError(GreenError):
     """Something we depend on failed; the battle cannot be judged. Exit code 3."""
 

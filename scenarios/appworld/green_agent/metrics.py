@@ -31,10 +31,11 @@ class MetricsResult(BaseModel):
 
 def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_log: Path | None,
                     gold_apis: list[str] | None, scope_apis: list[str] | None,
-                    paginated_apis: list[str] | None = None) -> MetricsResult:
-    """Step 8: evaluate the world once, then analyse this battle's calls."""
+                    paginated_apis: list[str] | None = None, no_log_reason: str | None = None) -> MetricsResult:
+    """Step 8: evaluate the world once, then analyse this battle's calls (`no_log_reason`: why `call_log` is None)."""
     evaluation = client.evaluate(task_id)
-    trajectory, error = analyze_trajectory(call_log, battle_id, task_id, gold_apis, scope_apis, paginated_apis)
+    trajectory, error = analyze_trajectory(call_log, battle_id, task_id, gold_apis, scope_apis, paginated_apis,
+                                           no_log_reason)
     faults = (trajectory or {}).get("upstream_faults") or 0
     fault = f"{faults} call(s) hit an APIs-server fault; first: {trajectory['first_upstream_fault']}" if faults else None
     return MetricsResult(evaluation=evaluation, trajectory=trajectory, trajectory_error=error, upstream_fault=fault)
@@ -42,10 +43,11 @@ def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_l
 
 def analyze_trajectory(call_log: Path | None, battle_id: str, task_id: str, gold_apis: list[str] | None,
                        scope_apis: list[str] | None,
-                       paginated_apis: list[str] | None) -> tuple[dict[str, Any] | None, str | None]:
+                       paginated_apis: list[str] | None,
+                       no_log_reason: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """TrajectoryMetrics of one battle as a dict, or (None, reason)."""
     if call_log is None:
-        return None, "no call log (battle ran without the MCP gateway)"
+        return None, no_log_reason or "no call log (battle ran without the MCP gateway)"
     try:
         from green_agent.trajectory import analyze_log  # lazy: optional module, heavy import
     except ImportError as exc:

@@ -37,6 +37,7 @@ from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import Reporter, collect_versions, report, write_result
 from green_agent.steps.scope import apply_scope, choose_scope
 from green_agent.steps.setup import SetupResult, experiment_name_for, setup_task
+from green_agent.task_check import task_problem
 from green_agent.task_ids import TaskRef, resolve_task
 from green_agent.task_message import TaskMessage, build_task_message
 from green_agent.world_data import WorldData
@@ -117,7 +118,7 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
                                     bool(state.completion and state.completion.completed), state.error is not None,
                                     state.metrics.upstream_fault if state.metrics else None)
         with timed_step(state, "report"):
-            state.report_problems = report(build_result(config, deps, state, started), deps.reporters)
+            state.report_problems += report(build_result(config, deps, state, started), deps.reporters)
     except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise
         interrupted = True
         state.judgement = None
@@ -144,6 +145,9 @@ def _run_steps(config: BattleConfig, deps: BattleDeps, state: BattleState) -> No
         raise
     except Exception as exc:
         message = explain(str(exc), _services(deps))  # the symptom's service may not be the dead one
+        broken = task_problem(deps.world, state.ref.task_id) if deps.world and state.ref else None
+        if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
+            message = f"{broken} ({message})"
         log.error("battle %s: step %s failed: %s", config.battle_id, state.step, message,
                   exc_info=not hasattr(exc, "exit_code"))
         state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=state.step)
@@ -181,10 +185,12 @@ def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) ->
     with timed_step(state, "archive"):
         state.archive = archive(client, task_id, state.setup.experiment_name, deps.appworld_root, config.run_dir,
                                 deps.call_log_path if deps.gateway else None, config.battle_id)
+    if state.archive.call_log_problem:
+        state.report_problems.append(state.archive.call_log_problem)
     with timed_step(state, "metrics"):
         call_log = Path(state.archive.call_log) if state.archive.call_log else None
         state.metrics = collect_metrics(client, task_id, config.battle_id, call_log, state.scope.gold_apis,
-                                        state.scope.apis, paginated_apis(deps.world))
+                                        state.scope.apis, paginated_apis(deps.world), state.archive.call_log_problem)
 
 
 @contextmanager

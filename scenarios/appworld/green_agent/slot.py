@@ -2,7 +2,8 @@
 
 Slot k listens on base port + k * SLOT_PORT_STRIDE (slot 0 = 8000 / 9000 / 10000, the seed's ports),
 or on explicit ports (tests use free ones). A `SlotLock` (an `fcntl` lock on a file named after the
-slot's env port, in the machine-wide `SLOT_LOCK_DIR`) makes sure two battles never use one slot at
+slot's env server's resolved address and port, in the machine-wide `SLOT_LOCK_DIR`; every loopback
+spelling is one key) makes sure two battles never use one slot at
 once, whoever started its servers and whatever their runs directories.
 
 `WorldSlot` owns its processes (start, always stop); `WorldSlot.attach(urls)` wraps servers that are
@@ -13,7 +14,9 @@ already running (`world up`) without owning them. An owned slot creates the slot
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import os
+import socket
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -103,9 +106,39 @@ class SlotLock:
             self._fd = None
 
 
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+
+def resolved_host(host: str) -> str:
+    """The address a host name stands for: `loopback` for any loopback name or address, else its first IP.
+
+    A name that does not resolve is kept as written (lower case): it names no reachable slot anyway.
+    """
+    host = host.strip("[]").lower()
+    if host in LOOPBACK_NAMES:
+        return "loopback"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            address = ipaddress.ip_address(socket.getaddrinfo(host, None)[0][4][0])
+        except (OSError, ValueError, IndexError):
+            return host
+    return "loopback" if address.is_loopback else address.compressed
+
+
 def slot_key(env_url: str) -> str:
-    """Lock key of a slot: its env server's host and port, filesystem-safe."""
-    return "".join(c if c.isalnum() else "-" for c in env_url.split("://", 1)[-1]).strip("-")
+    """Lock key of a slot: its env server's resolved address and port, filesystem-safe.
+
+    `http://localhost:8060`, `http://127.0.0.1:8060` and `http://[::1]:8060` are one slot (`loopback-8060`).
+    """
+    parts = urlsplit(env_url if "://" in env_url else f"http://{env_url}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = 0
+    host = resolved_host(parts.hostname or "")
+    return "".join(c if c.isalnum() else "-" for c in f"{host}-{port}").strip("-")
 
 
 class WorldSlot:

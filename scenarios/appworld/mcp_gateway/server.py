@@ -10,12 +10,13 @@ that carried it, so an SSE session opened in one battle cannot act in the next.
 
 Control (127.0.0.1, an ephemeral port written into the slot's credentials file), the Green only;
 every request needs `Authorization: Bearer <control secret>` (the secret is read from the
-credentials file, never from argv), bodies are capped at MAX_CONTROL_BODY_BYTES:
+credentials file, never from argv), bodies are capped (`mcp_gateway.body_limit`):
 - `GET /control/health` -> ControlHealthReply
 - `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> ClearedReply
 - `GET /control/completion?battle_id=B&wait=S` -> CompletionReply (long-poll, S <= 60)
 
 Both MCP transports share one lowlevel `Server` whose handlers call the transport-free `Gateway`.
+Every route's request body is bounded (`mcp_gateway.body_limit`): oversized bodies get 413.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import hmac
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import mcp_types as types
@@ -37,6 +38,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -46,6 +48,7 @@ from green_agent.errors import GatewayError
 from green_agent.processes import port_is_free
 from green_agent.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
 from green_agent.world_data import WorldData
+from mcp_gateway.body_limit import BodyLimitMiddleware
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
 from mcp_gateway.gateway import Gateway
@@ -58,8 +61,6 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "AppWorld MCP gateway"
 MESSAGES_PATH = "/messages/"
 TOKEN_PREFIX = "/b/{token}"
-MAX_CONTROL_BODY_BYTES = 1_000_000
-"""A battle body is a few kB (ids and at most a few hundred tool names)."""
 
 
 def build_gateway(config: GatewayConfig, credentials: SlotCredentials | None = None) -> Gateway:
@@ -128,12 +129,12 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
         Mount(TOKEN_PREFIX, app=_TokenGate(gateway, Starlette(routes=mcp_routes))),
         Route("/health", health, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(BodyLimitMiddleware)])
 
 
 def build_control_app(gateway: Gateway, control_secret: str) -> Any:
     """The Green's control listener (an ASGI app): `control_routes` behind the bearer secret and body cap."""
-    return _BearerGate(Starlette(routes=control_routes(gateway)), control_secret)
+    return _BearerGate(BodyLimitMiddleware(Starlette(routes=control_routes(gateway))), control_secret)
 
 
 def control_routes(gateway: Gateway) -> list[Route]:
@@ -250,43 +251,19 @@ class _TokenGate:
 
 
 class _BearerGate:
-    """Control listener guard: the bearer secret, and a cap on the body read (413 past it)."""
+    """Control listener guard: a request without the slot's control secret gets 401 (bodies are bounded by
+    `BodyLimitMiddleware` inside)."""
 
     def __init__(self, app: Any, secret: str) -> None:
         self.app, self.expected = app, f"Bearer {secret}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-            await JSONResponse({"error": "control routes need the slot's control secret"}, 401)(scope, receive, send)
-            return
-        try:
-            declared = int(headers.get(b"content-length", b"0"))
-        except ValueError:
-            declared = MAX_CONTROL_BODY_BYTES + 1
-        if declared > MAX_CONTROL_BODY_BYTES:
-            await JSONResponse({"error": f"body over {MAX_CONTROL_BODY_BYTES} bytes"}, 413)(scope, receive, send)
-            return
-        await self.app(scope, _capped(receive, MAX_CONTROL_BODY_BYTES), send)
-
-
-def _capped(receive: Receive, limit: int) -> Callable[[], Awaitable[Any]]:
-    """`receive` that fails a request whose streamed body grows past `limit` (no Content-Length)."""
-    seen = 0
-
-    async def wrapped() -> Any:
-        nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > limit:
-                raise GatewayError(f"control request body over {limit} bytes")
-        return message
-
-    return wrapped
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+                await JSONResponse({"error": "control routes need the slot's control secret"}, 401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class _AsgiEndpoint:

@@ -218,12 +218,15 @@ class BattleSession:
         self.state.archive = archive(self.deps.client, self.state.ref.task_id, self.state.setup.experiment_name,
                                      self.deps.appworld_root, self.config.run_dir,
                                      self.deps.call_log_path if self.deps.gateway else None, self.battle_id)
+        if self.state.archive.call_log_problem:
+            self.state.report_problems.append(self.state.archive.call_log_problem)
         return self.state.archive.model_dump(mode="json")
 
     def _metrics(self) -> dict[str, Any]:
         call_log = Path(self.state.archive.call_log) if self.state.archive.call_log else None
         self.state.metrics = collect_metrics(self.deps.client, self.state.ref.task_id, self.battle_id, call_log,
-                                             self.state.scope.gold_apis, self.state.scope.apis, plan.paginated_apis(self.deps.world))
+                                             self.state.scope.gold_apis, self.state.scope.apis, plan.paginated_apis(self.deps.world),
+                                             self.state.archive.call_log_problem)
         evaluation = self.state.metrics.evaluation
         return {"success": evaluation.success, "tests_passed": len(evaluation.passes),
                 "tests_failed": len(evaluation.failures), "total_tests": evaluation.num_tests,
@@ -248,7 +251,7 @@ class BattleSession:
 
     def _report(self) -> dict[str, Any]:
         """Post the finished record, then write result.json (with any reporting problem in it)."""
-        self.state.report_problems = report(self.build_result(finished=True), self.deps.reporters)
+        self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
         self.result = self.build_result(finished=True)
         path = write_result(self.result, self.config.run_dir)
         return {"posted": self.reporter.result_posted, "problems": self.state.report_problems,

@@ -4,9 +4,10 @@ Definitions (percentages are 0-100, ratios 0-1; an empty denominator gives None)
 - A battle is *judged* unless its outcome is `infra_error`. Infra errors are counted apart and never
   enter a denominator: the agent is not charged for our failures.
 - TGC = 100 * passed judged battles / judged battles (with one trial: AppWorld's task goal completion).
-- SGC: per trial, a scenario (task id before '_') counts if every one of its tasks was judged in that
-  trial, and passes if all of them passed. SGC = 100 * passed / counted scenario-trials. A scenario
-  with a task not judged in a trial is left out of that trial and reported as `scenarios_unjudged`.
+- SGC: per trial, a scenario (task id before '_') counts if every one of its tasks *in the run's task
+  set* was judged in that trial, and passes if all of them passed. SGC = 100 * passed / counted
+  scenario-trials. A scenario with a task not judged or without any result in a trial is left out
+  of that trial (`scenarios_unjudged`) and its status is `incomplete` (`scenarios_incomplete`).
 - pass^k (tau2-bench): per task with n judged trials of which c passed, C(c,k)/C(n,k) (the chance
   that k trials drawn without replacement all pass); averaged over tasks with n >= k. With k = n
   it is the fraction of tasks that passed in every trial.
@@ -20,16 +21,14 @@ from collections.abc import Iterable, Sequence
 from math import comb
 from statistics import fmean
 
+from green_agent.batch.scenarios import scenario_of, scenario_statuses, sgc_counts
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow
+
+__all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "tgc"]
 
 OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "infra_error")
 MEAN_FIELDS = ("calls", "failed_calls", "error_rate", "p50_latency_ms", "p95_latency_ms", "scope_recall",
                "api_precision", "api_recall", "api_f1", "duration_s", "tests_passed")
-
-
-def scenario_of(task_id: str) -> str:
-    """AppWorld's scenario id: the task id before the last '_' (`82e2fac_1` -> `82e2fac`)."""
-    return task_id.rsplit("_", 1)[0]
 
 
 def is_judged(row: EvalRow) -> bool:
@@ -46,24 +45,10 @@ def tgc(rows: Iterable[EvalRow]) -> float | None:
     return percent(sum(r.passed for r in judged), len(judged))
 
 
-def sgc_counts(rows: Iterable[EvalRow]) -> tuple[int, int, int]:
-    """(scenario-trials counted, of which passed, scenario-trials left out for unjudged tasks)."""
-    groups: dict[tuple[str, int], list[EvalRow]] = defaultdict(list)
-    for row in rows:
-        groups[(row.scenario_id, row.trial)].append(row)
-    counted = passed = unjudged = 0
-    for members in groups.values():
-        if not all(is_judged(r) for r in members):
-            unjudged += 1
-            continue
-        counted += 1
-        passed += all(r.passed for r in members)
-    return counted, passed, unjudged
-
-
-def sgc(rows: Iterable[EvalRow]) -> float | None:
-    counted, passed, _ = sgc_counts(rows)
-    return percent(passed, counted)
+def sgc(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None) -> float | None:
+    """Scenario goal completion over complete scenario-trials (see `green_agent.batch.scenarios`)."""
+    counts = sgc_counts(rows, expected)
+    return percent(counts.passed, counts.counted)
 
 
 def by_difficulty(rows: Iterable[EvalRow]) -> dict[str, DifficultyStat]:
@@ -111,16 +96,20 @@ def mean_of(rows: Sequence[EvalRow], name: str) -> float | None:
     return round(fmean(values), 4) if values else None
 
 
-def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1) -> EvalAggregates:
-    """Every number of `results.json` from the rows."""
+def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
+              task_ids: Sequence[str] | None = None) -> EvalAggregates:
+    """Every number of `results.json` from the rows; `task_ids` is the run's task set (its manifest)."""
     judged = [r for r in rows if is_judged(r)]
-    counted, scen_passed, unjudged = sgc_counts(rows)
+    expected = [(t, k) for t in task_ids for k in range(1, trials + 1)] if task_ids is not None else None
+    counted, scen_passed, unjudged = sgc_counts(rows, expected)
+    statuses = scenario_statuses(rows, expected)
     ks = [str(k) for k in range(1, trials + 1)]
     return EvalAggregates(
         battles=len(rows), expected_battles=expected_battles, judged=len(judged),
         infra_errors=len(rows) - len(judged), missing=max(0, expected_battles - len(rows)),
         passed=sum(r.passed for r in judged), tgc=tgc(rows),
         scenarios=counted, scenarios_passed=scen_passed, scenarios_unjudged=unjudged, sgc=percent(scen_passed, counted),
+        scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],
         tgc_by_difficulty=by_difficulty(rows), outcome_counts=outcome_counts(rows), trials=trials,
         pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k))) is not None} if trials > 1 else None,
         pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k))) is not None} if trials > 1 else None,

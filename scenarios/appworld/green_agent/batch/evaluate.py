@@ -1,9 +1,11 @@
 """The builder of a split evaluation: request -> task set, manifest, slots, runner; outputs at the end.
 
 `run_eval` is the Python API `appworld-green eval` calls (and tests use): it resolves the task set
-from the world, writes or checks the run manifest (`--resume`), skips judged battles, runs the rest
-on a pool of world slots, and always (also after Ctrl-C) writes `results.json`,
-`agentbeats_results.json` and `report.html` from the files on disk.
+from the world (refusing damaged task folders), checks that `out` is a writable directory, takes its
+writer lock (`green_agent.batch.run_lock`; a second writer gets `RunDirLockedError`), writes or
+checks the run manifest (`--resume`), skips judged battles, runs the rest on a pool of world slots,
+and always (also after Ctrl-C) writes `results.json`, `agentbeats_results.json` and `report.html`
+from the files on disk.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from green_agent.batch.checkpoint import battle_keys, digest, fingerprint, finis
 from green_agent.batch.live import battle_fn, choose_slots, slot_factory
 from green_agent.batch.progress import Progress
 from green_agent.batch.rows import write_outputs
+from green_agent.batch.run_lock import RunDirLock
 from green_agent.batch.runner import BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
+from green_agent.output_paths import check_output_dir
 from green_agent.settings import Settings
 from green_agent.slot import SlotSpec
 from green_agent.steps.report import collect_versions
+from green_agent.task_check import require_intact
 from green_agent.task_ids import validate_task_id
 from green_agent.world_data import WorldData
 
@@ -68,6 +73,7 @@ def resolve_task_set(request: EvalRequest, world: WorldData) -> list[str]:
         raise BadInputError("give exactly one of --split NAME or --task-ids A,B,...")
     ids = world.split(request.split) if request.split else list(request.task_ids or [])
     ordered = list(dict.fromkeys(validate_task_id(t.strip()) for t in ids if t.strip()))
+    require_intact(world, ordered)  # a folder that exists but is damaged: name the fault, not "unknown"
     missing = [t for t in ordered if not world.has_task(t)]
     if missing:
         raise BadInputError(f"unknown task id(s) {', '.join(missing[:5])}: the world at {world.root} lacks them")
@@ -99,7 +105,15 @@ def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextI
     """
     world = WorldData(settings.appworld_root).require()
     task_ids = resolve_task_set(request, world)
-    out = Path(request.out)
+    out = check_output_dir(Path(request.out))
+    check_output_dir(out / "logs", "--out (its logs folder)")
+    with RunDirLock(out, "eval"):
+        return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle)
+
+
+def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task_ids: list[str], out: Path,
+                progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None) -> EvalOutcome:
+    """`run_eval` once the run directory is checked and locked by this process."""
     manifest = prepare_run(out, build_manifest(request, settings, task_ids), request.resume)
     for task_id in task_ids:
         if load_task_info(out, task_id) is None:

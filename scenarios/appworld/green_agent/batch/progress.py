@@ -1,7 +1,11 @@
-"""A live progress line on stderr: done/total, passes, running TGC, infra errors, running, ETA.
+"""Progress of `eval` on stderr: done/total, passed, failed, infra errors, running, rate and ETA.
 
-On a terminal the line is redrawn in place (`\\r`); otherwise (logs, CI, tests) one line is printed per
-finished battle. Battles already finished before a resume count as done but not in the ETA's rate.
+Contract:
+- On a terminal, a live `rich` progress bar (redrawn in place) with the counts, the rate in battles per
+  minute and the ETA. Anything else (a log file, CI, tests) gets plain text lines: the first finished
+  battle, then at most one line every `PLAIN_EVERY_S` seconds, and a last line on `close`.
+- Battles already judged before a resume count as done but not in the rate (nor the ETA).
+- Thread-safe: `started_one` and `finished` may come from any thread.
 """
 
 from __future__ import annotations
@@ -9,9 +13,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.text import Text
+
 from green_agent.models.result import BattleResult
+
+PLAIN_EVERY_S = 15.0
+"""Seconds between two plain progress lines (not on a terminal)."""
 
 
 def format_duration(seconds: float | None) -> str:
@@ -25,18 +38,35 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds}s"
 
 
-class Progress:
-    """Counts battles as they finish and renders the progress line."""
+class _BarWithCounts(RichProgress):
+    """A rich progress bar with the battle counts on a line of their own (fits an 80-column terminal)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, clock=time.monotonic) -> None:  # noqa: ANN001
-        self.total = total
+    def get_renderables(self):  # noqa: ANN201
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            yield Text("  " + str(task.fields.get("counts", "")))
+
+
+class Progress:
+    """Counts battles as they finish and shows them (see the module docstring)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
+                 every_s: float = PLAIN_EVERY_S) -> None:
+        self.total, self.clock, self.every_s = total, clock, every_s
         self.stream = stream if stream is not None else sys.stderr
-        self.clock = clock
         self.started = clock()
         self.done = self.passed = self.judged = self.infra = self.running = 0
         self.done_here = 0
         self._lock = threading.Lock()
+        self._printed_at: float | None = None
+        self._printed_done = 0
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._bar: RichProgress | None = None
+        self._task: TaskID | None = None
+
+    @property
+    def failed(self) -> int:
+        return self.judged - self.passed
 
     def skip(self, result: BattleResult) -> None:
         """Count a battle finished by an earlier run (resume)."""
@@ -47,14 +77,17 @@ class Progress:
         with self._lock:
             self.running += 1
         if self.tty:
-            self.render()
+            self._live_update(advance=0)
 
     def finished(self, result: BattleResult) -> None:
         with self._lock:
             self.running = max(0, self.running - 1)
             self.done_here += 1
             self._count(result)
-        self.render()
+        if self.tty:
+            self._live_update(advance=1)
+        elif self._printed_at is None or self.clock() - self._printed_at >= self.every_s:
+            self._print_line()
 
     def _count(self, result: BattleResult) -> None:
         self.done += 1
@@ -70,24 +103,49 @@ class Progress:
         rate = self.done_here / max(self.clock() - self.started, 1e-9)
         return (self.total - self.done) / rate
 
-    def line(self) -> str:
+    def counts(self) -> str:
         tgc = f"{100 * self.passed / self.judged:.1f}%" if self.judged else "-"
-        width = 20
-        filled = int(width * self.done / self.total) if self.total else width
-        bar = "#" * filled + "." * (width - filled)
-        return (f"[{bar}] {self.done}/{self.total} battles | passed {self.passed} | TGC {tgc} | "
-                f"infra errors {self.infra} | running {self.running} | "
+        return (f"passed {self.passed} | failed {self.failed} | TGC {tgc} | infra errors {self.infra} | "
+                f"running {self.running}")
+
+    def rate(self) -> str:
+        """Battles finished by this invocation per minute (`?/min` before the first)."""
+        if not self.done_here:
+            return "?/min"
+        return f"{self.done_here / max(self.clock() - self.started, 1e-9) * 60:.1f}/min"
+
+    def line(self) -> str:
+        """The plain progress line."""
+        return (f"{self.done}/{self.total} battles | {self.counts()} | rate {self.rate()} | "
                 f"elapsed {format_duration(self.clock() - self.started)} | ETA {format_duration(self.eta_s())}")
 
-    def render(self) -> None:
+    def _print_line(self) -> None:
         text = self.line()
-        if self.tty:
-            self.stream.write("\r" + text + "\x1b[K")
-        else:
-            self.stream.write(text + "\n")
+        self.stream.write(text + "\n")
         self.stream.flush()
+        self._printed_at, self._printed_done = self.clock(), self.done
+
+    def _live_update(self, advance: int) -> None:
+        with self._lock:
+            if self._bar is None:
+                self._bar = _BarWithCounts(
+                    TextColumn("battles"), BarColumn(bar_width=30), MofNCompleteColumn(),
+                    TextColumn("{task.fields[rate]}"),
+                    TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
+                    console=Console(file=self.stream), refresh_per_second=4)
+                # battles judged before a resume start the bar without entering rich's speed samples
+                self._task = self._bar.add_task("eval", total=self.total, completed=self.done - advance,
+                                                **self._fields())
+                self._bar.start()
+            self._bar.update(self._task, advance=advance, **self._fields())
+
+    def _fields(self) -> dict[str, str]:
+        return {"counts": self.counts(), "rate": self.rate(), "eta": format_duration(self.eta_s())}
 
     def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        """Stop the live bar, or print the last plain line (unless it was just printed)."""
+        if self._bar is not None:
+            self._bar.update(self._task, **self._fields())
+            self._bar.stop()
+        elif not self.tty and self.done_here and self.done != self._printed_done:
+            self._print_line()

@@ -104,6 +104,9 @@ def _headline(results: EvalResults) -> str:
         cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3)))
     if agg.missing:
         cards.append(_card("missing", "battles not run yet", str(agg.missing)))
+    if agg.scenarios_incomplete:
+        cards.append(_card("incomplete", "scenarios incomplete (not in SGC): "
+                           + ", ".join(agg.scenarios_incomplete[:8]), str(len(agg.scenarios_incomplete))))
     meta = (f"run {results.manifest.run_id} · status {results.status} · blue {cfg.blue} · "
             f"predictor {cfg.predictor} · "
             f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "

@@ -75,7 +75,8 @@ def build_results(out: Path) -> EvalResults:
         rows.append(row_from_result(results[key], key, path, starts.get((key.task_id, key.trial), 1),
                                     info.difficulty if info else None))
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
-                       aggregates=aggregate(rows, len(keys), trials), generated_at=datetime.now(timezone.utc))
+                       aggregates=aggregate(rows, len(keys), trials, manifest.task_ids),
+                       generated_at=datetime.now(timezone.utc))
 
 
 def agentbeats_results(results: EvalResults) -> AgentBeatsResults:

@@ -6,12 +6,14 @@ Contract:
 - A battle whose result is `infra_error` is retried up to `max_infra_retries` times, the slot being
   restarted first (a fresh world, gateway and Blue). A slot that fails to start yields an
   `infra_error` result for the battle at hand (step `slot`), retried the same way.
-- Every attempt writes its own `result.json` (the plan runner does, atomically) and start/finish
-  lines in `events.jsonl`; the runner hands finished results to `on_result` from the calling thread.
+- Every attempt has its own battle id, numbered over the run directory's history (a resume continues
+  the count; see `green_agent.batch.attempts`), writes its own `result.json` (the plan runner does,
+  atomically) and start/finish lines in `events.jsonl`; the previous attempt's files are set aside
+  in `attempts/<battle id>/`. The runner hands finished results to `on_result` from the calling thread.
 - Ctrl-C / SIGTERM (KeyboardInterrupt in the calling thread): no new battle starts, every slot is
   stopped (which ends in-flight battles quickly), worker threads are joined, and `run` returns with
   `interrupted=True`. Results already written stay; an interrupted battle's result (if any) is an
-  infra error and is rerun by a resume.
+  infra error of type `Interrupted` (with the step it reached) and is rerun by a resume.
 
 The slot factory and the battle function are injected: the real ones are in `green_agent.batch.live`,
 tests pass fakes.
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import shutil
 import signal
 import threading
 from collections.abc import Callable
@@ -31,7 +32,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from green_agent.batch.checkpoint import TASK_INFO_FILE, BattleKey, append_event, battle_dir
+from green_agent.batch.attempts import battle_id_for, mark_interrupted, prior_attempts, set_aside
+from green_agent.batch.checkpoint import BattleKey, append_event, battle_dir
 from green_agent.errors import BadInputError
 from green_agent.models.result import BattleResult, ErrorRecord
 from green_agent.steps.report import collect_versions, write_result
@@ -127,6 +129,7 @@ class BatchRunner:
             self.todo.put(key)
         self.events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self.stopping = threading.Event()
+        self.prior = prior_attempts(self.out)
 
     def run(self) -> BatchOutcome:
         """Run every battle; returns when all are done or the run was interrupted."""
@@ -203,11 +206,12 @@ class BatchRunner:
         """All attempts of one battle; None if the run stopped before it was judged."""
         directory = battle_dir(self.out, key, self.trials)
         result: BattleResult | None = None
-        for attempt in range(1, self.max_infra_retries + 2):
+        before = self.prior.get(key, 0)
+        for attempt in range(before + 1, before + self.max_infra_retries + 2):
             if self.stopping.is_set():
                 return None
-            battle_id = f"{self.run_id}-{key.task_id}-t{key.trial}-a{attempt}"
-            clear_battle_dir(directory)
+            battle_id = battle_id_for(self.run_id, key, attempt)
+            set_aside(directory)
             self.events.put(("start", key))
             append_event(self.out, "start", key, battle_id=battle_id, attempt=attempt, slot=slot.index)
             result = self._attempt(slot, key, directory, battle_id)
@@ -216,9 +220,10 @@ class BatchRunner:
             if result.status != "infra_error":
                 return result
             if self.stopping.is_set():
+                mark_interrupted(result, directory)
                 return None
             log.warning("battle %s: infra error in step %s (%s); %s", battle_id, result.error.step if result.error
-                        else "?", result.reason, "restarting the slot" if attempt <= self.max_infra_retries
+                        else "?", result.reason, "restarting the slot" if attempt <= before + self.max_infra_retries
                         else "giving up")
             slot.stop()
         return result
@@ -251,19 +256,6 @@ class BatchRunner:
             finished_at=datetime.now(timezone.utc))
         write_result(result, directory)
         return result
-
-
-def clear_battle_dir(directory: Path) -> None:
-    """Remove a previous attempt's evidence (keeps the task's `task.json` and other trials' dirs)."""
-    if not directory.is_dir():
-        return
-    for child in directory.iterdir():
-        if child.name == TASK_INFO_FILE or (child.is_dir() and child.name.startswith("trial-")):
-            continue
-        if child.is_dir():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            child.unlink(missing_ok=True)
 
 
 class _sigint_ignored:

@@ -1,8 +1,10 @@
 """`appworld-green eval`: evaluate a split (or a task list) on a pool of world slots.
 
-Prints a live progress line on stderr, then a summary (or only `results.json` with --json).
-Exit codes: 0 when every battle was judged (whatever Blue scored), 3 when some battles still ended
-in infrastructure errors after their retries (rerun them with --resume), 130 when interrupted.
+Shows progress on stderr (a live bar on a terminal, plain lines otherwise), then a summary (or only
+`results.json` with --json). Exit codes: 0 when every battle was judged (whatever Blue scored), 2 for
+bad input (including an unwritable --out or a run directory another process is writing), 3 when some
+battles still ended in infrastructure errors after their retries (rerun them with --resume), 130
+when interrupted.
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
     lines.append(f"  TGC {pct(agg.tgc)} ({agg.passed}/{agg.judged} judged battles passed), "
                  f"SGC {pct(agg.sgc)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    if agg.scenarios_incomplete:
+        shown = ", ".join(agg.scenarios_incomplete[:10]) + (" ..." if len(agg.scenarios_incomplete) > 10 else "")
+        lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
+                     f"not passed, not in SGC): {shown}")
     if agg.tgc_by_difficulty:
         lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))

@@ -1,6 +1,7 @@
 """`appworld-green report DIR`: regenerate results.json, agentbeats_results.json and report.html.
 
-Everything is recomputed from the files in the run directory (no battle is run, no server needed).
+Everything is recomputed from the files in the run directory (no battle is run, no server needed),
+under the directory's writer lock (an `eval` still writing it makes this exit 2).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ import argparse
 from pathlib import Path
 
 from green_agent.batch.rows import write_outputs
+from green_agent.batch.run_lock import RunDirLock
 from green_agent.commands.eval import summary
+from green_agent.errors import BadInputError
 from green_agent.settings import Settings
 
 
@@ -21,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    results = write_outputs(args.dir)
+    if not Path(args.dir).is_dir():
+        raise BadInputError(f"{args.dir} is not a directory: give an eval run directory (eval --out)")
+    with RunDirLock(args.dir, "report"):  # an eval still writing the directory refuses us (exit 2)
+        results = write_outputs(args.dir)
     print(results.model_dump_json(indent=2) if args.json else summary(results, args.dir))
     return 0

@@ -5,7 +5,8 @@ Written by `green_agent.batch` under the run directory:
   to mix two different runs;
 - `tasks/<task_id>/task.json` (`TaskInfo`): the task as the world describes it (for the report);
 - `results.json` (`EvalResults`): one `EvalRow` per battle plus `EvalAggregates`;
-- `agentbeats_results.json` (`AgentBeatsResults`): the leaderboard shape `{status, participants, results}`.
+- `agentbeats_results.json` (`AgentBeatsResults`): the leaderboard shape `{status, participants, results}`;
+- `run.lock` (`RunLockHolder`): the pid and start time of the process writing the directory.
 
 No secrets and no task content go into `results.json` or `agentbeats_results.json` (instructions
 stay in the per-task `task.json`, which the HTML report reads).
@@ -50,6 +51,14 @@ class RunManifest(BaseModel):
     appworld_root: str = Field(description="World the run used.")
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
     created_at: datetime = Field(description="When the run was first started (UTC).")
+
+
+class RunLockHolder(BaseModel):
+    """`run.lock`: who holds the run directory's writer lock (the `fcntl` lock is on the same file)."""
+
+    pid: int = Field(description="Process id of the writer.")
+    started_at: datetime = Field(description="When the writer took the lock (UTC).")
+    command: str | None = Field(default=None, description="What the writer runs (e.g. `eval`), for the message.")
 
 
 class TaskInfo(BaseModel):
@@ -118,6 +127,11 @@ class EvalAggregates(BaseModel):
     scenarios_passed: int = Field(description="Of which every task passed.")
     scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
     sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
+    scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
+        default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
+        "without result in some trial), over every trial. Empty in files written before it existed.")
+    scenarios_incomplete: list[str] = Field(
+        default_factory=list, description="Scenario ids whose status is incomplete (never counted as passed).")
     tgc_by_difficulty: dict[str, DifficultyStat] = Field(description="Per difficulty ('1'..'3', 'unknown').")
     outcome_counts: dict[str, int] = Field(description="Battles per outcome, infra_error included.")
     trials: int = Field(description="Trials per task.")

@@ -109,8 +109,9 @@ class BattleResult(BaseModel):
     trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics of this battle.")
     trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
     archive: dict[str, Any] | None = Field(default=None, description="What was archived into the run directory.")
-    report_problems: list[str] = Field(default_factory=list, description="Reporters (e.g. the AgentBeats backend) "
-                                       "that failed to take this result; the local file is still complete.")
+    report_problems: list[str] = Field(default_factory=list, description="What this result could not report: "
+                                       "reporters (e.g. the AgentBeats backend) that failed to take it, and evidence "
+                                       "that could not be read (the gateway's call log); the verdict still stands.")
     timings: dict[str, float] = Field(default_factory=dict, description="Wall seconds per plan step that ran.")
     error: ErrorRecord | None = Field(default=None, description="The infrastructure error, if any.")
     cleanup: CleanupRecord | None = Field(default=None, description="Cleanup outcome.")

@@ -1,0 +1,96 @@
+"""The writer lock of a run directory: one process writes `eval --out DIR` (or regenerates its report) at a time.
+
+Contract:
+- `RunDirLock(out).acquire()` takes an exclusive, non-blocking `fcntl` lock on `DIR/run.lock` and
+  writes a `RunLockHolder` record (pid, start time, command) into that file. The kernel drops the
+  lock when the holder exits, however it exits, so a lock left by a dead process (a stale record
+  naming a dead pid) is simply taken over and its record replaced.
+- When a live process holds it, `acquire` raises `RunDirLockedError` (bad input, exit 2) naming the
+  holder's pid and start time, before anything has been written to the directory.
+- `release` (or leaving the `with` block) unlocks; the record stays as the last writer's trace.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+
+from pydantic import ValidationError
+
+from green_agent.errors import RunDirLockedError
+from green_agent.models.eval_run import RunLockHolder
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE = "run.lock"
+
+
+def read_holder(path: Path) -> RunLockHolder | None:
+    """The record in a lock file, or None if absent or unreadable (mid-write, foreign content)."""
+    try:
+        return RunLockHolder.model_validate_json(Path(path).read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """True if a process with this pid exists (ours or another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunDirLock:
+    """Exclusive writer lock on one run directory; see the module docstring."""
+
+    def __init__(self, out: Path, command: str = "eval") -> None:
+        self.path = Path(out) / LOCK_FILE
+        self.command = command
+        self._fd: int | None = None
+
+    def acquire(self) -> "RunDirLock":
+        """Take the lock or raise RunDirLockedError naming the live holder."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunDirLockedError(self._busy_message()) from None
+        previous = read_holder(self.path)
+        if previous is not None and previous.pid != os.getpid() and not pid_alive(previous.pid):
+            log.info("taking over %s: its holder pid %d (started %s) is gone", self.path, previous.pid,
+                     previous.started_at.isoformat())
+        record = RunLockHolder(pid=os.getpid(), started_at=datetime.now(timezone.utc), command=self.command)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record.model_dump_json().encode(), 0)
+        self._fd = fd
+        return self
+
+    def _busy_message(self) -> str:
+        holder = read_holder(self.path)
+        who = (f"pid {holder.pid} ({holder.command or 'a writer'}), started at "
+               f"{holder.started_at.isoformat(timespec='seconds')}" if holder else "another process")
+        return (f"{self.path.parent} is being written by {who} (lock {self.path}): wait for it to finish, "
+                "stop it, or choose another --out")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "RunDirLock":
+        return self.acquire()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
