@@ -199,9 +199,10 @@ def test_interrupted_battle_cleans_up_writes_an_unscored_result_and_re_raises(tm
 def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_trajectory(tmp_path: Path) -> None:
     env_mocks(completed=[False, True])
     blue_mocks()
-    responses.put(f"{GW}/control/battle", json={})
-    responses.delete(f"{GW}/control/battle", json={})
-    responses.get(f"{GW}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    responses.put(f"{CONTROL}/control/battle", json={})
+    responses.delete(f"{CONTROL}/control/battle", json={})
+    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z",
+                                                          "status": "success"})
     (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory
     config, deps = setup(tmp_path, gateway=True)
     result = run_battle(config, deps)

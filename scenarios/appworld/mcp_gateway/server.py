@@ -134,7 +134,8 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
 
 def build_control_app(gateway: Gateway, control_secret: str) -> Any:
     """The Green's control listener (an ASGI app): `control_routes` behind the bearer secret and body cap."""
-    return _BearerGate(BodyLimitMiddleware(Starlette(routes=control_routes(gateway))), control_secret)
+    return _BearerGate(Starlette(routes=control_routes(gateway), middleware=[Middleware(BodyLimitMiddleware)]),
+                       control_secret)
 
 
 def control_routes(gateway: Gateway) -> list[Route]:
