@@ -12,7 +12,7 @@ import requests
 import responses
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WrongActiveTaskError
+from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
 
 ENV = "http://127.0.0.1:18000"
 TASK = "7c1a0e2_1"
@@ -74,6 +74,21 @@ def test_500_for_wrong_active_task_names_url_and_task() -> None:
         client().task_completed("other_2")
     assert ENV in str(exc.value) and "other_2" in str(exc.value)
     assert len(responses.calls) == 1  # a 500 is an answer, not a connection error: no retry
+
+
+@responses.activate
+def test_500_for_the_world_this_client_opened_says_it_changed_behind_its_back() -> None:
+    # POST /initialize -> {"output": TaskInfo}; later /task_completed for that task -> 500: the world is gone
+    responses.post(f"{ENV}/initialize", json={"output": TASK_INFO})
+    responses.post(f"{ENV}/task_completed", body="Internal Server Error", status=500)
+    c = client()
+    c.initialize(TASK, "exp", None)
+    with pytest.raises(WorldChangedError, match="behind the Green's back") as exc:
+        c.task_completed(TASK)
+    assert isinstance(exc.value, WrongActiveTaskError) and TASK in str(exc.value)
+    with pytest.raises(WrongActiveTaskError) as other:  # a task it never opened: the plain B1 answer
+        c.task_completed("other_2")
+    assert not isinstance(other.value, WorldChangedError)
 
 
 @responses.activate

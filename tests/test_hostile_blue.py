@@ -216,3 +216,22 @@ def test_an_api_key_echoed_by_the_model_endpoint_reaches_no_output(shared_env: S
     assert blue_logs, sorted(texts)  # the LLM Blue's own log was written and searched
     assert [where for where, text in texts.items() if ECHOED_KEY in text] == []
     assert any("Incorrect API key provided: [REDACTED]" in text for text in texts.values()), "the echo never arrived"
+
+
+def test_a_world_changed_behind_the_greens_back_is_reported_as_what_it_is(shared_env: Settings, shared_slot: WorldSlot,
+                                                                          shared_task: str) -> None:
+    """Not the Blue's doing (it cannot reach the env server): another holder of the slot's secrets closes the world."""
+    guard = require_credentials(shared_slot.urls.apis_url).guard_headers()
+
+    async def blue(text: str) -> str:
+        closed = requests.post(f"{shared_slot.urls.env_url}/close", json={"task_id": shared_task}, headers=guard,
+                               timeout=60)
+        assert closed.status_code == 200
+        complete_through_gateway(text)
+        return "done"
+
+    with blue_server("Blue beside a meddler", blue) as server:
+        result = _battle(shared_env, shared_slot, shared_task, server.url, "world-changed")
+    assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error"), result.reason
+    assert result.error is not None and result.error.type == "WorldChangedError", result.error
+    assert "behind the Green's back" in result.error.message

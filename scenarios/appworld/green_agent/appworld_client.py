@@ -27,7 +27,7 @@ from typing import Any
 import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WrongActiveTaskError
+from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
 from green_agent.http_sessions import session_for
 from green_agent.slot_credentials import SlotCredentials
 
@@ -213,6 +213,12 @@ class AppWorldClient:
 
     def _decode(self, response: requests.Response, path: str, task_id: str | None, unwrap: bool) -> Any:
         url = response.request.url if response.request is not None else self.base_url + path
+        if response.status_code == 500 and task_id is not None and task_id == self.active_task_id:
+            raise WorldChangedError(
+                f"the world of task {task_id} that this Green opened is gone from the AppWorld env server at "
+                f"{self.base_url} ({path} answered 500): it was closed or re-initialized behind the Green's back "
+                "(by nothing the Blue can reach: check what else uses this world slot), or a server of the slot "
+                "failed; the battle is not scored")
         if response.status_code == 500 and not path.startswith("/initialize"):
             raise WrongActiveTaskError(
                 f"AppWorld env server at {url} answered 500 for task {task_id or _task_in_path(path)!r}: "

@@ -48,6 +48,14 @@ class WrongActiveTaskError(InfrastructureError):
     """AppWorld's env server has no active world for the task id we named (0.1.3 answers 500)."""
 
 
+class WorldChangedError(WrongActiveTaskError):
+    """The world this Green opened is gone: closed (or replaced) by someone other than this Green.
+
+    Nothing the Blue can reach can do this (the servers are guarded), so it names a fault of the slot
+    (another process using it, a crashed env server): the battle is not scored, and the result says why.
+    """
+
+
 class BlueUnreachableError(InfrastructureError):
     """The Blue Agent could not be reached or rejected the task over A2A."""
 
