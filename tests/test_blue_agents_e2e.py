@@ -283,9 +283,13 @@ def test_llm_blue_through_agentbeats_sdk(appworld_servers, gateway, appworld_roo
                 "--tool", str(BLUE_DIR / "tools.py"), "--mcp", gateway["url"] + "/sse",
             ], tmp_path / "llm-blue.log", env=_env(appworld_root, OPENAI_API_KEY="dummy", OPENAI_BASE_URL=fake.base_url,
                                                    OPENAI_AGENTS_DISABLE_TRACING="1")).start()
-            agent.wait_ready(f"http://127.0.0.1:{port}/.well-known/agent.json", timeout_s=90)
-            reply = send_a2a(f"http://127.0.0.1:{port}", battle.message())
-            assert battle.wait_completed(), f"LLM Blue never completed; reply {reply}; log:\n{agent.log_tail(40)}"
+            try:
+                agent.wait_ready(f"http://127.0.0.1:{port}/.well-known/agent.json", timeout_s=90)
+                reply = send_a2a(f"http://127.0.0.1:{port}", battle.message())
+                assert battle.wait_completed(), f"LLM Blue never completed; reply {reply}"
+            except BaseException as exc:  # whatever failed, keep the evidence (the agent's window is gone after)
+                raise AssertionError(f"{type(exc).__name__}: {exc}\nmodel requests: {len(fake.requests_to('/responses'))}"
+                                     f"\nLLM Blue log:\n{agent.log_tail(60)}") from exc
             evaluation = battle.finish()
             model_requests = json.dumps(fake.requests_to("/responses"))
     finally:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr
 
+from green_agent.batch.checkpoint import atomic_write_text
 from green_agent.errors import InfrastructureError
 from mcp_gateway.redaction import register_secrets
 
@@ -89,15 +90,7 @@ def save_credentials(apis_port: int, credentials: SlotCredentials) -> Path:
     body = json.dumps({"guard": credentials.guard.get_secret_value(),
                        "control_secret": credentials.control_secret.get_secret_value(),
                        "control_port": credentials.control_port})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".creds-")
-    try:
-        with os.fdopen(fd, "w") as handle:  # mkstemp creates it 0600
-            handle.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write_text(path, body)  # its temporary file comes from mkstemp: 0600 from the start
 
 
 def create_credentials(apis_port: int) -> SlotCredentials:
