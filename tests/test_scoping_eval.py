@@ -66,11 +66,19 @@ def test_lexical_never_reads_gold(world: WorldData, offline_settings: Settings,
     assert prediction.predictor == "lexical" and prediction.apis[0] == "supervisor.complete_task"
 
 
-def test_all_is_upstreams_capped_prefix(world: WorldData, offline_settings: Settings) -> None:
-    prediction = predict_scope("any_1", "anything", offline_settings, world, "all")
+def test_upstream_first20_is_upstreams_capped_prefix(world: WorldData, offline_settings: Settings) -> None:
+    prediction = predict_scope("any_1", "anything", offline_settings, world, "upstream_first20")
     everything = world.all_apis()
     assert len(everything) == 453 and len(prediction.apis) == CAP
     assert prediction.apis == ["supervisor.complete_task"] + everything[:CAP - 1]
+    assert prediction.predictor == "upstream_first20"
+
+
+@pytest.mark.parametrize("name", ["all", "none"])
+def test_all_and_none_mean_every_api(world: WorldData, offline_settings: Settings, name: str) -> None:
+    prediction = predict_scope("any_1", "anything", offline_settings, world, name)
+    assert prediction.predictor == "all" and prediction.requested == name
+    assert sorted(prediction.apis) == sorted(world.all_apis()) and prediction.apis[0] == "supervisor.complete_task"
 
 
 def test_unknown_predictor_and_missing_gold_are_bad_input(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     appworld_apis_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_APIS_PORT}", description="AppWorld APIs server.")
     appworld_mcp_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_GATEWAY_PORT}", description="Our AppWorld MCP gateway.")
     agentbeats_backend_url: str = Field(default=DEFAULT_BACKEND_URL, description="AgentBeats backend REST URL.")
-    scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | appworld_agents.")
+    scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents (all, none: no scoping).")
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
     max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")

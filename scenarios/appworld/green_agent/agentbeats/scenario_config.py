@@ -8,7 +8,7 @@ call (D4), so the task normally lives here; a non-empty `task_config` in battle_
 [appworld]
 task = "1"                 # task id, or N = the N-th task of `split` (1-based)
 split = "dev"
-predictor = "auto"         # auto | llm | lexical | ground_truth | all | none
+predictor = "auto"         # auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents
 deadline_s = 1200          # how long Blue may work
 green_mode = "llm"         # llm: the model follows the card; deterministic: no model call at all
 env_url = "http://127.0.0.1:8000"

@@ -9,6 +9,7 @@ from types import FrameType
 
 from green_agent.battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP
 from green_agent.settings import Settings
 
 
@@ -16,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
     parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
-    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all | none")
+    parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
     parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
     parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")

@@ -15,6 +15,7 @@ from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalR
 from green_agent.batch.live import parse_slot_ports
 from green_agent.commands.battle import install_sigterm_handler
 from green_agent.models.eval_run import EvalResults
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP
 from green_agent.settings import Settings
 
 
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--split", help="split name (e.g. dev, train)")
     which.add_argument("--task-ids", help="comma-separated task ids")
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
-    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all")
+    parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
     parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
     parser.add_argument("--out", type=Path, required=True, help="run directory")
