@@ -84,7 +84,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     assert result.completion is not None and result.completion.detected_via == "gateway"
     assert list(result.timings) == list(STEPS)
     put = json.loads(calls_to("/control/battle")[0].request.body)
-    assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None}
+    assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None, "policy": "advise"}
     message = json.loads([c for c in responses.calls if c.request.method == "POST" and c.request.url.startswith(BLUE)][0].request.body)
     text = message["params"]["message"]["parts"][0]["text"]
     assert f"AppWorld task id: {TASK}" in text and f"MCP endpoint (SSE): {GW}/sse" in text

@@ -25,7 +25,7 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.errors import BadInputError, InfrastructureError
 from green_agent.gateway_client import GatewayClient
 from green_agent.http_sessions import session_for
-from green_agent.models.result import BattleResult
+from green_agent.models.result import BattleResult, ScopePolicy
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
 from green_agent.settings import SCENARIO_DIR, Settings
@@ -46,6 +46,7 @@ class BattleRequest(BaseModel):
     task: str = Field(description="Task id, 'Task description: <id>', or a 1-based index into the split.")
     blue: str = Field(description="reference | noop | llm | an A2A URL.")
     predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce; default Settings.scope_policy.")
     env_url: str | None = Field(default=None, description="Use this running env server (attach mode).")
     apis_url: str | None = Field(default=None, description="Its APIs server (attach mode).")
     gateway_url: str | None = Field(default=None, description="Its MCP gateway (attach mode).")
@@ -135,6 +136,7 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
     config = BattleConfig(
         battle_id=battle_id, task_config=request.task, blue=request.blue, blue_url=blue_url,
         predictor=request.predictor or settings.scope_predictor,
+        scope_policy=request.scope_policy or settings.scope_policy,
         deadline_s=request.deadline_s or settings.completion_deadline_s, run_dir=run_dir,
         split=settings.default_split)
     deps = BattleDeps(

@@ -50,8 +50,10 @@ class GatewayClient:
     def health(self) -> None:
         self._call("GET", "/health")
 
-    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None) -> None:
-        self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope})
+    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None, policy: str = "advise") -> None:
+        """Set the active battle: its scope (`app__api` tools; None = every tool) under `policy` (advise | enforce)."""
+        self._call("PUT", "/control/battle",
+                   json={"battle_id": battle_id, "task_id": task_id, "scope": scope, "policy": policy})
 
     def end_battle(self) -> None:
         self._call("DELETE", "/control/battle")

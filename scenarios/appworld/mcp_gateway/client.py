@@ -22,7 +22,9 @@ from mcp.client import Client
 from mcp.client.sse import sse_client
 
 from green_agent.errors import GatewayError
-from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, HealthReply
+from mcp_gateway.models import (
+    MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, HealthReply, ScopePolicy,
+)
 
 Transport = Literal["streamable_http", "sse"]
 DEFAULT_TIMEOUT_S = 30.0
@@ -101,9 +103,10 @@ class GatewayClient:
     async def health(self) -> HealthReply:
         return HealthReply.model_validate(await self._http("GET", "/health"))
 
-    async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None) -> BattleState:
-        """Attribute the next calls to `battle_id`/`task_id` and restrict tools to `scope` (None: all)."""
-        body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope).model_dump()
+    async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None,
+                         policy: ScopePolicy = "advise") -> BattleState:
+        """Attribute the next calls to `battle_id`/`task_id` and scope tools to `scope` (None: all) under `policy`."""
+        body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope, policy=policy).model_dump()
         return BattleState.model_validate(await self._http("PUT", "/control/battle", json=body))
 
     async def clear_battle(self) -> str | None:

@@ -5,9 +5,12 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
 - APIs server unreachable / timed out: MCP isError result naming the server URL, status_code None;
-- unknown tool, tool outside the battle's scope, invalid or oversized (> 100 kB) arguments: MCP isError
+- unknown tool, tool outside an enforced scope, invalid or oversized (> 100 kB) arguments: MCP isError
   result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
   arguments are logged as their size only, so one call can never write a line the analyzer skips).
+- under an advised scope a tool outside the scope is served as usual and logged with in_scope false;
+  `call_api(app_name, api_name, arguments)` is handled as a direct call of `<app>__<api>` with
+  `arguments`, and logged under that tool name.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 
 from green_agent.models import CallRecord
+from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import OutputType
@@ -71,11 +75,14 @@ class Gateway:
         self._validators: dict[str, Draft202012Validator] = {}
 
     def list_tools(self) -> list[types.Tool]:
-        """Tools visible now (all, or the active battle's scope), in doc order."""
+        """Tools visible now (all, or the active battle's scope; see `ScopeController`), in doc order."""
         visible = self.scope.visible_tools()
-        return [tool for name, tool in self._tools.items() if name in visible]
+        listed = [tool for name, tool in self._tools.items() if name in visible]
+        return listed + [CALL_API_DEFINITION] if self.scope.offers_call_api else listed
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
+        if name == CALL_API_TOOL:
+            return CALL_API_DEFINITION.input_schema
         spec = self.specs.get(name)
         return spec.input_schema if spec else None
 
@@ -86,6 +93,11 @@ class Gateway:
         battle = self.scope.battle
         battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
         arguments = dict(arguments or {})
+        if name == CALL_API_TOOL and self.scope.offers_call_api:
+            target = unwrap(arguments)
+            if isinstance(target, str):
+                return self._log_refusal(name, arguments, target, started_at, started, battle_id, task_id)
+            name, arguments = target
         size = arguments_size(arguments)
         if size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
             outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}). "
@@ -102,6 +114,16 @@ class Gateway:
         ))
         return self._result(outcome)
 
+    def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started_at: datetime, started: float,
+                     battle_id: str | None, task_id: str | None) -> types.CallToolResult:
+        """Log and return a refusal decided before any tool was resolved (a malformed `call_api`)."""
+        outcome = _refusal(message, in_scope=False)
+        self.log.append(CallRecord(
+            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name, arguments=redact(arguments),
+            success=False, error=message, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            in_scope=False, seq=self.log.next_seq()))
+        return self._result(outcome)
+
     async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str | None) -> CallOutcome:
         spec = self.specs.get(name)
         if spec is None:
@@ -111,18 +133,21 @@ class Gateway:
         if not self.scope.allows(name):
             return _refusal(f"Tool {name!r} is outside this battle's scope ({battle_id}); it cannot be called "
                             f"here. Use tools/list to see the tools in scope.", in_scope=False)
+        in_scope = self.scope.in_scope(name)
         known = spec.input_schema["properties"]
         cleaned = {k: v for k, v in arguments.items() if k in known and (v is not None or k in spec.required)}
         problems = self._schema_problems(name, spec, cleaned)
         if problems:
-            return _refusal(f"Invalid arguments for {name}: {problems}")
+            return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned)
         except ArgumentError as exc:
-            return _refusal(f"Invalid arguments for {name}: {exc}")
+            return _refusal(f"Invalid arguments for {name}: {exc}", in_scope=in_scope)
         if reply.ok and name == COMPLETE_TASK_TOOL:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
-        return _from_reply(reply)
+        outcome = _from_reply(reply)
+        outcome.in_scope = in_scope
+        return outcome
 
     def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         validator = self._validators.get(name)

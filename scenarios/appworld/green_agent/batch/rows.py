@@ -41,6 +41,8 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
         p50_latency_ms=traj.get("p50_duration_ms"), p95_latency_ms=traj.get("p95_duration_ms"),
         scope_size=len(result.scope.apis) if result.scope and result.scope.apis is not None else None,
         scope_recall=result.scope.recall if result.scope else None,
+        missed_gold=(result.scope.missed_gold or []) if result.scope else [],
+        refused_gold=result.scope.refused_gold if result.scope else [],
         api_precision=traj.get("api_precision"), api_recall=traj.get("api_recall"), api_f1=traj.get("api_f1"),
         duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),

@@ -15,7 +15,7 @@ from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalR
 from green_agent.batch.live import parse_slot_ports
 from green_agent.commands.battle import install_sigterm_handler
 from green_agent.models.eval_run import EvalResults
-from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.settings import Settings
 
 
@@ -26,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--task-ids", help="comma-separated task ids")
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
+    parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
     parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
     parser.add_argument("--out", type=Path, required=True, help="run directory")
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     install_sigterm_handler()
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
-        predictor=args.predictor, workers=args.workers, trials=args.trials, out=args.out, resume=args.resume,
+        predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
+        resume=args.resume,
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None)
     outcome = run_eval(request, settings)

@@ -27,6 +27,10 @@ PREDICTOR_HELP = ("scope predictor: " + " | ".join(get_args(RequestedPredictor))
                   + " (all, none: every API, no scoping; upstream_first20: upstream's cut, the first 20 APIs)")
 """The `--predictor` help of every command (so each lists every predictor)."""
 
+SCOPE_POLICY_HELP = ("advise (default: scoped APIs + api_docs tools + call_api listed, any API callable, out-of-scope "
+                     "calls logged) | enforce (only the scope is callable; a refused gold API grades scope_error)")
+"""The `--scope-policy` help of `battle` and `eval`."""
+
 COMPLETE_TASK_API = "supervisor.complete_task"
 
 

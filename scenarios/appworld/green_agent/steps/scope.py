@@ -10,10 +10,11 @@ scoping module is missing, `upstream_first20`/`auto` fall back to upstream's cut
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from green_agent.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.models.result import ScopeRecord
+from green_agent.models.result import ScopePolicy, ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
 from green_agent.settings import Settings
 from green_agent.world_data import WorldData
@@ -26,11 +27,18 @@ UPSTREAM_CUT = "upstream_first20"
 
 
 def choose_scope(task_id: str, instruction: str, predictor: str, settings: Settings,
-                 world: WorldData | None) -> ScopeRecord:
+                 world: WorldData | None, policy: ScopePolicy = "advise") -> ScopeRecord:
     """Step 3a: predict the scope (`app.api` names) and score it against gold when gold is known."""
+    record = _predicted_scope(task_id, instruction, predictor, settings, world)
+    return record.model_copy(update={"policy": policy})
+
+
+def _predicted_scope(task_id: str, instruction: str, predictor: str, settings: Settings,
+                     world: WorldData | None) -> ScopeRecord:
     gold = _gold(world, task_id)
     if predictor in UNSCOPED:
-        return ScopeRecord(predictor=predictor, requested=predictor, apis=None, gold_apis=gold, missed_gold=[])
+        return ScopeRecord(predictor=predictor, requested=predictor, apis=None, gold_apis=gold,
+                           missed_gold=None if gold is None else [])
     if world is None:
         raise BadInputError(f"scope predictor {predictor!r} needs the world's data files; use --predictor none")
     try:
@@ -50,12 +58,28 @@ def choose_scope(task_id: str, instruction: str, predictor: str, settings: Setti
 
 
 def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord) -> bool:
-    """Step 3b: `PUT /control/battle` so the gateway attributes and restricts Blue's calls. False if no gateway."""
+    """Step 3b: `PUT /control/battle` so the gateway attributes and scopes Blue's calls. False if no gateway."""
     if gateway is None:
         return False
     tools = [api.replace(".", "__", 1) for api in scope.apis] if scope.apis is not None else None
-    gateway.start_battle(battle_id, task_id, tools)
+    gateway.start_battle(battle_id, task_id, tools, scope.policy)
     return True
+
+
+def account_calls(scope: ScopeRecord, trajectory: dict[str, Any] | None) -> ScopeRecord:
+    """After the metrics step: count Blue's out-of-scope calls and, under enforce, the gold APIs it was refused.
+
+    `trajectory` is the battle's `TrajectoryMetrics` as a dict (None when the log could not be read:
+    nothing is counted). A refused gold API makes the battle a `scope_error` (see `green_agent.judge`).
+    """
+    if trajectory is None:
+        return scope
+    tools = trajectory.get("out_of_scope_tools") or []
+    refused: list[str] = []
+    if scope.policy == "enforce" and scope.apis is not None and scope.gold_apis:
+        refused = sorted({tool.replace("__", ".", 1) for tool in tools} & set(scope.gold_apis))
+    return scope.model_copy(update={"out_of_scope_calls": trajectory.get("out_of_scope_calls", 0),
+                                    "refused_gold": refused})
 
 
 def all_apis(world: WorldData, cap: int) -> list[str]:

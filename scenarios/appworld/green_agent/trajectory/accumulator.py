@@ -29,6 +29,7 @@ class TrajectoryAccumulator:
         self.total = 0
         self.failed = 0
         self.out_of_scope = 0
+        self.out_of_scope_tools: set[str] = set()
         self.duration_sum = 0.0
         self.durations = array("d")
         self.first: datetime | None = None
@@ -53,6 +54,7 @@ class TrajectoryAccumulator:
             self.failed_per_tool[tool] += 1
         if not record.in_scope:
             self.out_of_scope += 1
+            self.out_of_scope_tools.add(tool)
         self.duration_sum += record.duration_ms
         self.durations.append(record.duration_ms)
         self._times(record.timestamp)
@@ -101,5 +103,6 @@ class TrajectoryAccumulator:
             "failed_calls_per_tool": dict(sorted(self.failed_per_tool.items())),
             "retry_count": self.retries,
             "out_of_scope_calls": self.out_of_scope,
+            "out_of_scope_tools": sorted(self.out_of_scope_tools),
             "pagination_sequences": self.seed_sequences,
         }
