@@ -116,7 +116,9 @@ def test_every_tool_is_listed_with_its_schema_on_both_transports(gateway: Runnin
             assert tool.description and tool.input_schema["type"] == "object"
             assert set(tool.input_schema["properties"]) == {p["name"] for p in doc.parameters}
             assert tool.input_schema.get("required", []) == [p["name"] for p in doc.parameters if p["required"]]
-    assert "api_docs__show_api_doc" not in specs and "supervisor__complete_task" in specs
+    assert "supervisor__complete_task" in specs and "admin__show_users" not in specs
+    assert {n for n in specs if n.startswith("api_docs__")} == {  # AppWorld's docs tools, always offered
+        "api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc"}
 
 
 def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway, active_task: TaskSpec,
@@ -169,13 +171,13 @@ def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway,
     assert not [pw for pw in out["passwords"].values() if pw in text], "a plaintext password reached the call log"
 
 
-def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task: TaskSpec) -> None:
+def test_enforced_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task: TaskSpec) -> None:
     battle_id = f"e2e-scope-{time.time_ns()}"
     scope = ["supervisor__show_profile", "supervisor__complete_task"]
 
     async def scoped() -> tuple[list[str], list[str], dict[str, Any], dict[str, Any], int]:
         async with GatewayClient(gateway.url, transport="sse") as sse, GatewayClient(gateway.url) as http:
-            await http.set_battle(battle_id, active_task.task_id, scope)
+            await http.set_battle(battle_id, active_task.task_id, scope, policy="enforce")
             names_sse = [t.name for t in await sse.list_tools()]
             names_http = [t.name for t in await http.list_tools()]
             refused = await http.call_tool("supervisor__show_account_passwords", {})
@@ -192,6 +194,30 @@ def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task:
     records = read_call_log(gateway.log_path, battle_id)
     assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
         ("supervisor__show_account_passwords", False, False), ("supervisor__show_profile", True, True)]
+
+
+def test_advised_scope_serves_a_looked_up_api_through_call_api(gateway: RunningGateway,
+                                                               active_task: TaskSpec) -> None:
+    battle_id = f"e2e-advise-{time.time_ns()}"
+    scope = ["supervisor__show_profile", "supervisor__complete_task"]
+
+    async def advised() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+        async with GatewayClient(gateway.url) as http:
+            await http.set_battle(battle_id, active_task.task_id, scope)  # advise is the default
+            names = [t.name for t in await http.list_tools()]
+            doc = await http.call_tool("api_docs__show_api_doc", {"app_name": "supervisor", "api_name": "show_addresses"})
+            via = await http.call_tool("call_api", {"app_name": "supervisor", "api_name": "show_addresses"})
+            await http.clear_battle()
+            return names, doc, via
+
+    names, doc, via = asyncio.run(advised())
+    assert sorted(names) == sorted(["api_docs__show_app_descriptions", "api_docs__show_api_descriptions",
+                                    "api_docs__show_api_doc", *scope, "call_api"]) and names[-1] == "call_api"
+    assert "is_error" not in json.dumps(doc) and doc["response"]["api_name"] == "show_addresses"
+    assert isinstance(via["response"], list) and via["response"]
+    records = read_call_log(gateway.log_path, battle_id)
+    assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
+        ("api_docs__show_api_doc", True, True), ("supervisor__show_addresses", False, True)]
 
 
 def test_openai_agents_sse_client_lists_and_calls(gateway: RunningGateway, active_task: TaskSpec) -> None:
