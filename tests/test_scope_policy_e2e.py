@@ -48,6 +48,8 @@ def test_enforced_scope_miss_is_a_scope_error_kept_out_of_tgc(tmp_path: Path, ap
     assert (agg.judged, agg.passed, agg.scope_errors, agg.infra_errors) == (1, 1, 1, 0)
     assert agg.tgc == 100.0 and results.manifest.config.scope_policy == "enforce"
     assert agg.scenarios_unjudged == 1 and agg.sgc is None
+    summary = json.loads((tmp_path / "enforce" / "agentbeats_results.json").read_text())["results"][0]
+    assert (summary["scope_errors"], summary["scope_policy"], summary["tgc"]) == (1, "enforce", 100.0)
     html = (tmp_path / "enforce" / "report.html").read_text()
     assert "scope errors (not in TGC)" in html and "Scope miss: gold API(s) not in the scope: " + ", ".join(MISSED) in html
 

@@ -84,9 +84,10 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
     """The leaderboard shape: a summary record, then one numeric record per battle (no task content)."""
     agg = results.aggregates
     summary = {"kind": "summary", "run_id": results.manifest.run_id, "split": results.manifest.config.split,
-               "predictor": results.manifest.config.predictor, "trials": agg.trials,
+               "predictor": results.manifest.config.predictor, "scope_policy": results.manifest.config.scope_policy,
+               "trials": agg.trials,
                "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
-               "infra_errors": agg.infra_errors, "tgc": agg.tgc, "sgc": agg.sgc,
+               "infra_errors": agg.infra_errors, "scope_errors": agg.scope_errors, "tgc": agg.tgc, "sgc": agg.sgc,
                "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
                "pass_hat_k": agg.pass_hat_k, "outcome_counts": agg.outcome_counts,
                "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),

@@ -77,6 +77,8 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
                                                      for k, s in agg.tgc_by_difficulty.items()))
     if agg.pass_hat_k:
         lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}" for k, v in agg.pass_hat_k.items()))
+    if agg.scope_errors:
+        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not counted in TGC)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
     if agg.infra_errors or agg.missing:
         lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not counted in TGC; "
