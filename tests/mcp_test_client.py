@@ -26,7 +26,8 @@ from mcp.client.sse import sse_client
 
 from green_agent.errors import GatewayError
 from green_agent.slot_credentials import new_secret, require_credentials
-from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply
+from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply,
+                                ScopePolicy)
 
 Transport = Literal["streamable_http", "sse"]
 DEFAULT_TIMEOUT_S = 30.0
@@ -125,10 +126,11 @@ class GatewayControl:
         return ControlHealthReply.model_validate(await self._http("GET", "/control/health"))
 
     async def set_battle(self, battle_id: str, task_id: str | None, scope: list[str] | None,
-                         launch_url_allowed: bool = False) -> BattleState:
-        """Attribute the next calls to `battle_id`/`task_id` under a new token; restrict tools to `scope`."""
+                         launch_url_allowed: bool = False, policy: ScopePolicy = "advise") -> BattleState:
+        """Attribute the next calls to `battle_id`/`task_id` under a new token; scope tools to `scope` (None: all)
+        under `policy`."""
         body = BattleScope(battle_id=battle_id, task_id=task_id, scope=scope, token=new_secret(),
-                           launch_url_allowed=launch_url_allowed).model_dump()
+                           launch_url_allowed=launch_url_allowed, policy=policy).model_dump()
         return BattleState.model_validate(await self._http("PUT", "/control/battle", json=body))
 
     async def clear_battle(self) -> str | None:

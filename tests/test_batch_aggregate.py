@@ -43,6 +43,15 @@ def test_infra_errors_are_excluded_from_every_denominator_and_counted_apart() ->
     assert agg.missing == 0
 
 
+def test_scope_errors_are_kept_out_of_tgc_and_sgc_and_counted_on_their_own() -> None:
+    rows = [row("aaa_1"), row("aaa_2", "scope_error"), row("bbb_1"), row("bbb_2", "failed"), row("ccc_1", "infra_error")]
+    agg = aggregate(rows, expected_battles=5)
+    assert (agg.judged, agg.scope_errors, agg.infra_errors, agg.passed) == (3, 1, 1, 2)
+    assert agg.tgc == pytest.approx(66.67, abs=0.01)  # 2 of the 3 judged battles, not 2 of 4 completed
+    assert (agg.scenarios, agg.scenarios_unjudged) == (1, 2) and agg.sgc == 0.0  # aaa left out, like ccc
+    assert agg.outcome_counts["scope_error"] == 1 and agg.total_calls == 12
+
+
 def test_all_infra_errors_give_no_tgc_rather_than_zero() -> None:
     agg = aggregate([row("aaa_1", "infra_error")], expected_battles=2)
     assert agg.tgc is None and agg.sgc is None and agg.missing == 1

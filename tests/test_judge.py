@@ -36,6 +36,17 @@ def test_answer_checks_earn_no_partial_credit() -> None:
     assert judge(e, True).outcome == "partial"
 
 
+def test_a_refused_gold_api_is_a_scope_error_not_blues_loss() -> None:
+    failing = evaluation(["no_op_fail", "no_op_pass"], ["no_op_fail"])
+    verdict = judge(failing, True, refused_gold=["gmail.show_thread", "venmo.create_transaction"])
+    assert (verdict.status, verdict.winner, verdict.outcome) == ("completed", None, "scope_error")
+    assert "gmail.show_thread, venmo.create_transaction" in verdict.reason and "2/3 tests passed" in verdict.reason
+    assert judge(failing, False, refused_gold=["a.b"]).outcome == "scope_error"  # refused, then gave up
+    assert judge(evaluation(["no_op_fail"], []), True, refused_gold=["a.b"]).outcome == "passed"  # recovered
+    assert judge(None, True, refused_gold=["a.b"]).outcome == "infra_error"
+    assert judge(failing, True, refused_gold=[]).outcome == "partial"
+
+
 def test_timeout_beats_grading_and_world_is_still_scored() -> None:
     verdict = judge(evaluation(["no_op_fail"], ["no_op_fail"]), completed=False)
     assert (verdict.status, verdict.winner, verdict.outcome) == ("timeout", "green_agent", "timeout")

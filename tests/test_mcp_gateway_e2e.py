@@ -38,9 +38,9 @@ class RunningGateway:
         self.process, self.url, self.log_path, self.root, self.control = process, url, log_path, root, control
 
     def battle(self, battle_id: str, task_id: str | None, scope: list[str] | None = None,
-               launch_url_allowed: bool = False) -> str:
+               launch_url_allowed: bool = False, policy: str = "advise") -> str:
         """Set a battle; return its token URL."""
-        state = asyncio.run(self.control.set_battle(battle_id, task_id, scope, launch_url_allowed))
+        state = asyncio.run(self.control.set_battle(battle_id, task_id, scope, launch_url_allowed, policy))
         return battle_url(self.url, state)
 
 
@@ -127,7 +127,9 @@ def test_every_tool_is_listed_with_its_schema_on_both_transports(gateway: Runnin
             assert tool.description and tool.input_schema["type"] == "object"
             assert set(tool.input_schema["properties"]) == {p["name"] for p in doc.parameters}
             assert tool.input_schema.get("required", []) == [p["name"] for p in doc.parameters if p["required"]]
-    assert "api_docs__show_api_doc" not in specs and "supervisor__complete_task" in specs
+    assert "supervisor__complete_task" in specs and "admin__show_users" not in specs
+    assert {n for n in specs if n.startswith("api_docs__")} == {  # AppWorld's docs tools, always offered
+        "api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc"}
 
 
 def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway, active_task: TaskSpec,
@@ -181,11 +183,11 @@ def test_login_list_complete_and_the_evaluation_sees_it(gateway: RunningGateway,
     assert not [pw for pw in out["passwords"].values() if pw in text], "a plaintext password reached the call log"
 
 
-def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task: TaskSpec) -> None:
+def test_enforced_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task: TaskSpec) -> None:
     battle_id = f"e2e-scope-{time.time_ns()}"
     scope = ["supervisor__show_profile", "supervisor__complete_task"]
 
-    url = gateway.battle(battle_id, active_task.task_id, scope)
+    url = gateway.battle(battle_id, active_task.task_id, scope, policy="enforce")
 
     async def scoped() -> tuple[list[str], list[str], dict[str, Any], dict[str, Any], int]:
         async with GatewayClient(url, transport="sse") as sse, GatewayClient(url) as http:
@@ -205,6 +207,30 @@ def test_scope_refusal_is_clear_and_logged(gateway: RunningGateway, active_task:
     records = read_call_log(gateway.log_path, battle_id)
     assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
         ("supervisor__show_account_passwords", False, False), ("supervisor__show_profile", True, True)]
+
+
+def test_advised_scope_serves_a_looked_up_api_through_call_api(gateway: RunningGateway,
+                                                               active_task: TaskSpec) -> None:
+    battle_id = f"e2e-advise-{time.time_ns()}"
+    scope = ["supervisor__show_profile", "supervisor__complete_task"]
+
+    async def advised() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+        url = battle_url(gateway.url, await gateway.control.set_battle(battle_id, active_task.task_id, scope))
+        async with GatewayClient(url) as http:  # advise is the default policy
+            names = [t.name for t in await http.list_tools()]
+            doc = await http.call_tool("api_docs__show_api_doc", {"app_name": "supervisor", "api_name": "show_addresses"})
+            via = await http.call_tool("call_api", {"app_name": "supervisor", "api_name": "show_addresses"})
+        await gateway.control.clear_battle()
+        return names, doc, via
+
+    names, doc, via = asyncio.run(advised())
+    assert sorted(names) == sorted(["api_docs__show_app_descriptions", "api_docs__show_api_descriptions",
+                                    "api_docs__show_api_doc", *scope, "call_api"]) and names[-1] == "call_api"
+    assert "is_error" not in json.dumps(doc) and doc["response"]["api_name"] == "show_addresses"
+    assert isinstance(via["response"], list) and via["response"]
+    records = read_call_log(gateway.log_path, battle_id)
+    assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
+        ("api_docs__show_api_doc", True, True), ("supervisor__show_addresses", False, True)]
 
 
 @pytest.mark.parametrize("route", ["launch", "token"])

@@ -60,6 +60,8 @@ DOCS = [
     _doc("phone", "show_contact", "GET", "/phone/contacts/{phone_number}",
          [TOKEN_PARAM, _param("phone_number", "string", True)]),
     _doc("supervisor", "show_profile", "GET", "/supervisor/profile", []),
+    _doc("api_docs", "show_api_doc", "GET", "/api_docs/api_doc",
+         [_param("app_name", "string", True), _param("api_name", "string", True)], "Show one API's doc."),
     _doc("supervisor", "complete_task", "POST", "/supervisor/message", [
         _param("answer", "number | integer | string"),
         _param("status", "string", default="success", constraints=["value in ['success', 'fail']"])]),
@@ -239,7 +241,7 @@ def test_arguments_the_api_does_not_take_are_dropped_not_refused(tmp_path: Path)
 def test_scope_refusal_and_unknown_tool(tmp_path: Path) -> None:
     responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
     gw = _gateway(tmp_path)
-    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T2", launch_url_allowed=True,
+    gw.scope.set_battle(BattleScope(battle_id="B2", task_id="T2", launch_url_allowed=True, policy="enforce",
                                     scope=["supervisor__show_profile", "supervisor__complete_task", "bogus__x"]))
     assert [t.name for t in gw.list_tools()] == ["supervisor__show_profile", "supervisor__complete_task"]
     assert gw.scope.battle.unknown_tools == ["bogus__x"]
@@ -255,6 +257,41 @@ def test_scope_refusal_and_unknown_tool(tmp_path: Path) -> None:
     assert records[0].arguments["password"] == REDACTED and len(responses.calls) == 1  # refusals never forwarded
     gw.scope.clear_battle()
     assert gw.list_tools() == []  # no battle: nothing is listed or callable
+
+
+@responses.activate
+def test_advise_lists_scope_docs_and_call_api_and_serves_any_api_out_of_scope(tmp_path: Path) -> None:
+    # Contract: GET /api_docs/api_doc?app_name&api_name -> the doc; GET /simple_note/notes/{id} -> the note.
+    responses.get(f"{APIS}/api_docs/api_doc", json={"api_name": "show_note", "parameters": []})
+    responses.get(f"{APIS}/simple_note/notes/7", json={"note_id": 7, "title": "T"})
+    responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
+    gw = _gateway(tmp_path)
+    gw.scope.set_battle(BattleScope(battle_id="B4", task_id="T4", scope=["supervisor__complete_task"]))
+    assert [t.name for t in gw.list_tools()] == ["api_docs__show_api_doc", "supervisor__complete_task", "call_api"]
+    doc = asyncio.run(gw.call_tool("api_docs__show_api_doc", {"app_name": "simple_note", "api_name": "show_note"}))
+    via = asyncio.run(gw.call_tool("call_api", {"app_name": "simple_note", "api_name": "show_note",
+                                                "arguments": {"access_token": JWT, "note_id": 7}}))
+    direct = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
+    bad = asyncio.run(gw.call_tool("call_api", {"app_name": "simple_note"}))
+    nowhere = asyncio.run(gw.call_tool("call_api", {"app_name": "nope", "api_name": "x"}))
+    assert not doc.is_error and via.structured_content == {"response": {"note_id": 7, "title": "T"}}
+    assert direct.structured_content == {"response": {"first_name": "A"}}
+    assert bad.is_error and "app_name and api_name" in bad.content[0].text
+    assert nowhere.is_error and "Unknown tool 'nope__x'" in nowhere.content[0].text
+    records = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    assert [(r.tool_name, r.in_scope, r.success) for r in records] == [
+        ("api_docs__show_api_doc", True, True), ("simple_note__show_note", False, True),
+        ("supervisor__show_profile", False, True), ("call_api", False, False), ("nope__x", False, False)]
+    assert records[1].arguments == {"access_token": REDACTED, "note_id": 7}
+
+
+def test_unscoped_battles_list_every_tool_without_call_api(tmp_path: Path) -> None:
+    gw = _gateway(tmp_path)
+    for policy in ("advise", "enforce"):
+        gw.scope.set_battle(BattleScope(battle_id="B5", task_id="T5", scope=None, policy=policy))
+        assert [t.name for t in gw.list_tools()] == list(SPECS)
+    unknown = asyncio.run(gw.call_tool("call_api", {"app_name": "supervisor", "api_name": "show_profile"}))
+    assert unknown.is_error and "Unknown tool 'call_api'" in unknown.content[0].text
 
 
 @responses.activate
@@ -364,7 +401,7 @@ def test_control_endpoints(tmp_path: Path) -> None:
         assert client.get("/control/health").json() == {"status": "ok", "tools": len(SPECS), "battle": None}
         assert client.put("/control/battle", json={"task_id": "T"}).status_code == 422
         state = client.put("/control/battle", json={"battle_id": "B", "task_id": "T", "token": TOKEN,
-                                                    "scope": ["supervisor__complete_task"]}).json()
+                                                    "policy": "enforce", "scope": ["supervisor__complete_task"]}).json()
         assert state["battle_id"] == "B" and state["scope"] == ["supervisor__complete_task"]
         assert client.get("/control/health").json()["battle"]["task_id"] == "T"
         assert [t.name for t in gw.list_tools(TOKEN)] == ["supervisor__complete_task"]

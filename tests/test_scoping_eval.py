@@ -34,7 +34,7 @@ def test_ground_truth_recall_is_exactly_one(world: WorldData, offline_settings: 
     report = evaluate_split(world, "dev", "ground_truth", offline_settings)
     assert report.tasks == len(world.split("dev")) >= 7
     assert report.recall == 1.0 and report.precision == 1.0 and report.max_apis <= CAP
-    assert all(not s.missing for s in report.per_task)
+    assert all(not s.missing for s in report.per_task) and report.full_coverage == 1.0
 
 
 def test_lexical_recall_on_dev(world: WorldData, offline_settings: Settings) -> None:
@@ -43,6 +43,14 @@ def test_lexical_recall_on_dev(world: WorldData, offline_settings: Settings) -> 
     assert report.max_apis <= CAP and report.fallbacks == 0
     assert 0 < report.precision < 1 and len(report.worst) == 3
     assert report.worst[0].recall == min(s.recall for s in report.per_task)
+
+
+def test_lexical_meets_the_target_on_the_held_out_test_split(world: WorldData, offline_settings: Settings) -> None:
+    """The README's target for the held-out split (never used to tune the predictor)."""
+    report = evaluate_split(world, "test", "lexical", offline_settings)
+    assert report.tasks == 15 and report.max_apis <= 20
+    assert report.recall >= 0.95 and report.full_coverage >= 0.9, report.worst
+    assert report.full_coverage == round(sum(1 for s in report.per_task if not s.missing) / 15, 4)
 
 
 def test_lexical_never_reads_gold(world: WorldData, offline_settings: Settings,
@@ -58,11 +66,19 @@ def test_lexical_never_reads_gold(world: WorldData, offline_settings: Settings,
     assert prediction.predictor == "lexical" and prediction.apis[0] == "supervisor.complete_task"
 
 
-def test_all_is_upstreams_capped_prefix(world: WorldData, offline_settings: Settings) -> None:
-    prediction = predict_scope("any_1", "anything", offline_settings, world, "all")
+def test_upstream_first20_is_upstreams_capped_prefix(world: WorldData, offline_settings: Settings) -> None:
+    prediction = predict_scope("any_1", "anything", offline_settings, world, "upstream_first20")
     everything = world.all_apis()
     assert len(everything) == 453 and len(prediction.apis) == CAP
     assert prediction.apis == ["supervisor.complete_task"] + everything[:CAP - 1]
+    assert prediction.predictor == "upstream_first20"
+
+
+@pytest.mark.parametrize("name", ["all", "none"])
+def test_all_and_none_mean_every_api(world: WorldData, offline_settings: Settings, name: str) -> None:
+    prediction = predict_scope("any_1", "anything", offline_settings, world, name)
+    assert prediction.predictor == "all" and prediction.requested == name
+    assert sorted(prediction.apis) == sorted(world.all_apis()) and prediction.apis[0] == "supervisor.complete_task"
 
 
 def test_unknown_predictor_and_missing_gold_are_bad_input(tmp_path: Path) -> None:

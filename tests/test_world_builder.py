@@ -114,10 +114,11 @@ def test_built_world_has_native_layout(appworld_root: Path) -> None:
     world = WorldData(appworld_root)
     assert (data / ".built").is_file()
     assert len(list((data / "base_dbs").glob("*.db"))) == 12
-    train, dev = world.split("train"), world.split("dev")
-    assert train and dev and not set(train) & set(dev)
-    assert sorted(world.split("all")) == sorted(train + dev)
-    for task_id in train + dev:
+    train, dev, test = world.split("train"), world.split("dev"), world.split("test")
+    assert len(train) == 9 and len(dev) == 21 and len(test) == 15
+    assert not set(train) & set(dev) and not set(test) & set(train + dev)
+    assert sorted(world.split("all")) == sorted(train + dev + test)
+    for task_id in train + dev + test:
         gt = data / "tasks" / task_id / "ground_truth"
         for name in ("solution.py", "compiled_solution.py", "evaluation.py"):
             assert (gt / name).read_text().startswith(CANARY_PREFIX), (task_id, name)
@@ -139,6 +140,7 @@ def test_appworld_verify_tasks_passes_every_task(settings: Settings, appworld_ro
         env={**os.environ, "APPWORLD_ROOT": str(appworld_root), "PYTHONUNBUFFERED": "1"},
         cwd=appworld_root, capture_output=True, text=True, timeout=600,
     )
+    # AppWorld's `verify tasks` checks train + dev only (its own list); check_pack below covers test too
     total = len(WorldData(appworld_root).split("train")) + len(WorldData(appworld_root).split("dev"))
     assert f"Passed {total}/{total} tasks." in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
 

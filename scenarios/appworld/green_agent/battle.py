@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from green_agent.errors import BadInputError, InfrastructureError
 from green_agent.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
-from green_agent.models.result import BattleResult
+from green_agent.models.result import BattleResult, ScopePolicy
 from green_agent.output_paths import check_output_dir, check_output_file
 from green_agent.plan import BattleConfig, BattleDeps, run_battle
 from green_agent.processes import ManagedProcess, free_port
@@ -47,6 +47,7 @@ class BattleRequest(BaseModel):
     task: str = Field(description="Task id, 'Task description: <id>', or a 1-based index into the split.")
     blue: str = Field(description="reference | noop | llm | an A2A URL.")
     predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce; default Settings.scope_policy.")
     env_url: str | None = Field(default=None, description="Use this running env server (attach mode).")
     apis_url: str | None = Field(default=None, description="Its APIs server (attach mode).")
     gateway_url: str | None = Field(default=None, description="Its MCP gateway (attach mode).")
@@ -144,6 +145,7 @@ def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue
     config = BattleConfig(
         battle_id=battle_id, task_config=request.task, blue=request.blue, blue_url=blue_url,
         predictor=request.predictor or settings.scope_predictor,
+        scope_policy=request.scope_policy or settings.scope_policy,
         deadline_s=request.deadline_s or settings.completion_deadline_s, run_dir=run_dir,
         split=settings.default_split, launch_url_allowed=request.blue == "llm")  # the LLM Blue's --mcp
     deps = BattleDeps(

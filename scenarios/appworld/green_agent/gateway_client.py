@@ -62,12 +62,14 @@ class GatewayClient:
     def health(self) -> None:
         self._call("GET", "/control/health")
 
-    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None,
+    def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None, policy: str = "advise",
                      launch_url_allowed: bool = False) -> str:
-        """Set the battle, with a new token; return the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
+        """Set the battle with a new token: its scope (`app__api` tools; None = every tool) under `policy`
+        (advise | enforce). Returns the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
         token = new_secret()
         self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
-                                                   "token": token, "launch_url_allowed": launch_url_allowed})
+                                                   "policy": policy, "token": token,
+                                                   "launch_url_allowed": launch_url_allowed})
         return f"{self.base_url}/b/{token}"
 
     def end_battle(self) -> dict[str, int]:

@@ -4,12 +4,15 @@ Outcomes, in order of precedence (the first that applies wins):
 1. `infra_error`: the battle could not be judged (AppWorld, the gateway or Blue's endpoint failed,
    or the Green itself), or an APIs-server fault reached the Blue through the gateway during its
    work (`upstream_fault`: it was unreachable or timed out); no winner, Blue is not charged.
-2. `timeout`: Blue never called `supervisor.complete_task` before the deadline; the world is still
+2. `passed`: Blue completed and every test passed (`evaluation.success`); the Blue wins.
+3. `scope_error`: the Green's own scope cost the task: under the `enforce` policy the gateway refused
+   Blue a gold API (one the reference solution needs). No winner (a draw), Blue is not charged;
+   kept out of TGC/SGC like `infra_error`, counted on its own; the reason names the APIs.
+4. `timeout`: Blue never called `supervisor.complete_task` before the deadline; the world is still
    evaluated and reported, the Green wins.
-3. `passed`: every test passed (`evaluation.success`); the Blue wins.
-4. `collateral_damage`: at least one `no_op_pass` test failed (Blue changed something it should not have).
-5. `partial`: some `no_op_fail` tests other than answer checks passed, but not all tests.
-6. `failed`: anything else (no wanted change achieved).
+5. `collateral_damage`: at least one `no_op_pass` test failed (Blue changed something it should not have).
+6. `partial`: some `no_op_fail` tests other than answer checks passed, but not all tests.
+7. `failed`: anything else (no wanted change achieved).
 
 Answer checks (tests whose requirement mentions the answer, e.g. AppWorld's "assert answers match."
 or the pack's "assert the task was completed with no answer (null).") earn no partial credit: on a
@@ -27,7 +30,7 @@ from pydantic import BaseModel, Field
 from green_agent.appworld_client import Evaluation
 
 _ANSWER_CHECK = re.compile(r"\banswers?\b", re.IGNORECASE)
-Outcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "infra_error"]
+Outcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error"]
 Status = Literal["completed", "timeout", "infra_error"]
 Winner = Literal["blue_agent", "green_agent"]
 
@@ -36,14 +39,15 @@ class Judgement(BaseModel):
     """The verdict of one battle."""
 
     status: Status = Field(description="completed: Blue finished; timeout: it did not; infra_error: not judgeable.")
-    winner: Winner | None = Field(description="blue_agent iff evaluation.success; None for infra_error.")
+    winner: Winner | None = Field(description="blue_agent iff evaluation.success; None for infra_error, scope_error.")
     outcome: Outcome = Field(description="Graded outcome (see module docstring for the precedence).")
     reason: str = Field(description="One line explaining the verdict.")
 
 
 def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = False,
-          upstream_fault: str | None = None) -> Judgement:
-    """Judge a battle from AppWorld's evaluation, whether Blue completed the task, and any infrastructure fault."""
+          upstream_fault: str | None = None, refused_gold: list[str] | None = None) -> Judgement:
+    """Judge a battle from AppWorld's evaluation, whether Blue completed, any infrastructure fault that
+    reached the Blue, and the gold APIs it was refused."""
     if infra_error or evaluation is None:
         return Judgement(status="infra_error", winner=None, outcome="infra_error",
                          reason="the battle could not be judged; Blue is not charged")
@@ -51,11 +55,15 @@ def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = Fa
         return Judgement(status="infra_error", winner=None, outcome="infra_error",
                          reason=f"an infrastructure fault reached the Blue, so the battle is not scored ({upstream_fault})")
     tests = f"{len(evaluation.passes)}/{evaluation.num_tests} tests passed"
+    if completed and evaluation.success:
+        return Judgement(status="completed", winner="blue_agent", outcome="passed", reason=tests)
+    if refused_gold:
+        return Judgement(status="completed" if completed else "timeout", winner=None, outcome="scope_error",
+                         reason=f"the enforced scope refused Blue gold API(s) {', '.join(refused_gold)}; "
+                                f"Blue is not charged; {tests}")
     if not completed:
         return Judgement(status="timeout", winner="green_agent", outcome="timeout",
                          reason=f"Blue never called supervisor.complete_task; {tests}")
-    if evaluation.success:
-        return Judgement(status="completed", winner="blue_agent", outcome="passed", reason=tests)
     return Judgement(status="completed", winner="green_agent", outcome=grade_failure(evaluation), reason=tests)
 
 

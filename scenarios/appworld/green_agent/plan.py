@@ -31,11 +31,11 @@ from green_agent.gateway_client import GatewayClient
 from green_agent.judge import Judgement, judge
 from green_agent.metrics import MetricsResult, collect_metrics
 from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvaluationRecord,
-                                       ScopeRecord)
+                                       ScopePolicy, ScopeRecord)
 from green_agent.settings import Settings
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import Reporter, collect_versions, report, write_result
-from green_agent.steps.scope import apply_scope, choose_scope
+from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import SetupResult, experiment_name_for, setup_task
 from green_agent.task_check import task_problem
 from green_agent.task_ids import TaskRef, resolve_task
@@ -55,7 +55,8 @@ class BattleConfig(BaseModel):
     task_config: str = Field(description="'Task description: <id>', a bare id, or a 1-based index into `split`.")
     blue: str = Field(description="Label of the Blue under test (reference | noop | llm | URL).")
     blue_url: str = Field(description="Blue's A2A URL.")
-    predictor: str = Field(default="auto", description="Scope predictor (or `none`).")
+    predictor: str = Field(default="auto", description="Scope predictor (`all`/`none`: no scoping).")
+    scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce (see mcp_gateway.scope).")
     deadline_s: float = Field(gt=0, description="How long Blue may work.")
     run_dir: Path = Field(description="Where result.json and the evidence go.")
     split: str = Field(default="dev", description="Split a bare index refers to.")
@@ -116,7 +117,8 @@ def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
         with timed_step(state, "judge"):
             state.judgement = judge(state.metrics.evaluation if state.metrics else None,
                                     bool(state.completion and state.completion.completed), state.error is not None,
-                                    state.metrics.upstream_fault if state.metrics else None)
+                                    state.metrics.upstream_fault if state.metrics else None,
+                                    state.scope.refused_gold if state.scope else None)
         with timed_step(state, "report"):
             state.report_problems += report(build_result(config, deps, state, started), deps.reporters)
     except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise
@@ -168,12 +170,13 @@ def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) ->
         state.setup = setup_task(client, task_id, experiment_name_for(config.battle_id, task_id), deps.apis_url,
                                  config.max_interactions)
     with timed_step(state, "scope"):
-        state.scope = choose_scope(task_id, state.setup.task.instruction, config.predictor, deps.settings, deps.world)
+        state.scope = choose_scope(task_id, state.setup.task.instruction, config.predictor, deps.settings, deps.world,
+                                   config.scope_policy)
         state.mcp_base_url = apply_scope(deps.gateway, config.battle_id, task_id, state.scope,
                                          config.launch_url_allowed)
         state.gateway_set = state.mcp_base_url is not None
     with timed_step(state, "task_message"):
-        state.message = build_task_message(state.setup.task, state.scope.apis, state.mcp_base_url)
+        state.message = build_task_message(state.setup.task, state.scope.apis, state.mcp_base_url, state.scope.policy)
     with timed_step(state, "dispatch"):
         state.handle = dispatch(config.blue_url, state.message.text, session=deps.blue_session,
                                 context_id=config.battle_id)
@@ -191,6 +194,7 @@ def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) ->
         call_log = Path(state.archive.call_log) if state.archive.call_log else None
         state.metrics = collect_metrics(client, task_id, config.battle_id, call_log, state.scope.gold_apis,
                                         state.scope.apis, paginated_apis(deps.world), state.archive.call_log_problem)
+        state.scope = account_calls(state.scope, state.metrics.trajectory)
 
 
 @contextmanager

@@ -42,6 +42,7 @@ DEFAULT_SCOPE_MODEL = "gpt-5-2025-08-07"
 DEFAULT_MAX_PREDICTED_APIS = 20
 DEFAULT_COMPLETION_DEADLINE_S = 20 * 60.0
 DEFAULT_SPLIT = "dev"
+DEFAULT_SCOPE_POLICY = "advise"
 
 
 class Settings(BaseSettings):
@@ -58,7 +59,10 @@ class Settings(BaseSettings):
     appworld_apis_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_APIS_PORT}", description="AppWorld APIs server.")
     appworld_mcp_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_GATEWAY_PORT}", description="Our AppWorld MCP gateway.")
     agentbeats_backend_url: str = Field(default=DEFAULT_BACKEND_URL, description="AgentBeats backend REST URL.")
-    scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | appworld_agents.")
+    scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents (all, none: no scoping).")
+    scope_policy: Literal["advise", "enforce"] = Field(default=DEFAULT_SCOPE_POLICY, description=(
+        "advise: the scope is guidance (out-of-scope APIs stay callable, logged in_scope false); "
+        "enforce: the gateway refuses APIs outside the scope."))
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
     max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")

@@ -9,6 +9,8 @@ own battle_info). Blues parse these exact machine-readable lines:
 
 followed by the instruction, the supervisor, the task's date and time, the scoped tools as
 `app__api` names, and how to finish (`supervisor__complete_task`, with `answer=` for questions).
+Under the `advise` policy the message also names the API-docs tools and `call_api`, with which any
+AppWorld API outside the scope can be looked up and called; under `enforce` only the scope is offered.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import TaskInfo
 
+DOCS_TOOLS = ("api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc")
+"""What the gateway lists beside an advised scope (the same names as `mcp_gateway.call_api`)."""
+CALL_API_TOOL = "call_api"
 TASK_ID_LINE = "AppWorld task id: "
 MCP_HTTP_LINE = "MCP endpoint (Streamable HTTP): "
 MCP_SSE_LINE = "MCP endpoint (SSE): "
@@ -37,13 +42,15 @@ def tool_name(dotted: str) -> str:
     return f"{app}__{api}"
 
 
-def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url: str | None) -> TaskMessage:
+def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url: str | None,
+                       policy: str = "advise") -> TaskMessage:
     """Step 4: assemble Blue's task message.
 
     Args:
         task: `/initialize` output.
         scope_apis: scoped APIs as `app.api`, or None when every tool is exposed.
         gateway_url: base URL of the MCP gateway (None only in tests that bypass it).
+        policy: `advise` (the scope is guidance; other APIs stay reachable) or `enforce`.
     """
     tools = [tool_name(a) for a in scope_apis] if scope_apis is not None else []
     mcp_url = f"{gateway_url.rstrip('/')}/mcp" if gateway_url else None
@@ -65,10 +72,7 @@ def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
         f"Current date and time: {task.datetime}",
         "",
     ]
-    if scope_apis is None:
-        lines.append("Tools: every AppWorld tool the MCP endpoint lists.")
-    else:
-        lines.append(f"Tools you may use ({len(tools)}): " + ", ".join(tools))
+    lines += _tool_lines(tools, scope_apis is None, policy)
     lines += [
         "",
         "How to work: get account passwords with supervisor__show_account_passwords, log in to each app with its "
@@ -78,6 +82,18 @@ def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
         "answer as answer=<value>; otherwise call it with no answer. Use status=\"fail\" only if you cannot do the task.",
     ]
     return TaskMessage(text="\n".join(lines), tool_names=tools, mcp_url=mcp_url, sse_url=sse_url)
+
+
+def _tool_lines(tools: list[str], unscoped: bool, policy: str) -> list[str]:
+    if unscoped:
+        return ["Tools: every AppWorld tool the MCP endpoint lists."]
+    if policy == "enforce":
+        return [f"Tools you may use ({len(tools)}): " + ", ".join(tools)]
+    return [
+        f"Tools suggested for this task ({len(tools)}): " + ", ".join(tools),
+        "If you need an AppWorld API that is not listed, look it up with " + ", ".join(DOCS_TOOLS)
+        + f", then call it with {CALL_API_TOOL}(app_name, api_name, arguments).",
+    ]
 
 
 def parse_task_message(text: str) -> dict[str, str]:

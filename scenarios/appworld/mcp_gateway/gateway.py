@@ -9,9 +9,12 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
   (MCP isError false, as upstream), success false, `status_code` set;
 - APIs server unreachable / timed out (or 5xx and then silent): MCP isError result naming the server
   URL, logged with `upstream_fault` (an infrastructure fault, not the caller's doing);
-- unknown tool, tool outside the battle's scope, invalid or oversized (> 100 kB) arguments: MCP isError
+- unknown tool, tool outside an enforced scope, invalid or oversized (> 100 kB) arguments: MCP isError
   result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
   arguments are logged as their size only, so one call can never write a line the analyzer skips).
+- under an advised scope a tool outside the scope is served as usual and logged with in_scope false;
+  `call_api(app_name, api_name, arguments)` is handled as a direct call of `<app>__<api>` with
+  `arguments`, and logged under that tool name.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 
 from green_agent.models import CallRecord
+from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
 from mcp_gateway.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import OutputType, RefusalReason
@@ -85,14 +89,17 @@ class Gateway:
         self._validators: dict[str, Draft202012Validator] = {}
 
     def list_tools(self, token: str | None = None) -> list[types.Tool]:
-        """Tools visible now to a caller holding `token` (the active battle's scope, in doc order); none
-        for a caller that does not belong to the running battle."""
+        """Tools visible now to a caller holding `token` (all, or the active battle's scope; see
+        `ScopeController`), in doc order; none for a caller that does not belong to the running battle."""
         if self.scope.authorize(token) is not None:
             return []
         visible = self.scope.visible_tools()
-        return [tool for name, tool in self._tools.items() if name in visible]
+        listed = [tool for name, tool in self._tools.items() if name in visible]
+        return listed + [CALL_API_DEFINITION] if self.scope.offers_call_api else listed
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
+        if name == CALL_API_TOOL:
+            return CALL_API_DEFINITION.input_schema
         spec = self.specs.get(name)
         return spec.input_schema if spec else None
 
@@ -105,6 +112,11 @@ class Gateway:
         battle = self.scope.battle if refusal is None else None
         battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
         arguments = dict(arguments or {})
+        if refusal is None and name == CALL_API_TOOL and self.scope.offers_call_api:
+            target = unwrap(arguments)
+            if isinstance(target, str):
+                return self._log_refusal(name, arguments, target, started_at, started, battle_id, task_id)
+            name, arguments = target
         size = arguments_size(arguments)
         if refusal is not None:
             self.scope.count_refusal(refusal)
@@ -128,6 +140,16 @@ class Gateway:
         ))
         return self._result(outcome)
 
+    def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started_at: datetime, started: float,
+                     battle_id: str | None, task_id: str | None) -> types.CallToolResult:
+        """Log and return a refusal decided before any tool was resolved (a malformed `call_api`)."""
+        outcome = _refusal(message, in_scope=False)
+        self.log.append(CallRecord(
+            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name, arguments=redact(arguments),
+            success=False, error=message, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            in_scope=False, seq=self.log.next_seq()))
+        return self._result(outcome)
+
     async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str | None) -> CallOutcome:
         spec = self.specs.get(name)
         if spec is None:
@@ -137,18 +159,21 @@ class Gateway:
         if not self.scope.allows(name):
             return _refusal(f"Tool {name!r} is outside this battle's scope ({battle_id}); it cannot be called "
                             f"here. Use tools/list to see the tools in scope.", in_scope=False)
+        in_scope = self.scope.in_scope(name)
         known = spec.input_schema["properties"]
         cleaned = {k: v for k, v in arguments.items() if k in known and (v is not None or k in spec.required)}
         problems = self._schema_problems(name, spec, cleaned)
         if problems:
-            return _refusal(f"Invalid arguments for {name}: {problems}")
+            return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned)
         except ArgumentError as exc:
-            return _refusal(f"Invalid arguments for {name}: {exc}")
+            return _refusal(f"Invalid arguments for {name}: {exc}", in_scope=in_scope)
         if reply.ok and name == COMPLETE_TASK_TOOL:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
-        return _from_reply(reply)
+        outcome = _from_reply(reply)
+        outcome.in_scope = in_scope
+        return outcome
 
     def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         validator = self._validators.get(name)

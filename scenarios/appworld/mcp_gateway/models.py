@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
 OutputType = Literal["both", "content_only", "structured_data_only"]
+ScopePolicy = Literal["advise", "enforce"]
 MAX_COMPLETION_WAIT_S = 60.0
 
 
@@ -50,6 +51,11 @@ class BattleScope(BaseModel):
         default=None,
         description="Tool names listed and callable; None: every tool. Exactly what is sent "
                     "(the Green includes supervisor__complete_task itself).",
+    )
+    policy: ScopePolicy = Field(
+        default="advise",
+        description="advise: list the scope + api_docs tools + call_api, serve any API (out-of-scope calls logged "
+                    "in_scope false); enforce: list and serve only the scope (others refused).",
     )
 
 

@@ -1,9 +1,13 @@
 """The active battle of a gateway: attribution, tool scope, and the completion signal.
 
 One gateway serves one world slot, so at most one battle is active at a time. The Green sets it
-(`PUT /control/battle`), Blue's calls are attributed to it and restricted to its scope, and a
-successful `supervisor__complete_task` wakes the Green's long-poll at once (asyncio.Event).
+(`PUT /control/battle`), Blue's calls are attributed to it and scoped, and a successful
+`supervisor__complete_task` wakes the Green's long-poll at once (asyncio.Event).
 All methods run on the server's event loop.
+
+Policies of a scoped battle: `advise` lists the scope, AppWorld's api_docs tools and `call_api`,
+and serves every tool (a call outside the scope is served and marked out of scope); `enforce`
+lists and serves only the scope. An unscoped battle (scope None) lists and serves every tool.
 
 Access (`authorize`): a call belongs to the running battle only if it came through that battle's
 token URL (or the plain launch URL, where the battle allows it). With no battle set, every call is
@@ -21,6 +25,7 @@ from collections.abc import Collection
 from datetime import datetime, timezone
 from typing import Literal
 
+from mcp_gateway.call_api import DOCS_TOOLS
 from mcp_gateway.models import BattleScope, BattleState, CompletionReply, RefusalReason
 
 COMPLETE_TASK_TOOL = "supervisor__complete_task"
@@ -42,6 +47,7 @@ class ScopeController:
         self.tool_names = frozenset(tool_names)
         self.battle: BattleState | None = None
         self._allowed: frozenset[str] | None = None
+        self._advise = False
         self._completions: OrderedDict[str, _Completion] = OrderedDict()
 
     def set_battle(self, request: BattleScope) -> BattleState:
@@ -49,6 +55,7 @@ class ScopeController:
         unknown = sorted(set(request.scope or ()) - self.tool_names)
         self.battle = BattleState(**request.model_dump(), set_at=datetime.now(timezone.utc), unknown_tools=unknown)
         self._allowed = None if request.scope is None else frozenset(request.scope) & self.tool_names
+        self._advise = request.scope is not None and request.policy == "advise"
         self._completions.pop(request.battle_id, None)
         self._completions[request.battle_id] = _Completion()
         while len(self._completions) > _KEPT_BATTLES:
@@ -72,15 +79,27 @@ class ScopeController:
 
     def clear_battle(self) -> BattleState | None:
         """Forget the active battle (back to every tool, no attribution); return it."""
-        previous, self.battle, self._allowed = self.battle, None, None
+        previous, self.battle, self._allowed, self._advise = self.battle, None, None, False
         return previous
 
     def visible_tools(self) -> frozenset[str]:
-        """Tool names listed and callable now."""
-        return self.tool_names if self._allowed is None else self._allowed
+        """Gateway tool names listed now (`call_api` aside: see `offers_call_api`)."""
+        if self._allowed is None:
+            return self.tool_names
+        return self._allowed | (frozenset(DOCS_TOOLS) & self.tool_names) if self._advise else self._allowed
+
+    @property
+    def offers_call_api(self) -> bool:
+        """True under an advised scope: `call_api` is listed and reaches any tool."""
+        return self._advise
+
+    def in_scope(self, tool_name: str) -> bool:
+        """The tool is listed now (an unscoped battle lists every tool)."""
+        return tool_name in self.visible_tools()
 
     def allows(self, tool_name: str) -> bool:
-        return tool_name in self.visible_tools()
+        """The tool may be called now: listed, or any tool under advise."""
+        return tool_name in self.tool_names if self._advise else self.in_scope(tool_name)
 
     def mark_completed(self, battle_id: str | None, status: str) -> None:
         """Record a successful complete_task call of `battle_id` and wake its waiters."""

@@ -21,9 +21,11 @@ from pydantic import BaseModel, Field
 
 from green_agent.errors import BadInputError
 from green_agent.world_data import ApiDoc, WorldData
+from mcp_gateway.call_api import DOCS_TOOLS
 
 EXCLUDED_DEFAULT_APPS = ("api_docs", "admin")
-"""Apps left out when no `--app-names` are given (as upstream `appworld serve mcp`)."""
+"""Apps left out when no `--app-names` are given (as upstream `appworld serve mcp`), except that
+AppWorld's three API-docs tools (`call_api.DOCS_TOOLS`) are always added: an advised scope offers them."""
 
 _SCALAR_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
                  "object": "object", "dict": "object", "any": None}
@@ -55,7 +57,7 @@ def default_app_names(world: WorldData) -> list[str]:
 
 
 def build_tool_specs(world: WorldData, app_names: Iterable[str] | None = None) -> dict[str, ToolSpec]:
-    """`{tool_name: ToolSpec}` for the given apps (default: `default_app_names`).
+    """`{tool_name: ToolSpec}` for the given apps (default: `default_app_names`) plus the API-docs tools.
 
     Raises:
         BadInputError: an app name has no docs in this world.
@@ -70,6 +72,9 @@ def build_tool_specs(world: WorldData, app_names: Iterable[str] | None = None) -
         for doc in docs[app].values():
             spec = tool_spec(doc)
             specs[spec.name] = spec
+    for doc in docs.get("api_docs", {}).values():
+        if doc.tool_name in DOCS_TOOLS:
+            specs.setdefault(doc.tool_name, tool_spec(doc))
     return specs
 
 

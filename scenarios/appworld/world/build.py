@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 
 from pack import PackError, load_scenarios, source_digest
-from pack.types import ScenarioDef
+from pack.types import SPLITS, ScenarioDef
 
 STAMP_NAME = ".built"
 
@@ -85,7 +85,7 @@ def _build_into(staging: Path, scenarios: list[ScenarioDef]) -> dict[str, float]
         for task in sorted(scenario.tasks, key=lambda t: t.variant):
             build_task(data_dir, scenario, task)
     timings["tasks"] = time.perf_counter() - started
-    for split in ("train", "dev"):
+    for split in SPLITS:
         ids = _task_ids([s for s in scenarios if s.split == split])
         write_text(os.path.join(data_dir, "datasets", f"{split}.txt"), "".join(f"{i}\n" for i in ids))
     write_text(os.path.join(data_dir, "datasets", "all.txt"), "".join(f"{i}\n" for i in _task_ids(scenarios)))

@@ -47,6 +47,9 @@ def render_result_markdown(result: BattleResult) -> str:
     if result.timings:
         lines += ["", "### Time per step", ""]
         lines += table([(name, f"{seconds:.2f} s") for name, seconds in result.timings.items()], ("Step", "Wall time"))
+    if result.outcome == "scope_error":
+        lines += ["", f"> **Scope error**: the enforced scope refused Blue gold API(s) "
+                  f"{cell(', '.join(result.scope.refused_gold if result.scope else []))}. A draw: Blue is not charged."]
     if result.error:
         lines += ["", f"> **Infrastructure error** in step `{result.error.step}` ({result.error.type}): "
                   f"{cell(result.error.message)}. Blue is not charged."]
@@ -66,7 +69,11 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
     if result.scope:
         size = "all tools" if result.scope.apis is None else f"{len(result.scope.apis)} APIs"
         recall = f", gold recall {result.scope.recall}" if result.scope.recall is not None else ""
-        rows.append(("Scope", f"{result.scope.predictor}: {size}{recall}"))
+        rows.append(("Scope", f"{result.scope.predictor} ({result.scope.policy}): {size}{recall}"))
+        if result.scope.missed_gold:
+            rows.append(("Scope miss (gold APIs not in scope)", ", ".join(result.scope.missed_gold)))
+        if result.scope.out_of_scope_calls:
+            rows.append(("Out-of-scope calls", result.scope.out_of_scope_calls))
     trajectory = result.trajectory or {}
     if trajectory:
         rows.append(("MCP calls", f"{trajectory.get('total_calls')} ({trajectory.get('failed_calls')} failed)"))

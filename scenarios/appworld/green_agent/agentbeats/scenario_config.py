@@ -8,7 +8,8 @@ call (D4), so the task normally lives here; a non-empty `task_config` in battle_
 [appworld]
 task = "1"                 # task id, or N = the N-th task of `split` (1-based)
 split = "dev"
-predictor = "auto"         # auto | llm | lexical | ground_truth | all | none
+predictor = "auto"         # auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents
+scope_policy = "advise"    # advise: other APIs stay callable (logged); enforce: the gateway refuses them
 deadline_s = 1200          # how long Blue may work
 green_mode = "llm"         # llm: the model follows the card; deterministic: no model call at all
 env_url = "http://127.0.0.1:8000"
@@ -46,6 +47,7 @@ class AppWorldScenarioConfig(BaseModel):
     task: str | None = Field(default=None, description="Task id or 1-based index into `split`.")
     split: str | None = Field(default=None, description="Split an index refers to.")
     predictor: str | None = Field(default=None, description="Scope predictor.")
+    scope_policy: Literal["advise", "enforce"] | None = Field(default=None, description="advise | enforce.")
     deadline_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="Blue's deadline.")
     green_mode: GreenMode = Field(default="llm", description="llm | deterministic.")
     env_url: str | None = Field(default=None, description="AppWorld env server.")
@@ -68,6 +70,7 @@ class ResolvedConfig(BaseModel):
     task_source: Literal["battle_start", "scenario", "default"] = Field(description="Where `task` came from.")
     split: str
     predictor: str
+    scope_policy: Literal["advise", "enforce"] = "advise"
     deadline_s: float
     green_mode: GreenMode
     env_url: str
@@ -118,6 +121,7 @@ def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_tas
     return ResolvedConfig(
         task=task, task_source=source, split=config.split or settings.default_split,
         predictor=config.predictor or settings.scope_predictor,
+        scope_policy=config.scope_policy or settings.scope_policy,
         deadline_s=config.deadline_s or settings.completion_deadline_s, green_mode=config.green_mode,
         env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),
         apis_url=(config.apis_url or settings.appworld_apis_url).rstrip("/"),

@@ -46,7 +46,7 @@ from green_agent.settings import Settings
 from green_agent.slot import SlotLock, slot_key
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import report, write_result
-from green_agent.steps.scope import apply_scope, choose_scope
+from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.task_ids import resolve_task
 from green_agent.task_message import build_task_message
@@ -85,7 +85,7 @@ class BattleSession:
         extra = {"reply_grace_s": resolved.reply_grace_s} if resolved.reply_grace_s else {}
         self.config = plan.BattleConfig(
             battle_id=battle_id, task_config=resolved.task, blue=blue_label, blue_url=blue_url,
-            predictor=resolved.predictor, deadline_s=resolved.deadline_s,
+            predictor=resolved.predictor, scope_policy=resolved.scope_policy, deadline_s=resolved.deadline_s,
             run_dir=resolved.runs_dir / run_dir_name(battle_id), split=resolved.split,
             launch_url_allowed=True,  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
             **extra)
@@ -187,16 +187,18 @@ class BattleSession:
     def _scope(self) -> dict[str, Any]:
         task = self.state.setup.task
         self.state.scope = choose_scope(task.task_id, task.instruction, self.config.predictor, self.deps.settings,
-                                        self.deps.world)
+                                        self.deps.world, self.config.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.battle_id, task.task_id, self.state.scope,
                                               self.config.launch_url_allowed)
         self.state.gateway_set = self.state.mcp_base_url is not None
         scope = self.state.scope
-        return {"predictor": scope.predictor, "apis": scope.apis, "recall": scope.recall,
+        return {"predictor": scope.predictor, "policy": scope.policy, "apis": scope.apis, "recall": scope.recall,
+                "missed_gold": scope.missed_gold,
                 "fallback_reason": scope.fallback_reason, "gateway_scoped": self.state.gateway_set}
 
     def _task_message(self) -> dict[str, Any]:
-        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url)
+        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url,
+                                                self.state.scope.policy)
         return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
                 "mcp_url": self.state.message.mcp_url}
 
@@ -227,6 +229,7 @@ class BattleSession:
         self.state.metrics = collect_metrics(self.deps.client, self.state.ref.task_id, self.battle_id, call_log,
                                              self.state.scope.gold_apis, self.state.scope.apis, plan.paginated_apis(self.deps.world),
                                              self.state.archive.call_log_problem)
+        self.state.scope = account_calls(self.state.scope, self.state.metrics.trajectory)
         evaluation = self.state.metrics.evaluation
         return {"success": evaluation.success, "tests_passed": len(evaluation.passes),
                 "tests_failed": len(evaluation.failures), "total_tests": evaluation.num_tests,
@@ -237,7 +240,8 @@ class BattleSession:
         metrics = self.state.metrics
         self.state.judgement = judge(metrics.evaluation if metrics else None,
                                      bool(self.state.completion and self.state.completion.completed),
-                                     self.state.error is not None, metrics.upstream_fault if metrics else None)
+                                     self.state.error is not None, metrics.upstream_fault if metrics else None,
+                                     self.state.scope.refused_gold if self.state.scope else None)
         return self.state.judgement.model_dump()
 
     def _cleanup(self) -> dict[str, Any]:

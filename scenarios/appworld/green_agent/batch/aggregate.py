@@ -1,8 +1,9 @@
 """Pure metrics over a run's rows: AppWorld's TGC and SGC, per difficulty, pass^k, means.
 
 Definitions (percentages are 0-100, ratios 0-1; an empty denominator gives None):
-- A battle is *judged* unless its outcome is `infra_error`. Infra errors are counted apart and never
-  enter a denominator: the agent is not charged for our failures.
+- A battle is *judged* unless its outcome is `infra_error` or `scope_error`. Both are counted apart
+  and never enter a denominator: the agent is not charged for our failures (a broken service, or an
+  enforced scope that refused it a gold API).
 - TGC = 100 * passed judged battles / judged battles (with one trial: AppWorld's task goal completion).
 - SGC: per trial, a scenario (task id before '_') counts if every one of its tasks *in the run's task
   set* was judged in that trial, and passes if all of them passed. SGC = 100 * passed / counted
@@ -26,13 +27,15 @@ from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow
 
 __all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "tgc"]
 
-OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "infra_error")
+OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error")
+UNJUDGED = ("infra_error", "scope_error")
+"""Outcomes that are not the agent's: kept out of TGC, SGC, pass^k and the trajectory means."""
 MEAN_FIELDS = ("calls", "failed_calls", "error_rate", "p50_latency_ms", "p95_latency_ms", "scope_recall",
                "api_precision", "api_recall", "api_f1", "duration_s", "tests_passed")
 
 
 def is_judged(row: EvalRow) -> bool:
-    return row.outcome != "infra_error"
+    return row.outcome not in UNJUDGED
 
 
 def percent(numerator: int, denominator: int) -> float | None:
@@ -106,7 +109,8 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
     ks = [str(k) for k in range(1, trials + 1)]
     return EvalAggregates(
         battles=len(rows), expected_battles=expected_battles, judged=len(judged),
-        infra_errors=len(rows) - len(judged), missing=max(0, expected_battles - len(rows)),
+        infra_errors=sum(r.outcome == "infra_error" for r in rows),
+        scope_errors=sum(r.outcome == "scope_error" for r in rows), missing=max(0, expected_battles - len(rows)),
         passed=sum(r.passed for r in judged), tgc=tgc(rows),
         scenarios=counted, scenarios_passed=scen_passed, scenarios_unjudged=unjudged, sgc=percent(scen_passed, counted),
         scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],

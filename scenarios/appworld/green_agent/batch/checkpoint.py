@@ -36,7 +36,7 @@ EVENTS_FILE = "events.jsonl"
 TASKS_DIR = "tasks"
 TASK_INFO_FILE = "task.json"
 RESULT_FILE = "result.json"
-_FINGERPRINTED = ("blue", "predictor", "split", "trials", "deadline_s")
+_FINGERPRINTED = ("blue", "predictor", "scope_policy", "split", "trials", "deadline_s")
 _events_lock = threading.Lock()
 
 

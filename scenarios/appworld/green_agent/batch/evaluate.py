@@ -27,6 +27,7 @@ from green_agent.batch.runner import BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
+from green_agent.models.result import ScopePolicy
 from green_agent.output_paths import check_output_dir
 from green_agent.settings import Settings
 from green_agent.slot import SlotSpec
@@ -48,6 +49,7 @@ class EvalRequest(BaseModel):
     task_ids: list[str] | None = Field(default=None, description="Explicit task ids (or split).")
     blue: str = Field(description="reference | noop | llm | an A2A URL.")
     predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce; default Settings.scope_policy.")
     workers: int = Field(default=DEFAULT_WORKERS, ge=1, description="World slots in parallel.")
     trials: int = Field(default=1, ge=1, le=100, description="Battles per task.")
     out: Path = Field(description="Run directory.")
@@ -88,6 +90,7 @@ def new_run_id() -> str:
 
 def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
     config = RunConfig(blue=request.blue, predictor=request.predictor or settings.scope_predictor,
+                       scope_policy=request.scope_policy or settings.scope_policy,
                        split=request.split, trials=request.trials,
                        deadline_s=request.deadline_s or settings.completion_deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries)

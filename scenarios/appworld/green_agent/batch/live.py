@@ -104,6 +104,7 @@ def battle_fn(config: RunConfig):  # noqa: ANN201
 
     def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
         request = BattleRequest(task=key.task_id, blue=config.blue, predictor=config.predictor,
+                                scope_policy=config.scope_policy,
                                 deadline_s=config.deadline_s, battle_id=battle_id, out=directory)
         return run_on_slot(request, env.settings, env.urls, env.blue_url, directory, battle_id)
 

@@ -40,7 +40,7 @@ th,td{border:1px solid #dde2ea;padding:4px 6px;text-align:left;vertical-align:to
 th{background:#eef1f6;cursor:pointer;user-select:none;white-space:nowrap}
 th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\25BC"}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.o-passed{color:#1a7f37;font-weight:600}.o-infra_error{color:#8250df}
+.o-passed{color:#1a7f37;font-weight:600}.o-infra_error{color:#8250df}.o-scope_error{color:#9a6700}
 .o-failed,.o-timeout,.o-collateral_damage{color:#cf222e}.o-partial{color:#9a6700}
 details{background:#fff;border:1px solid #dde2ea;border-radius:8px;margin:8px 0;padding:6px 10px}
 summary{cursor:pointer;font-weight:600}
@@ -95,6 +95,8 @@ def _headline(results: EvalResults) -> str:
         _card("sgc", "SGC (scenario goal completion)", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–"),
         _card("passed", "battles passed / judged", f"{agg.passed}/{agg.judged}"),
         _card("infra", "infra errors (not in TGC)", str(agg.infra_errors)),
+        _card("scope-errors", "scope errors (not in TGC)", str(agg.scope_errors)),
+        _card("scope-misses", "battles with a scope miss", str(sum(1 for r in results.rows if r.missed_gold))),
         _card("tasks", "tasks", str(len(results.manifest.task_ids))),
         _card("scenarios", "scenarios passed / judged", f"{agg.scenarios_passed}/{agg.scenarios}"),
         _card("calls", "mean calls per battle", _fmt(agg.mean_trajectory.get("calls"), 1)),
@@ -108,7 +110,7 @@ def _headline(results: EvalResults) -> str:
         cards.append(_card("incomplete", "scenarios incomplete (not in SGC): "
                            + ", ".join(agg.scenarios_incomplete[:8]), str(len(agg.scenarios_incomplete))))
     meta = (f"run {results.manifest.run_id} · status {results.status} · blue {cfg.blue} · "
-            f"predictor {cfg.predictor} · "
+            f"predictor {cfg.predictor} · scope policy {cfg.scope_policy} · "
             f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "
             f"generated {results.generated_at:%Y-%m-%d %H:%M:%S} UTC")
     outcomes = ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v)
@@ -164,8 +166,13 @@ def _scope_html(d: BattleDetail) -> str:
     items = "".join(f'<li class="{"ok" if api in scope else "bad"}">{escape(api)} '
                     f'{"✓ in scope" if api in scope else "✗ missing from scope"}</li>' for api in sorted(gold))
     extra = sorted(scope - gold)
+    missed = (f'<p class="bad" id="missed-{escape(_anchor(d.row))}">Scope miss: gold API(s) not in the scope: '
+              f"{escape(', '.join(d.row.missed_gold))}</p>") if d.row.missed_gold else ""
+    refused = (f'<p class="bad">Refused by the enforced scope: {escape(", ".join(d.row.refused_gold))} '
+               f"(graded scope_error, not in TGC).</p>") if d.row.refused_gold else ""
     return (f"<p>Scope ({escape(d.scope_predictor or '?')}): {len(scope)} APIs; gold: {len(gold)} APIs.</p>"
-            f"<ul>{items}</ul><p class=\"muted\">In scope but not gold: {escape(', '.join(extra) or 'none')}</p>")
+            f"{missed}{refused}<ul>{items}</ul>"
+            f"<p class=\"muted\">In scope but not gold: {escape(', '.join(extra) or 'none')}</p>")
 
 
 def _calls_html(d: BattleDetail) -> str:

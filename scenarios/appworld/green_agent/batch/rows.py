@@ -41,6 +41,8 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
         p50_latency_ms=traj.get("p50_duration_ms"), p95_latency_ms=traj.get("p95_duration_ms"),
         scope_size=len(result.scope.apis) if result.scope and result.scope.apis is not None else None,
         scope_recall=result.scope.recall if result.scope else None,
+        missed_gold=(result.scope.missed_gold or []) if result.scope else [],
+        refused_gold=result.scope.refused_gold if result.scope else [],
         api_precision=traj.get("api_precision"), api_recall=traj.get("api_recall"), api_f1=traj.get("api_f1"),
         duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
@@ -83,9 +85,10 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
     """The leaderboard shape: a summary record, then one numeric record per battle (no task content)."""
     agg = results.aggregates
     summary = {"kind": "summary", "run_id": results.manifest.run_id, "split": results.manifest.config.split,
-               "predictor": results.manifest.config.predictor, "trials": agg.trials,
+               "predictor": results.manifest.config.predictor, "scope_policy": results.manifest.config.scope_policy,
+               "trials": agg.trials,
                "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
-               "infra_errors": agg.infra_errors, "tgc": agg.tgc, "sgc": agg.sgc,
+               "infra_errors": agg.infra_errors, "scope_errors": agg.scope_errors, "tgc": agg.tgc, "sgc": agg.sgc,
                "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
                "pass_hat_k": agg.pass_hat_k, "outcome_counts": agg.outcome_counts,
                "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),

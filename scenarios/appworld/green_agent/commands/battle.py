@@ -9,6 +9,7 @@ from types import FrameType
 
 from green_agent.battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.settings import Settings
 
 
@@ -16,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
     parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
-    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all | none")
+    parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
+    parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
     parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
     parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")
@@ -29,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     install_sigterm_handler()
-    request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, env_url=args.env_url,
-                            apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot, out=args.out,
-                            deadline_s=args.deadline)
+    request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
+                            env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
+                            out=args.out, deadline_s=args.deadline)
     result = run_battle_request(request, settings)
     if args.json:
         print(result.model_dump_json(indent=2))

@@ -17,6 +17,7 @@ from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalR
 from green_agent.batch.live import parse_slot_ports
 from green_agent.commands.battle import install_sigterm_handler
 from green_agent.models.eval_run import EvalResults
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.settings import Settings
 
 
@@ -26,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--split", help="split name (e.g. dev, train)")
     which.add_argument("--task-ids", help="comma-separated task ids")
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
-    parser.add_argument("--predictor", help="scope predictor: auto | llm | lexical | ground_truth | all")
+    parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
+    parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
     parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
     parser.add_argument("--out", type=Path, required=True, help="run directory")
@@ -44,7 +46,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     install_sigterm_handler()
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
-        predictor=args.predictor, workers=args.workers, trials=args.trials, out=args.out, resume=args.resume,
+        predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
+        resume=args.resume,
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None)
     outcome = run_eval(request, settings)
@@ -80,6 +83,8 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
                                                      for k, s in agg.tgc_by_difficulty.items()))
     if agg.pass_hat_k:
         lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}" for k, v in agg.pass_hat_k.items()))
+    if agg.scope_errors:
+        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not counted in TGC)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
     if agg.infra_errors or agg.missing:
         lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not counted in TGC; "

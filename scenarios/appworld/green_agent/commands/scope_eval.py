@@ -10,14 +10,15 @@ from pathlib import Path
 
 from green_agent.scoping.cache import DEFAULT_CACHE_DIR, PredictionCache
 from green_agent.scoping.evaluate import evaluate_split
-from green_agent.scoping.select import PREDICTOR_CHOICES
+from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP
 from green_agent.settings import Settings
 from green_agent.world_data import WorldData
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("scope-eval", help="score an API scope predictor against gold APIs on a split")
-    parser.add_argument("--predictor", default="auto", choices=PREDICTOR_CHOICES, help="predictor (default: auto)")
+    parser.add_argument("--predictor", default="auto", choices=PREDICTOR_CHOICES,
+                        help=PREDICTOR_HELP + " (default: auto)")
     parser.add_argument("--split", default=None, help="split to evaluate (default: DEFAULT_SPLIT, i.e. dev)")
     parser.add_argument("--appworld-root", type=Path, default=None, help="AppWorld root (default: APPWORLD_ROOT)")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR, help="LLM prediction cache")

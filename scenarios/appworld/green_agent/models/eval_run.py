@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus
 
-EVAL_SCHEMA_VERSION = 1
+EVAL_SCHEMA_VERSION = 2
+"""2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`."""
 
 RunStatus = Literal["completed", "incomplete", "interrupted"]
 """completed: every battle judged; incomplete: some battles ended as infra errors; interrupted: stopped early."""
@@ -32,6 +33,7 @@ class RunConfig(BaseModel):
 
     blue: str = Field(description="Blue under test: reference | noop | llm | an A2A URL.")
     predictor: str = Field(description="Scope predictor asked for.")
+    scope_policy: Literal["advise", "enforce"] = Field(default="advise", description="advise | enforce.")
     split: str | None = Field(default=None, description="Split evaluated (None when task ids were given).")
     trials: int = Field(default=1, ge=1, description="Battles per task.")
     deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")
@@ -42,7 +44,7 @@ class RunConfig(BaseModel):
 class RunManifest(BaseModel):
     """`run.json`: identifies a run so that a resume continues the same one."""
 
-    schema_version: Literal[1] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     run_id: str = Field(description="Id of the run (prefix of its battle ids).")
     fingerprint: str = Field(description="sha256 of the fingerprinted config and the task set.")
     task_set_digest: str = Field(description="sha256 of the ordered task ids.")
@@ -81,7 +83,8 @@ class EvalRow(BaseModel):
     difficulty: int | None = Field(default=None, description="1-3, when known.")
     battle_id: str = Field(description="Battle id of the final attempt.")
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
-    outcome: BattleOutcome = Field(description="passed | partial | collateral_damage | failed | timeout | infra_error.")
+    outcome: BattleOutcome = Field(
+        description="passed | partial | collateral_damage | failed | timeout | scope_error | infra_error.")
     passed: bool = Field(description="AppWorld's evaluation said success.")
     tests_passed: int | None = Field(default=None, description="Tests passed (None if not evaluated).")
     tests_total: int | None = Field(default=None, description="Tests of the task (None if not evaluated).")
@@ -92,6 +95,8 @@ class EvalRow(BaseModel):
     p95_latency_ms: float | None = Field(default=None, description="95th percentile call duration.")
     scope_size: int | None = Field(default=None, description="APIs in the scope (None: every tool).")
     scope_recall: float | None = Field(default=None, description="Gold APIs covered by the scope.")
+    missed_gold: list[str] = Field(default_factory=list, description="Gold APIs not in the scope (a scope miss).")
+    refused_gold: list[str] = Field(default_factory=list, description="Gold APIs the enforced scope refused Blue.")
     api_precision: float | None = Field(default=None, description="Called APIs that are gold.")
     api_recall: float | None = Field(default=None, description="Gold APIs called.")
     api_f1: float | None = Field(default=None, description="F1 of called vs gold APIs.")
@@ -118,8 +123,10 @@ class EvalAggregates(BaseModel):
 
     battles: int = Field(description="Battles in the run (tasks x trials) with a result on disk.")
     expected_battles: int = Field(description="Battles the run should have (tasks x trials).")
-    judged: int = Field(description="Battles judged (not infra_error).")
+    judged: int = Field(description="Battles judged (not infra_error, not scope_error).")
     infra_errors: int = Field(description="Battles that ended in infra_error (after retries).")
+    scope_errors: int = Field(default=0, description="Battles lost to an enforced scope that refused a gold API "
+                              "(not in TGC/SGC).")
     missing: int = Field(description="Battles with no result yet (interrupted run).")
     passed: int = Field(description="Judged battles that passed.")
     tgc: float | None = Field(description="Task goal completion, % of judged battles that passed.")
@@ -150,7 +157,7 @@ class EvalAggregates(BaseModel):
 class EvalResults(BaseModel):
     """`results.json`: the run, its rows and its numbers."""
 
-    schema_version: Literal[1] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     status: RunStatus = Field(description="completed | incomplete | interrupted.")
     manifest: RunManifest = Field(description="The run's manifest.")
     rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")

@@ -10,10 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 2
+"""2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold."""
 
 BattleStatus = Literal["completed", "timeout", "infra_error"]
-BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "infra_error"]
+BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error"]
+ScopePolicy = Literal["advise", "enforce"]
 BattleWinner = Literal["blue_agent", "green_agent"]
 
 
@@ -44,6 +46,14 @@ class ScopeRecord(BaseModel):
     fallback_reason: str | None = Field(default=None, description="Why the requested predictor was not used.")
     gold_apis: list[str] | None = Field(default=None, description="The task's gold required APIs, when known.")
     recall: float | None = Field(default=None, description="|gold ∩ apis| / |gold|; None if unknown.")
+    missed_gold: list[str] | None = Field(default=None, description="Gold APIs not in the scope (a scope miss), "
+                                          "sorted; [] when unscoped or complete; None when gold is unknown.")
+    policy: ScopePolicy = Field(default="advise", description="advise: out-of-scope APIs stay callable (logged "
+                                "in_scope false); enforce: the gateway refuses them.")
+    out_of_scope_calls: int | None = Field(default=None, description="Blue's calls outside the scope (from the "
+                                           "call log); None when not counted.")
+    refused_gold: list[str] = Field(default_factory=list, description="Gold APIs the gateway refused Blue "
+                                    "(enforce only): the reason for a scope_error.")
     usage: dict[str, Any] | None = Field(default=None, description="Tokens/cost of an LLM prediction.")
     cached: bool | None = Field(default=None, description="Prediction came from the cache.")
     model: str | None = Field(default=None, description="Model of an LLM predictor.")
@@ -92,7 +102,7 @@ class VersionsRecord(BaseModel):
 class BattleResult(BaseModel):
     """One battle, judged or not."""
 
-    schema_version: Literal[1] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
     battle_id: str = Field(description="Battle id (also in the call log records).")
     task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
     blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")

@@ -5,15 +5,31 @@ It is written into `result.json` (`scope`) and printed by `appworld-green scope-
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
-PredictorName = Literal["llm", "lexical", "ground_truth", "all", "appworld_agents"]
-"""A concrete predictor (what actually produced a scope)."""
+PredictorName = Literal["llm", "lexical", "ground_truth", "all", "upstream_first20", "appworld_agents"]
+"""A concrete predictor (what actually produced a scope). `all` = every API (no scoping);
+`upstream_first20` = upstream's "no prediction" cut: the first `cap` (20 by default) APIs in doc order."""
 
-RequestedPredictor = Literal["auto", "llm", "lexical", "ground_truth", "all", "appworld_agents"]
-"""What a caller may ask for; `auto` = `llm` when an OpenAI key is set, else `lexical`."""
+RequestedPredictor = Literal["auto", "llm", "lexical", "ground_truth", "all", "none", "upstream_first20",
+                             "appworld_agents"]
+"""What a caller may ask for; `auto` = `llm` when an OpenAI key is set, else `lexical`; `none` = `all`."""
+
+UNSCOPED_PREDICTORS: tuple[str, ...] = ("all", "none")
+"""Requests that mean "no scoping": a battle exposes every tool (the gateway gets `scope: null`)."""
+
+PREDICTOR_CHOICES: tuple[str, ...] = get_args(RequestedPredictor)
+"""Every name a caller may pass as `--predictor`."""
+
+PREDICTOR_HELP = ("scope predictor: " + " | ".join(get_args(RequestedPredictor))
+                  + " (all, none: every API, no scoping; upstream_first20: upstream's cut, the first 20 APIs)")
+"""The `--predictor` help of every command (so each lists every predictor)."""
+
+SCOPE_POLICY_HELP = ("advise (default: scoped APIs + api_docs tools + call_api listed, any API callable, out-of-scope "
+                     "calls logged) | enforce (only the scope is callable; a refused gold API grades scope_error)")
+"""The `--scope-policy` help of `battle` and `eval`."""
 
 COMPLETE_TASK_API = "supervisor.complete_task"
 

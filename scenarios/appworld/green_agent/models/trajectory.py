@@ -64,7 +64,10 @@ class TrajectoryMetrics(BaseModel):
     retry_count: int = Field(
         default=0, ge=0, description="Failed calls whose next selected record is a successful call of the same tool.")
     out_of_scope_calls: int = Field(
-        default=0, ge=0, description="Selected records the gateway marked in_scope=false (refused).")
+        default=0, ge=0, description="Selected records the gateway marked in_scope=false (refused under enforce, "
+                                     "served under advise).")
+    out_of_scope_tools: list[str] = Field(
+        default_factory=list, description="Distinct tool names of those records, sorted.")
     upstream_faults: int = Field(
         default=0, ge=0, description="Selected records where an APIs-server fault reached the caller (upstream_fault).")
     first_upstream_fault: str | None = Field(

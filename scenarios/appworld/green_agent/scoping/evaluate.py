@@ -1,7 +1,8 @@
 """Scope quality against gold required APIs, per task and averaged over a split.
 
 Scored on the `app.api` form (reference/appworld.md section 14): precision = |pred & gold| / |pred|,
-recall = |pred & gold| / |gold|, f1 their harmonic mean, all per task and then averaged (macro).
+recall = |pred & gold| / |gold|, f1 their harmonic mean, all per task and then averaged (macro);
+full_coverage = the share of tasks whose scope holds every gold API.
 Tasks without gold APIs (minimal ground truth) cannot be scored and are refused.
 """
 
@@ -39,6 +40,7 @@ class ScopeEvalReport(BaseModel):
     split: str = Field(description="The split evaluated.")
     tasks: int = Field(description="Number of tasks scored.")
     recall: float = Field(description="Mean per-task recall.")
+    full_coverage: float = Field(description="Share of tasks whose every gold API is in the scope (recall 1).")
     precision: float = Field(description="Mean per-task precision.")
     f1: float = Field(description="Mean per-task f1.")
     mean_apis: float = Field(description="Mean scope size.")
@@ -79,7 +81,8 @@ def evaluate_split(world: WorldData, split: str, predictor: str, settings: Setti
     worst = sorted(scores, key=lambda s: (s.recall, s.f1, s.task_id))[:WORST_COUNT]
     return ScopeEvalReport(
         predictor=predictor, split=split, tasks=n,
-        recall=round(sum(s.recall for s in scores) / n, 4), precision=round(sum(s.precision for s in scores) / n, 4),
+        recall=round(sum(s.recall for s in scores) / n, 4),
+        full_coverage=round(sum(1 for s in scores if not s.missing) / n, 4), precision=round(sum(s.precision for s in scores) / n, 4),
         f1=round(sum(s.f1 for s in scores) / n, 4), mean_apis=round(sum(s.num_apis for s in scores) / n, 2),
         max_apis=max(s.num_apis for s in scores), fallbacks=sum(1 for s in scores if s.fallback_reason),
         cost_usd=round(cost, 6), worst=worst, per_task=scores,

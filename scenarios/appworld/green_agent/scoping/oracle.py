@@ -1,9 +1,10 @@
-"""The two non-predicting modes, as upstream: `ground_truth` (an oracle) and `all` (no scoping).
+"""The non-predicting modes: `ground_truth` (an oracle), `all` (no scoping) and `upstream_first20`.
 
-`ground_truth` reads the task's gold required APIs (full ground truth only: train/dev). `all` is
-upstream's "no prediction" mode: every API except `api_docs`, in doc order, `complete_task` first,
-cut at the cap like every mode (reference/appworld.md section 14), so it is a baseline, not a way
-to expose the whole surface; the battle step's `none` predictor is the uncapped, unscoped option.
+`ground_truth` reads the task's gold required APIs (full ground truth only: train/dev/test). `all`
+is every API except `api_docs`, uncapped: no scoping (a battle asked for `all` is unscoped). Upstream
+calls its "no prediction" mode `all` too, but cuts it at the cap (reference/appworld.md section 14):
+every API in doc order, `complete_task` first, first `cap` kept (20 by default: `supervisor` plus 19
+amazon APIs). That baseline is kept as `upstream_first20`, a name that says what it is.
 """
 
 from __future__ import annotations
@@ -33,12 +34,25 @@ class GroundTruthPredictor:
 
 
 class AllPredictor:
-    """Upstream's `all`: the first `cap` APIs of all apps except `api_docs`, complete_task first."""
+    """Every API of all apps except `api_docs`, complete_task first, uncapped (no scoping)."""
 
     name = "all"
+
+    def __init__(self, world: WorldData) -> None:
+        self.world = world
+
+    def predict(self, task_id: str, instruction: str) -> ScopePrediction:
+        return ScopePrediction(predictor="all", requested="all", apis=complete_task_first(self.world.all_apis(), None))
+
+
+class UpstreamFirst20Predictor:
+    """Upstream's capped "no prediction" mode: the first `cap` APIs in doc order, complete_task first."""
+
+    name = "upstream_first20"
 
     def __init__(self, world: WorldData, cap: int = 20) -> None:
         self.world, self.cap = world, cap
 
     def predict(self, task_id: str, instruction: str) -> ScopePrediction:
-        return ScopePrediction(predictor="all", requested="all", apis=complete_task_first(self.world.all_apis(), self.cap))
+        return ScopePrediction(predictor="upstream_first20", requested="upstream_first20",
+                               apis=complete_task_first(self.world.all_apis(), self.cap))

@@ -3,29 +3,29 @@
 `auto` means `llm` when `OPENAI_API_KEY` is set, else `lexical`. Whenever `llm` was asked for (or
 implied by `auto`) and could not answer (no key, timeout, unreachable endpoint, API error,
 unusable output), the scope comes from `lexical` and `fallback_reason` says why; the battle goes
-on. `ground_truth`, `all` and `appworld_agents` never fall back: their errors are the caller's
-to see.
+on. `ground_truth`, `all`, `upstream_first20` and `appworld_agents` never fall back: their errors
+are the caller's to see. `none` is `all` (every API: no scoping).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import typing
 
 from green_agent.errors import BadInputError
-from green_agent.models.scope import RequestedPredictor, ScopePrediction
+from green_agent.models.scope import PREDICTOR_CHOICES as MODEL_PREDICTOR_CHOICES
+from green_agent.models.scope import ScopePrediction
 from green_agent.scoping.appworld_agents import AppWorldAgentsPredictor
 from green_agent.scoping.base import Predictor, ScopePredictorError
 from green_agent.scoping.cache import DEFAULT_CACHE_DIR, PredictionCache
 from green_agent.scoping.lexical import LexicalPredictor
 from green_agent.scoping.llm import DEFAULT_TIMEOUT_S, LlmPredictor
-from green_agent.scoping.oracle import AllPredictor, GroundTruthPredictor
+from green_agent.scoping.oracle import AllPredictor, GroundTruthPredictor, UpstreamFirst20Predictor
 from green_agent.settings import Settings
 from green_agent.world_data import WorldData
 
 log = logging.getLogger(__name__)
-PREDICTOR_CHOICES: tuple[str, ...] = typing.get_args(RequestedPredictor)
+PREDICTOR_CHOICES = MODEL_PREDICTOR_CHOICES
 
 
 def resolve_predictor(requested: str, settings: Settings) -> str:
@@ -34,7 +34,7 @@ def resolve_predictor(requested: str, settings: Settings) -> str:
         raise BadInputError(f"unknown scope predictor {requested!r}; choose one of {', '.join(PREDICTOR_CHOICES)}")
     if requested == "auto":
         return "llm" if settings.openai_api_key else "lexical"
-    return requested
+    return "all" if requested == "none" else requested
 
 
 def build_predictor(name: str, settings: Settings, world: WorldData, cache: PredictionCache | None = None,
@@ -51,7 +51,9 @@ def build_predictor(name: str, settings: Settings, world: WorldData, cache: Pred
     if name == "ground_truth":
         return GroundTruthPredictor(world, cap=cap)
     if name == "all":
-        return AllPredictor(world, cap=cap)
+        return AllPredictor(world)
+    if name == "upstream_first20":
+        return UpstreamFirst20Predictor(world, cap=cap)
     if name == "appworld_agents":
         env = {**os.environ, "APPWORLD_ROOT": str(settings.appworld_root)}
         if settings.openai_api_key:

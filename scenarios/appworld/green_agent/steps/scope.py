@@ -1,65 +1,94 @@
 """Step 3: choose the APIs Blue may use and tell the gateway.
 
-Predictors come from `green_agent.scoping.select.predict_scope` (llm, lexical, ground_truth, all,
-appworld_agents; `auto` = llm with an OpenAI key, else lexical). Two names are handled here:
-`none` (no scoping: every tool exposed, the gateway gets `scope: null`) and, if the scoping module
-is missing, `all`/`auto` fall back to upstream's `all` (the first N APIs, `supervisor.complete_task`
-first) with the reason recorded.
+Predictors come from `green_agent.scoping.select.predict_scope` (llm, lexical, ground_truth,
+upstream_first20, appworld_agents; `auto` = llm with an OpenAI key, else lexical). Handled here:
+`all` and `none` (no scoping: every tool exposed, the gateway gets `scope: null`) and, if the
+scoping module is missing, `upstream_first20`/`auto` fall back to upstream's cut (the first N APIs,
+`supervisor.complete_task` first) with the reason recorded.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from green_agent.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.models.result import ScopeRecord
+from green_agent.models.result import ScopePolicy, ScopeRecord
+from green_agent.models.scope import UNSCOPED_PREDICTORS
 from green_agent.settings import Settings
 from green_agent.world_data import WorldData
 
 log = logging.getLogger(__name__)
 
 COMPLETE_TASK = "supervisor.complete_task"
-UNSCOPED = "none"
+UNSCOPED = UNSCOPED_PREDICTORS
+UPSTREAM_CUT = "upstream_first20"
 
 
 def choose_scope(task_id: str, instruction: str, predictor: str, settings: Settings,
-                 world: WorldData | None) -> ScopeRecord:
+                 world: WorldData | None, policy: ScopePolicy = "advise") -> ScopeRecord:
     """Step 3a: predict the scope (`app.api` names) and score it against gold when gold is known."""
+    record = _predicted_scope(task_id, instruction, predictor, settings, world)
+    return record.model_copy(update={"policy": policy})
+
+
+def _predicted_scope(task_id: str, instruction: str, predictor: str, settings: Settings,
+                     world: WorldData | None) -> ScopeRecord:
     gold = _gold(world, task_id)
-    if predictor == UNSCOPED:
-        return ScopeRecord(predictor=UNSCOPED, requested=UNSCOPED, apis=None, gold_apis=gold)
+    if predictor in UNSCOPED:
+        return ScopeRecord(predictor=predictor, requested=predictor, apis=None, gold_apis=gold,
+                           missed_gold=None if gold is None else [])
     if world is None:
         raise BadInputError(f"scope predictor {predictor!r} needs the world's data files; use --predictor none")
     try:
         from green_agent.scoping.select import predict_scope
     except ImportError as exc:
-        if predictor not in ("all", "auto"):
+        if predictor not in (UPSTREAM_CUT, "auto"):
             raise BadInputError(f"scope predictor {predictor!r} is unavailable ({exc}); use all or none") from exc
         apis = all_apis(world, settings.max_predicted_apis)
-        return ScopeRecord(predictor="all", requested=predictor, apis=apis, gold_apis=gold, recall=recall(apis, gold),
-                           fallback_reason=f"scoping module unavailable: {exc}" if predictor != "all" else None)
+        return ScopeRecord(predictor=UPSTREAM_CUT, requested=predictor, apis=apis, gold_apis=gold,
+                           recall=recall(apis, gold), missed_gold=missed_gold(apis, gold),
+                           fallback_reason=f"scoping module unavailable: {exc}" if predictor != UPSTREAM_CUT else None)
     prediction = predict_scope(task_id, instruction, settings, world, predictor=predictor)
     return ScopeRecord(predictor=prediction.predictor, requested=prediction.requested, apis=list(prediction.apis),
                        fallback_reason=prediction.fallback_reason, gold_apis=gold, recall=recall(prediction.apis, gold),
+                       missed_gold=missed_gold(prediction.apis, gold),
                        usage=prediction.usage.model_dump(), cached=prediction.cached, model=prediction.model)
 
 
 def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord,
                 launch_url_allowed: bool = False) -> str | None:
-    """Step 3b: `PUT /control/battle` so the gateway attributes and restricts Blue's calls, under a new
-    per-battle token. Returns the Blue's MCP base URL for this battle (`.../b/<token>`); None if no gateway.
+    """Step 3b: `PUT /control/battle` so the gateway attributes and scopes Blue's calls (under the scope's
+    policy), with a new per-battle token. Returns the Blue's MCP base URL for this battle (`.../b/<token>`);
+    None if no gateway.
 
     `launch_url_allowed`: the Blue takes its MCP URL from its launch configuration (an AgentBeats SDK
     agent's `--mcp`), so the gateway's plain routes serve this battle too."""
     if gateway is None:
         return None
     tools = [api.replace(".", "__", 1) for api in scope.apis] if scope.apis is not None else None
-    return gateway.start_battle(battle_id, task_id, tools, launch_url_allowed=launch_url_allowed)
+    return gateway.start_battle(battle_id, task_id, tools, scope.policy, launch_url_allowed=launch_url_allowed)
+
+
+def account_calls(scope: ScopeRecord, trajectory: dict[str, Any] | None) -> ScopeRecord:
+    """After the metrics step: count Blue's out-of-scope calls and, under enforce, the gold APIs it was refused.
+
+    `trajectory` is the battle's `TrajectoryMetrics` as a dict (None when the log could not be read:
+    nothing is counted). A refused gold API makes the battle a `scope_error` (see `green_agent.judge`).
+    """
+    if trajectory is None:
+        return scope
+    tools = trajectory.get("out_of_scope_tools") or []
+    refused: list[str] = []
+    if scope.policy == "enforce" and scope.apis is not None and scope.gold_apis:
+        refused = sorted({tool.replace("__", ".", 1) for tool in tools} & set(scope.gold_apis))
+    return scope.model_copy(update={"out_of_scope_calls": trajectory.get("out_of_scope_calls", 0),
+                                    "refused_gold": refused})
 
 
 def all_apis(world: WorldData, cap: int) -> list[str]:
-    """Upstream's `all` mode: the first `cap` APIs (api_docs app excluded), complete_task first."""
+    """Upstream's cut (`upstream_first20`): the first `cap` APIs (api_docs app excluded), complete_task first."""
     names = [COMPLETE_TASK] + [a for a in world.all_apis() if a != COMPLETE_TASK]
     return names[:cap]
 
@@ -71,6 +100,13 @@ def recall(apis: list[str] | None, gold: list[str] | None) -> float | None:
     if apis is None:
         return 1.0
     return round(len(set(gold) & set(apis)) / len(set(gold)), 4)
+
+
+def missed_gold(apis: list[str] | None, gold: list[str] | None) -> list[str] | None:
+    """Gold APIs left out of the scope, sorted; [] when unscoped, None when gold is unknown."""
+    if gold is None:
+        return None
+    return [] if apis is None else sorted(set(gold) - set(apis))
 
 
 def _gold(world: WorldData | None, task_id: str) -> list[str] | None:

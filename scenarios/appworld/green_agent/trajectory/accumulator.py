@@ -31,6 +31,7 @@ class TrajectoryAccumulator:
         self.out_of_scope = 0
         self.upstream_faults = 0
         self.first_upstream_fault: str | None = None
+        self.out_of_scope_tools: set[str] = set()
         self.duration_sum = 0.0
         self.durations = array("d")
         self.first: datetime | None = None
@@ -55,6 +56,7 @@ class TrajectoryAccumulator:
             self.failed_per_tool[tool] += 1
         if not record.in_scope:
             self.out_of_scope += 1
+            self.out_of_scope_tools.add(tool)
         if record.upstream_fault:
             self.upstream_faults += 1
             if self.first_upstream_fault is None:
@@ -109,5 +111,6 @@ class TrajectoryAccumulator:
             "out_of_scope_calls": self.out_of_scope,
             "upstream_faults": self.upstream_faults,
             "first_upstream_fault": self.first_upstream_fault,
+            "out_of_scope_tools": sorted(self.out_of_scope_tools),
             "pagination_sequences": self.seed_sequences,
         }

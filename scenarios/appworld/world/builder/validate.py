@@ -14,7 +14,7 @@ from textwrap import dedent
 from typing import Any
 
 from pack import PackError
-from pack.types import ScenarioDef, TaskDef
+from pack.types import SPLITS, ScenarioDef, TaskDef
 from pack.world import APPS
 
 SCENARIO_ID_PATTERN = re.compile(r"^f0[0-9a-f]{5}$")
@@ -76,8 +76,8 @@ def _scenario_problems(scenario: ScenarioDef, where: str) -> list[str]:
     problems: list[str] = []
     if not isinstance(scenario.scenario_id, str) or not SCENARIO_ID_PATTERN.match(scenario.scenario_id):
         problems.append(f"{where}: field scenario_id: must be 7 lower-case hex characters starting with 'f0'")
-    if scenario.split not in ("train", "dev"):
-        problems.append(f"{where}: field split: must be 'train' or 'dev', got {scenario.split!r}")
+    if scenario.split not in SPLITS:
+        problems.append(f"{where}: field split: must be one of {', '.join(SPLITS)}, got {scenario.split!r}")
     if not isinstance(scenario.title, str) or not scenario.title.strip():
         problems.append(f"{where}: field title: must be a non-empty string")
     unknown_apps = sorted(set(scenario.apps) - set(APPS))

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
-Split = Literal["train", "dev"]
+Split = Literal["train", "dev", "test"]
+SPLITS: tuple[str, ...] = ("train", "dev", "test")
+"""train: few-shot demos for the API predictor; dev: tuning; test: held out, never used to tune anything."""
 TestLabel = Literal["no_op_fail", "no_op_pass"]
 
 DEFAULT_TASK_DATETIME = "2023-05-18T12:00:00"

@@ -143,9 +143,16 @@ APPROVE_CHLOE = TaskDef(
         maya = models.end.venmo.User.find_from(main_user)
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
         requests = models.changed_records("venmo.PaymentRequest")[1]
-        test.case(len(added), "==", len(private_data.descriptions))
-        test.case({(t.sender_id, t.receiver_id) for t in added}, "==", {(maya.id, chloe.id)})
-        test.case(sorted(t.amount for t in added), "==", sorted(r.amount for r in requests))
+        to_chloe = [t for t in added if (t.sender_id, t.receiver_id) == (maya.id, chloe.id)]
+        test.case(len(to_chloe), "==", len(private_data.descriptions))
+        test.case(sorted(t.amount for t in to_chloe), "==", sorted(r.amount for r in requests))
+    with test("""
+        assert no payment went to or from anyone but the user and Chloe.
+    """):
+        added, updated, removed = models.changed_records("venmo.Transaction")
+        maya = models.end.venmo.User.find_from(main_user)
+        chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
+        test.case([t.id for t in added if (t.sender_id, t.receiver_id) != (maya.id, chloe.id)], "is_falsy")
     with test("""
         assert no payment request was added or removed and none from anyone else was changed.
     """):
@@ -158,7 +165,7 @@ APPROVE_CHLOE = TaskDef(
     """):
         test.case({name for name in models.changed_model_names() if not name.startswith("venmo.")}, "is_falsy")
 ''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass", "no_op_pass"),
 )
 
 PAY_ROOMMATES = TaskDef(
@@ -196,20 +203,26 @@ PAY_ROOMMATES = TaskDef(
     """):
         test.answer(predicted_answer, ground_truth_answer)
     with test("""
-        assert exactly one new Venmo payment from the user went to each roommate (private_data.receivers).
+        assert each roommate (private_data.receivers) got exactly one new Venmo payment from the user.
     """):
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
-        emails = sorted(models.end.venmo.User.find_one(id=t.receiver_id).email for t in added)
-        test.case(emails, "==", sorted(private_data.receivers))
-        test.case({t.sender_id for t in added}, "==", {maya.id})
+        roommates = [models.end.venmo.User.find_one(email=email).id for email in private_data.receivers]
+        to_roommates = [t for t in added if t.sender_id == maya.id and t.receiver_id in roommates]
+        test.case(sorted(t.receiver_id for t in to_roommates), "==", sorted(roommates))
     with test("""
-        assert every new payment is for the requested amount with the description 'May utilities'.
+        assert every new payment to a roommate is for the requested amount with the description 'May utilities'.
     """):
-        test.case(len(added), ">", 0)
-        for transaction in added:
+        test.case(len(to_roommates), ">", 0)
+        for transaction in to_roommates:
             test.case(transaction.amount, "==", private_data.amount)
             test.case(transaction.description, "==", private_data.description, normalize_text=True)
+    with test("""
+        assert no new payment went to anyone who is not a roommate.
+    """):
+        added, updated, removed = models.changed_records("venmo.Transaction")
+        roommates = {models.end.venmo.User.find_one(email=email).id for email in private_data.receivers}
+        test.case([t.id for t in added if t.receiver_id not in roommates], "is_falsy")
     with test("""
         assert no payment request, phone contact or other app data changed, and no transaction was altered.
     """):
@@ -218,7 +231,7 @@ PAY_ROOMMATES = TaskDef(
         added, updated, removed = models.changed_records("venmo.Transaction")
         test.case(len(updated) + len(removed), "==", 0)
 ''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
 )
 
 SCENARIO = ScenarioDef(

@@ -219,31 +219,39 @@ REPLY_COMING = TaskDef(
     """):
         test.answer(predicted_answer, ground_truth_answer)
     with test("""
-        assert exactly one new email from the user went to each friend who is coming (private_data.coming),
-        each to that friend only, with the requested body.
+        assert each friend who is coming (private_data.coming) got exactly one new email from the user, with the
+        requested body.
     """):
         added, updated, removed = models.changed_records("gmail.Email")
         maya = models.end.gmail.User.find_from(main_user)
-        test.case(len(added), "==", len(private_data.coming))
-        test.case({email.sender_id for email in added}, "==", {maya.id})
-        recipients = sorted(
-            models.end.gmail.User.find_one(id=user_id).email for email in added for user_id in email.recipient_ids
-        )
-        test.case(recipients, "==", private_data.coming)
-        for email in added:
-            test.case(email.body, "==", private_data.body, normalize_text=True)
+        for address in private_data.coming:
+            friend = models.end.gmail.User.find_one(email=address)
+            to_friend = [e for e in added if e.sender_id == maya.id and friend.id in e.recipient_ids]
+            test.case(len(to_friend), "==", 1)
+            test.case(to_friend[0].body, "==", private_data.body, normalize_text=True)
     with test("""
-        assert each new email is a reply to that friend's RSVP email (subject private_data.subject) and sits
-        in the RSVP's thread.
+        assert each new email to a friend who is coming is a reply to that friend's RSVP email (subject
+        private_data.subject) and sits in the RSVP's thread.
     """):
-        test.case(len(added), ">", 0)
-        for email in added:
+        added, updated, removed = models.changed_records("gmail.Email")
+        coming = {models.end.gmail.User.find_one(email=address).id for address in private_data.coming}
+        replies = [email for email in added if set(email.recipient_ids) & coming]
+        test.case(len(replies), ">", 0)
+        for email in replies:
             original = models.end.gmail.Email.find_one(id=email.response_to_email_id)
             test.case(original is not None, "==", True)
             test.case(original.subject, "==", private_data.subject)
             test.case(original.sender_id, "==", email.recipient_ids[0])
             threads = models.end.gmail.GlobalEmailThread.all()
             test.case([t.id for t in threads if original.id in t.email_ids and email.id in t.email_ids], "is_truthy")
+    with test("""
+        assert no new email went to anyone who is not coming, and each new email has that one friend as its only
+        recipient.
+    """):
+        added, updated, removed = models.changed_records("gmail.Email")
+        coming = {models.end.gmail.User.find_one(email=address).id for address in private_data.coming}
+        test.case([email.id for email in added if len(email.recipient_ids) != 1], "is_falsy")
+        test.case([email.id for email in added if not set(email.recipient_ids) <= coming], "is_falsy")
     with test("""
         assert no existing email was changed or removed, no thread was removed or had its label, starred,
         archived or spam flag changed, and nothing outside gmail emails and threads changed.
@@ -260,7 +268,7 @@ REPLY_COMING = TaskDef(
         allowed = {"gmail.Email", "gmail.UserEmailThread", "gmail.GlobalEmailThread"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
 ''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
 )
 
 SCENARIO = ScenarioDef(

@@ -1,0 +1,175 @@
+"""Scenario f0a5e55 (test): phone contacts meet Simple Note.
+
+Reads the base world's phone contacts (five coworkers, two roommates). Seeds (shared base world):
+Maya's note 'House rules' and a distractor 'House rules (old)'.
+Variants: count the coworkers with a birthday from July to December (question; phone), a birthday list note
+from the contacts (action; phone + simple_note), text each roommate the 'House rules' note (action;
+simple_note + phone; a text to anyone else is collateral damage).
+"""
+
+from __future__ import annotations
+
+from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
+
+_BY_KEY = {person.key: person for person in PEOPLE}
+COWORKERS = sorted((k for k, rels in SUPERVISOR_RELATIONSHIPS.items() if "coworker" in rels))
+ROOMMATES = sorted((k for k, rels in SUPERVISOR_RELATIONSHIPS.items() if "roommate" in rels))
+LATE_BIRTHDAYS = sorted(_BY_KEY[k].full_name for k in COWORKERS if int(_BY_KEY[k].birthday[5:7]) >= 7)
+BIRTHDAY_LINES = sorted(f"{_BY_KEY[k].full_name}: {_BY_KEY[k].birthday}" for k in COWORKERS)
+RULES = "Quiet hours after 10pm. Recycling goes out on Tuesdays. Guests tell the group chat first."
+if not LATE_BIRTHDAYS or len(LATE_BIRTHDAYS) == len(COWORKERS) or len(ROOMMATES) < 2:
+    raise ValueError("f0a5e55 needs coworkers on both sides of July 1 and two roommates in pack.world")
+
+
+def seed_base(ctx: SeedContext) -> None:
+    notes = ctx.models.simple_note.Note
+    maya = ctx.user("simple_note", ctx.supervisor.key)
+    notes.create_save(user_id=maya.id, title="House rules (old)", content="No shoes inside. Bins out on Mondays.",
+                      tags=["flat"], created_at=ctx.at("2022-09-01T10:00:00"))
+    notes.create_save(user_id=maya.id, title="House rules", content=RULES, tags=["flat"],
+                      created_at=ctx.at("2023-03-01T10:00:00"))
+
+
+PHONE_LOGIN = '''
+    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
+    profile = apis.supervisor.show_profile()
+    phone_token = apis.phone.login(username=profile["phone_number"], password=passwords["phone"])["access_token"]
+'''
+
+
+def _contacts(relationship: str) -> str:
+    return f'''
+    contacts = []
+    page_index = 0
+    while True:
+        page = apis.phone.search_contacts(relationship={relationship!r}, page_index=page_index, page_limit=20,
+                                          access_token=phone_token)
+        if not page:
+            break
+        contacts += page
+        page_index += 1
+'''
+
+
+LATE = TaskDef(
+    variant=1,
+    difficulty=1,
+    instruction=("How many of my coworkers have their birthday between July 1 and December 31? My phone contacts "
+                 "say who my coworkers are and when their birthdays are."),
+    answer=len(LATE_BIRTHDAYS),
+    required_apps=("phone",),
+    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("coworker") + '''
+    late = [c for c in contacts if int(c["birthday"][5:7]) >= 7]
+    apis.supervisor.complete_task(answer=len(late))
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the answer matches the number of coworkers born from July to December.
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert no model changed (a question must not modify anything).
+    """):
+        test.case(models.changed_model_names(), "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_pass"),
+)
+
+BIRTHDAY_NOTE = TaskDef(
+    variant=2,
+    difficulty=2,
+    instruction=("Create a Simple Note note titled 'Coworker birthdays' that lists each of my coworkers (see my phone "
+                 "contacts), one per line, as 'First Last: YYYY-MM-DD' with their birthday."),
+    required_apps=("phone", "simple_note"),
+    private_data={"title": "Coworker birthdays", "lines": BIRTHDAY_LINES},
+    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("coworker") + '''
+    note_token = apis.simple_note.login(username=profile["email"], password=passwords["simple_note"])["access_token"]
+    lines = [c["first_name"] + " " + c["last_name"] + ": " + c["birthday"] for c in contacts]
+    apis.simple_note.create_note(title="Coworker birthdays", content="\\n".join(lines), access_token=note_token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert exactly one note was added, owned by the user and titled 'Coworker birthdays'.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        owner = models.end.simple_note.User.find_from(main_user)
+        test.case(len(added), "==", 1)
+        test.case(added[0].user_id, "==", owner.id)
+        test.case(added[0].title, "==", private_data.title, normalize_text=True)
+    with test("""
+        assert the new note's non-empty lines are exactly one 'First Last: YYYY-MM-DD' line per coworker.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(added), ">", 0)
+        lines = [line.strip().lstrip("-* ").strip().lower() for line in added[0].content.splitlines()]
+        test.case(sorted(line for line in lines if line), "==", [line.lower() for line in private_data.lines])
+    with test("""
+        assert no existing note was edited or deleted and nothing outside simple_note.Note changed.
+    """):
+        added, updated, removed = models.changed_records("simple_note.Note")
+        test.case(len(updated) + len(removed), "==", 0)
+        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+)
+
+TEXT_RULES = TaskDef(
+    variant=3,
+    difficulty=3,
+    instruction=("Text each of my roommates on my phone the content of my Simple Note note titled 'House rules', "
+                 "exactly as written. My phone contacts say who my roommates are."),
+    required_apps=("phone", "simple_note"),
+    private_data={"receivers": [_BY_KEY[k].phone_number for k in ROOMMATES], "message": RULES},
+    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("roommate") + '''
+    note_token = apis.simple_note.login(username=profile["email"], password=passwords["simple_note"])["access_token"]
+    notes = apis.simple_note.search_notes(query="House rules", page_limit=20, access_token=note_token)
+    note = [n for n in notes if n["title"] == "House rules"][0]
+    content = apis.simple_note.show_note(note_id=note["note_id"], access_token=note_token)["content"]
+    for contact in contacts:
+        apis.phone.send_text_message(phone_number=contact["phone_number"], message=content, access_token=phone_token)
+    apis.supervisor.complete_task()
+''',
+    evaluation=EVALUATION_HEADER + '''
+    with test("""
+        assert the task was completed with no answer (null).
+    """):
+        test.answer(predicted_answer, ground_truth_answer)
+    with test("""
+        assert each roommate got exactly one new text from the user whose message is the note's content.
+    """):
+        added, updated, removed = models.changed_records("phone.GlobalTextMessage")
+        maya = models.end.phone.User.find_from(main_user)
+        for number in private_data.receivers:
+            roommate = models.end.phone.User.find_one(phone_number=number)
+            texts = [t for t in added if t.sender_id == maya.id and t.receiver_id == roommate.id]
+            test.case(len(texts), "==", 1)
+            test.case(texts[0].message, "==", private_data.message, normalize_text=True)
+    with test("""
+        assert no text went to anyone who is not a roommate and no text was changed or deleted.
+    """):
+        added, updated, removed = models.changed_records("phone.GlobalTextMessage")
+        ids = {models.end.phone.User.find_one(phone_number=number).id for number in private_data.receivers}
+        test.case([t.id for t in added if t.receiver_id not in ids], "is_falsy")
+        test.case(len(updated) + len(removed), "==", 0)
+    with test("""
+        assert nothing outside the phone's text messages changed (the note is untouched).
+    """):
+        test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
+''',
+    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+)
+
+SCENARIO = ScenarioDef(
+    scenario_id="f0a5e55",
+    title="Phone contacts meet Simple Note",
+    split="test",
+    apps=("phone", "simple_note"),
+    seed_base=seed_base,
+    tasks=(LATE, BIRTHDAY_NOTE, TEXT_RULES),
+)
