@@ -266,7 +266,8 @@ def test_advise_lists_scope_docs_and_call_api_and_serves_any_api_out_of_scope(tm
     responses.get(f"{APIS}/simple_note/notes/7", json={"note_id": 7, "title": "T"})
     responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
     gw = _gateway(tmp_path)
-    gw.scope.set_battle(BattleScope(battle_id="B4", task_id="T4", scope=["supervisor__complete_task"]))
+    gw.scope.set_battle(BattleScope(battle_id="B4", task_id="T4", scope=["supervisor__complete_task"],
+                                    launch_url_allowed=True))
     assert [t.name for t in gw.list_tools()] == ["api_docs__show_api_doc", "supervisor__complete_task", "call_api"]
     doc = asyncio.run(gw.call_tool("api_docs__show_api_doc", {"app_name": "simple_note", "api_name": "show_note"}))
     via = asyncio.run(gw.call_tool("call_api", {"app_name": "simple_note", "api_name": "show_note",
@@ -288,7 +289,7 @@ def test_advise_lists_scope_docs_and_call_api_and_serves_any_api_out_of_scope(tm
 def test_unscoped_battles_list_every_tool_without_call_api(tmp_path: Path) -> None:
     gw = _gateway(tmp_path)
     for policy in ("advise", "enforce"):
-        gw.scope.set_battle(BattleScope(battle_id="B5", task_id="T5", scope=None, policy=policy))
+        gw.scope.set_battle(BattleScope(battle_id="B5", task_id="T5", scope=None, policy=policy, launch_url_allowed=True))
         assert [t.name for t in gw.list_tools()] == list(SPECS)
     unknown = asyncio.run(gw.call_tool("call_api", {"app_name": "supervisor", "api_name": "show_profile"}))
     assert unknown.is_error and "Unknown tool 'call_api'" in unknown.content[0].text

@@ -123,7 +123,7 @@ def test_evaluate_failure_is_infra_error_and_closes(tmp_path: Path) -> None:
     blue_mocks()
     result = run_battle(*setup(tmp_path))
     assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error")
-    assert result.error is not None and result.error.step == "metrics" and result.error.type == "WrongActiveTaskError"
+    assert result.error is not None and result.error.step == "metrics" and result.error.type == "WorldChangedError"
     assert len(calls_to("/close")) == 1 and (tmp_path / "run" / "result.json").is_file()
 
 

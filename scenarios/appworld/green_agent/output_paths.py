@@ -2,10 +2,9 @@
 
 Contract: each check returns the path when it is usable and otherwise raises `OutputPathError`
 (bad input, exit 2) naming the flag, the path and what is wrong with it (exists as a file, a parent
-is a file, cannot be created, not writable). A directory check creates nothing: it probes the
-directory, or its nearest existing ancestor, with a temporary file it removes again (a refused run
-leaves no trace); a file check creates nothing but its parent directory and probes that the file can
-be opened for appending (and reading) if it exists.
+is a file, cannot be created, not writable). A directory check creates the directory (it would be
+created by the run anyway) and probes it with a temporary file; a file check creates nothing but
+its parent directory and probes that the file can be opened for appending (and reading) if it exists.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ def _blocking_parent(path: Path) -> Path | None:
 
 
 def check_output_dir(path: Path, flag: str = "--out") -> Path:
-    """`path` as a directory that can be written (or created and written), or OutputPathError."""
+    """`path` as a writable directory (created if missing), or OutputPathError."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise OutputPathError(f"{flag} {path}: exists and is not a directory; choose a directory path")
@@ -38,21 +37,13 @@ def check_output_dir(path: Path, flag: str = "--out") -> Path:
     if blocker is not None:
         raise OutputPathError(f"{flag} {path}: cannot be created, {blocker} is a file, not a directory")
     try:
-        _probe(path if path.exists() else _nearest_existing(path))  # nothing is left behind
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise OutputPathError(f"{flag} {path}: not writable ({_why(exc)}); choose another directory") from None
     return path
-
-
-def _nearest_existing(path: Path) -> Path:
-    return next(parent for parent in path.parents if parent.exists())
-
-
-def _probe(directory: Path) -> None:
-    """Create and remove a temporary file in `directory` (raises OSError if it cannot be written)."""
-    fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=directory)
-    os.close(fd)
-    os.unlink(probe)
 
 
 def check_output_file(path: Path, what: str) -> Path:

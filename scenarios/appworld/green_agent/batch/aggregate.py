@@ -22,14 +22,12 @@ from collections.abc import Iterable, Sequence
 from math import comb
 from statistics import fmean
 
-from green_agent.batch.scenarios import scenario_of, scenario_statuses, sgc_counts
+from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow
 
 __all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "tgc"]
 
 OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error")
-UNJUDGED = ("infra_error", "scope_error")
-"""Outcomes that are not the agent's: kept out of TGC, SGC, pass^k and the trajectory means."""
 MEAN_FIELDS = ("calls", "failed_calls", "error_rate", "p50_latency_ms", "p95_latency_ms", "scope_recall",
                "api_precision", "api_recall", "api_f1", "duration_s", "tests_passed")
 

@@ -3,7 +3,7 @@
 Contract (pure functions over rows and the expected (task, trial) keys):
 - A scenario is the task id before the last '_'. A scenario-trial is *complete* when every task of
   the scenario that the run lists (its manifest) has a judged row in that trial; a task with no
-  result at all (deleted, not run yet) or an infra error makes it *incomplete*.
+  result at all (deleted, not run yet), an infra error or a scope error makes it *incomplete*.
 - SGC counts complete scenario-trials only; an incomplete one is never passed.
 - A scenario's status over all trials: `incomplete` if any of its scenario-trials is incomplete,
   else `passed` if every task passed in every trial, else `failed`.
@@ -45,8 +45,12 @@ def _trial_groups(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] |
     return groups
 
 
+UNJUDGED = ("infra_error", "scope_error")
+"""Outcomes that are not the agent's (a broken service, an enforced scope that refused it a gold API)."""
+
+
 def _complete(members: list[EvalRow | None]) -> bool:
-    return all(m is not None and m.outcome != "infra_error" for m in members)
+    return all(m is not None and m.outcome not in UNJUDGED for m in members)
 
 
 def sgc_counts(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None) -> SgcCounts:
