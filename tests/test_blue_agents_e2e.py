@@ -316,7 +316,7 @@ def test_llm_blue_calls_an_out_of_scope_api_after_looking_it_up(appworld_servers
     """Under `advise` the SDK-based Blue sees the api_docs tools and `call_api` in tools/list and reaches an API
     outside the scope with them; the gateway serves it and logs it in_scope false."""
     scope = ["supervisor__show_profile", "supervisor__complete_task"]
-    battle = Battle(appworld_servers, gateway, LLM_TASK, scope=scope, policy="advise")
+    battle = Battle(appworld_servers, gateway, LLM_TASK, launch_url_allowed=True, scope=scope, policy="advise")
     script = [
         {"tool": "api_docs__show_api_descriptions", "args": {"app_name": "supervisor"}},
         {"tool": "api_docs__show_api_doc", "args": {"app_name": "supervisor", "api_name": "show_addresses"}},
