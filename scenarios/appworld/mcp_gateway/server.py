@@ -225,7 +225,9 @@ class _ControlServer(uvicorn.Server):
 
 @contextlib.contextmanager
 def _control_socket() -> Iterator[socket.socket]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and without it every
+    # long-poll answer waited ~40 ms for a delayed ACK (Nagle) before its body left
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.bind(("127.0.0.1", 0))
         sock.set_inheritable(True)
