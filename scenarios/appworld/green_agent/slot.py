@@ -13,7 +13,6 @@ already running (`world up`) without owning them. An owned slot creates the slot
 
 from __future__ import annotations
 
-import fcntl
 import ipaddress
 import os
 import socket
@@ -27,9 +26,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
 from green_agent.errors import InfrastructureError, SlotBusyError
+from green_agent.file_lock import release, try_lock
 from green_agent.processes import ManagedProcess, port_is_free
-from green_agent.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS,
-                                  SLOT_PORT_STRIDE)
+from green_agent.settings import DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, SLOT_PORT_STRIDE
 from green_agent.slot_credentials import PRIVATE_DIR, SlotCredentials, remove_credentials, save_credentials
 
 GATEWAY_READY_TIMEOUT_S = 60.0
@@ -86,14 +85,10 @@ class SlotLock:
         self._fd: int | None = None
 
     def acquire(self) -> "SlotLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = try_lock(self.path)
+        if fd is None:
             raise SlotBusyError(f"world slot {self.path.stem} is running another battle (lock {self.path}); "
-                                "wait for it or use another --slot") from None
+                                "wait for it or use another --slot")
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
@@ -101,8 +96,7 @@ class SlotLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
+            release(self._fd)
             self._fd = None
 
 

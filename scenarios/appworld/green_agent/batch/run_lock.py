@@ -12,7 +12,6 @@ Contract:
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 from datetime import datetime, timezone
@@ -22,6 +21,7 @@ from types import TracebackType
 from pydantic import ValidationError
 
 from green_agent.errors import RunDirLockedError
+from green_agent.file_lock import release, try_lock
 from green_agent.models.eval_run import RunLockHolder
 
 log = logging.getLogger(__name__)
@@ -58,13 +58,9 @@ class RunDirLock:
 
     def acquire(self) -> "RunDirLock":
         """Take the lock or raise RunDirLockedError naming the live holder."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunDirLockedError(self._busy_message()) from None
+        fd = try_lock(self.path)
+        if fd is None:
+            raise RunDirLockedError(self._busy_message())
         previous = read_holder(self.path)
         if previous is not None and previous.pid != os.getpid() and not pid_alive(previous.pid):
             log.info("taking over %s: its holder pid %d (started %s) is gone", self.path, previous.pid,
@@ -84,8 +80,7 @@ class RunDirLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
+            release(self._fd)
             self._fd = None
 
     def __enter__(self) -> "RunDirLock":
