@@ -264,6 +264,23 @@ def test_hook_answers_a_malformed_battle_start_with_an_error() -> None:
 
 
 @responses.activate
+def test_a_gateway_slot_that_is_not_up_is_a_draw_not_a_crash(scenario: Path) -> None:
+    # a gateway URL whose slot has no credentials here (nobody ran `world up`): reported, never a loss
+    responses.post(f"{BACKEND}/battles/b-1", json={})
+    text = (scenario / "scenario.toml").read_text().replace('gateway_url = ""', 'gateway_url = "http://127.0.0.1:1"')
+    (scenario / "scenario.toml").write_text(text)
+
+    async def model() -> str:
+        raise AssertionError("the model must not run")
+
+    reply = asyncio.run(executor_hook.on_battle_start(start_message(), model))
+    assert reply.startswith("Battle not run:") and "world up" in reply
+    final = [json.loads(c.request.body) for c in calls("POST", f"{BACKEND}/battles/b-1")]
+    assert [e["winner"] for e in final if e["is_result"]] == ["draw"]
+    assert not calls("POST", BLUE)
+
+
+@responses.activate
 def test_deterministic_mode_never_runs_the_model(scenario: Path) -> None:
     env_mocks()
     text = (scenario / "scenario.toml").read_text().replace('green_mode = "llm"', 'green_mode = "deterministic"')

@@ -23,7 +23,7 @@ from green_agent.agentbeats.battle_start import BattleStart, is_battle_start_tex
 from green_agent.agentbeats.registry import open_session
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.session import BattleSession
-from green_agent.errors import BadInputError
+from green_agent.errors import BadInputError, GreenError
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ async def on_battle_start(text: str, run_model: Any) -> str:
     reporter = BackendReporter(start.battle_id, start.backend_url)
     try:
         session = open_session(start, reporter=reporter)
-    except BadInputError as exc:
+    except GreenError as exc:  # bad config, or the slot is not up (no credentials for it): a draw, never a loss
         reporter.progress(f"Battle not run: {exc}"[:300])
         reporter.report_unjudged(f"Battle not run: {exc}", {"battle_id": start.battle_id, "error": str(exc)})
         return f"Battle not run: {exc}"
