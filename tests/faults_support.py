@@ -8,7 +8,7 @@ servers that state their contract:
 
 - `RecordingServer`: answers every request with a fixed status and records it. It stands for a
   service that must NOT be contacted (an env server, APIs server or Blue behind a rejected input)
-  or for the AgentBeats backend (`POST /battles/{id}` -> 204, reference/agentbeats.md 9.4).
+  or for the AgentBeats backend (`POST /battles/{id}` -> 204).
 - `a2a_error_app`: an A2A endpoint whose agent card is valid but which answers every JSON-RPC
   `message/send` with a JSON-RPC error object (A2A 0.3: `{"jsonrpc", "id", "error": {code, message}}`).
 """

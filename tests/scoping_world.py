@@ -1,6 +1,6 @@
 """A tiny AppWorld data folder for scoping unit tests.
 
-Stands for AppWorld's native on-disk format (reference/appworld.md section 10): standard API docs
+Stands for AppWorld's native on-disk format: standard API docs
 `api_docs/standard/<app>.json` ({api: {path, method, description, parameters}}), task folders with
 `specs.json` and `ground_truth/required_apis.json`, and split files `datasets/<split>.txt`.
 """

@@ -2,8 +2,8 @@
 the backend reporter, and battle sessions driven tool by tool in any order.
 
 Mocked contracts:
-- backend `POST {backend}/battles/{id}` -> 204 (400 once the battle is finished), reference/agentbeats.md 9.4;
-- env server (reference/appworld.md section 3): `GET /tasks/{id}` -> {"output": TaskInfo}; `POST /initialize`
+- backend `POST {backend}/battles/{id}` -> 204 (400 once the battle is finished);
+- env server: `GET /tasks/{id}` -> {"output": TaskInfo}; `POST /initialize`
   -> {"output": TaskInfo}; `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str};
   `POST /save_logs`, `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation};
 - Blue (A2A 0.3): `GET /.well-known/agent.json` -> card; `POST /` message/send -> JSON-RPC result.

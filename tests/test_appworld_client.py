@@ -1,4 +1,4 @@
-"""AppWorldClient against mocked env-server endpoints (contract: reference/appworld.md sections 3-8).
+"""AppWorldClient against mocked env-server endpoints.
 
 Every mock names the endpoint and the response shape of AppWorld 0.1.3 it stands for.
 """

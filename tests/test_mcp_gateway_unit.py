@@ -1,7 +1,7 @@
 """Unit tests of the MCP gateway: schemas, redaction, forwarding, the call log, scope and completion.
 
-The APIs server is mocked with `responses`; each mock states the AppWorld contract it stands for
-(reference/appworld.md section 9): login `POST /<app>/auth/token` form-encoded -> {access_token},
+The APIs server is mocked with `responses`; each mock states the AppWorld contract it stands for:
+login `POST /<app>/auth/token` form-encoded -> {access_token},
 Bearer auth, errors `{"message"}` with 401/409/422, FastAPI's bare 404 for unknown paths.
 """
 

@@ -1,6 +1,6 @@
 """The plan runner against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
 
-Mocked contracts (reference/appworld.md section 3; the gateway control API in green_agent.gateway_client;
+Mocked contracts (AppWorld's env server; the gateway control API in green_agent.gateway_client;
 A2A 0.3 JSON-RPC for Blue):
 - env `GET /tasks/{id}` -> {"output": TaskInfo} | 500 unknown; `POST /initialize` -> {"output": TaskInfo};
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,

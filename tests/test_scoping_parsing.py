@@ -1,4 +1,4 @@
-"""Strict parsing of model answers (reference/appworld.md section 14 rules) and the scope model."""
+"""Strict parsing of model answers (upstream's rules) and the scope model."""
 
 from __future__ import annotations
 

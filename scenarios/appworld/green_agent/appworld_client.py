@@ -1,4 +1,4 @@
-"""Typed client for the AppWorld 0.1.3 environment server (reference/appworld.md sections 3-8).
+"""Typed client for the AppWorld 0.1.3 environment server.
 
 Every call to the env server goes through `AppWorldClient`, the one place where transport
 errors and AppWorld's 500s become our errors (naming the URL and the task id):

@@ -1,7 +1,7 @@
 """Read-only access to an AppWorld data folder (`<APPWORLD_ROOT>/data`) from the agents' venv.
 
-The Green never imports `appworld`; it reads the files AppWorld's own format defines
-(reference/appworld.md section 10): splits, task specs, ground truth and API docs.
+The Green never imports `appworld`; it reads the files AppWorld's own format defines:
+splits, task specs, ground truth and API docs.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Forward one tool call to the AppWorld APIs server over HTTP, as AppWorld's own `Requester` does.
 
-Contract (reference/appworld.md section 9):
+Contract:
 - login (`POST /<app>/auth/token`): form-encoded `username`, `password`;
 - an `access_token` argument becomes the header `Authorization: Bearer <token>`;
 - path parameters are substituted into the path (URL-encoded; a value with `/` is refused);

@@ -1,4 +1,4 @@
-"""AgentBeats platform glue for the Green Agent (reference/agentbeats.md).
+"""AgentBeats platform glue for the Green Agent.
 
 - `battle_start`: the backend's battle_start message, parsed with pydantic (clear errors).
 - `scenario_config`: the `[appworld]` table of scenario.toml (task, split, predictor, deadline,

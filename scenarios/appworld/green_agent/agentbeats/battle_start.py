@@ -1,4 +1,4 @@
-"""The backend's battle_start message (reference/agentbeats.md section 9.3, step 6), validated.
+"""The backend's battle_start message, validated.
 
 The stock executor does not recognise battle_start (D9): it reaches the Green as raw JSON text.
 `parse_battle_start` turns that text into a typed `BattleStart` or raises `BadInputError` with a

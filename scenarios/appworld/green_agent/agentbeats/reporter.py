@@ -1,6 +1,6 @@
 """Report a battle to the AgentBeats backend: progress events and the one final result.
 
-Contract (reference/agentbeats.md section 9.4): `POST {backend}/battles/{battle_id}` answers 204;
+Contract: `POST {backend}/battles/{battle_id}` answers 204;
 progress is `{is_result: false, message, reported_by, timestamp, [detail], [markdown_content]}`;
 the result is `{is_result: true, message, winner, reported_by, timestamp, detail, markdown_content}`
 and is refused with 400 once the battle is `finished` (e.g. after its battle_timeout).

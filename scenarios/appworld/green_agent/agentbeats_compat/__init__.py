@@ -1,4 +1,4 @@
-"""Compatibility layer for three agentbeats 1.2.6 defects (reference/agentbeats.md, section 8).
+"""Compatibility layer for three agentbeats 1.2.6 defects.
 
 - D1: `agentbeats run_scenario` builds `ScenarioManager` without `project_dir` and crashes with a
   TypeError. Fix: `project_dir` defaults to the scenario root.

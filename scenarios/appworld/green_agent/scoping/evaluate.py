@@ -1,6 +1,6 @@
 """Scope quality against gold required APIs, per task and averaged over a split.
 
-Scored on the `app.api` form (reference/appworld.md section 14): precision = |pred & gold| / |pred|,
+Scored on the `app.api` form: precision = |pred & gold| / |pred|,
 recall = |pred & gold| / |gold|, f1 their harmonic mean, all per task and then averaged (macro);
 full_coverage = the share of tasks whose scope holds every gold API.
 Tasks without gold APIs (minimal ground truth) cannot be scored and are refused.

@@ -2,7 +2,7 @@
 
 `ground_truth` reads the task's gold required APIs (full ground truth only: train/dev/test). `all`
 is every API except `api_docs`, uncapped: no scoping (a battle asked for `all` is unscoped). Upstream
-calls its "no prediction" mode `all` too, but cuts it at the cap (reference/appworld.md section 14):
+calls its "no prediction" mode `all` too, but cuts it at the cap:
 every API in doc order, `complete_task` first, first `cap` kept (20 by default: `supervisor` plus 19
 amazon APIs). That baseline is kept as `upstream_first20`, a name that says what it is.
 """

@@ -1,4 +1,4 @@
-"""Strict parsing of an LLM's API list (reference/appworld.md section 14, upstream's rules).
+"""Strict parsing of an LLM's API list (upstream's rules).
 
 Rules: split into lines, strip, lowercase; a line counts only if it is exactly a known `app.api`
 (the MCP form `app__api` is accepted and normalised to `app.api`); duplicates are dropped keeping

@@ -1,7 +1,7 @@
 """The LLM predictor's prompt: app-wise API descriptions, few-shot demonstrations, the request.
 
-Message layout (our own wording, following the upstream structure in reference/appworld.md
-section 14): a system message with the task of choosing APIs and the API descriptions as YAML
+Message layout (our own wording, following upstream's structure): a system message with the task of
+choosing APIs and the API descriptions as YAML
 `{app: {api: description}}` for every app except `api_docs`; an assistant acknowledgement; per
 demonstration a user turn with its instruction and the assistant's answer (its gold APIs, sorted,
 one per line); finally the user turn for the task at hand. Demonstrations come from the `train`

@@ -10,7 +10,7 @@ Contract (what real clients see; the `openai` SDK and openai-agents work against
   Body: ``{id, object: "chat.completion", created, model, choices: [{index, message: {role,
   content}, finish_reason: "stop"}], usage: {prompt_tokens, completion_tokens, total_tokens}}``;
   token counts are len(text)/4 estimates.
-* ``POST /v1/responses`` (non-streaming), as reference/agentbeats.md section 13:
+* ``POST /v1/responses`` (non-streaming), as the openai-agents SDK calls it:
   - the script is a JSON list of steps ``{"tool": name, "args": {...}}`` (or ``{"steps": [...],
     "final": text}``) found between ``<<FAKE_SCRIPT>>`` and ``<<END>>`` in ``instructions``, or given
     programmatically as ``scripts={instructions_substring: script}`` (inline markers win);
