@@ -29,7 +29,7 @@ from typing import Any, Literal
 import psutil
 
 from green_agent.errors import InfrastructureError
-from green_agent.processes import STOP_GRACE_S, ManagedProcess, stop_process_group
+from green_agent.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
 from green_agent.settings import SCENARIO_DIR
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
@@ -171,8 +171,9 @@ class ForkedProcess(ManagedProcess):
 
     def start(self) -> "ForkedProcess":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._pid = fork_server(self.python, self.root, self.log_path.parent).spawn(self.server, self.port,
-                                                                                   self.log_path, self._guard)
+        server = fork_server(self.python, self.root, self.log_path.parent)
+        with interrupts_deferred():  # between the request and its answer a Ctrl-C would orphan the child
+            self._pid = server.spawn(self.server, self.port, self.log_path, self._guard)
         return self
 
     def is_running(self) -> bool:

@@ -8,13 +8,14 @@ exits early is reported with the tail of its log.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import requests
@@ -23,6 +24,30 @@ from green_agent.errors import InfrastructureError
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0
+DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while a child process is being created, then deliver them.
+
+    A KeyboardInterrupt raised between the fork and the moment we hold the child's pid would leave a
+    server running that nobody can stop (seen: `world up` interrupted while starting left an env
+    server that bound its port seconds later). Off the main thread (where handlers cannot be set) it
+    does nothing: the main thread is the one that gets the signal.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in DEFERRED_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in held:
+            signal.raise_signal(sig)
 
 
 class ManagedProcess:
@@ -45,10 +70,11 @@ class ManagedProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         try:
-            self.popen = subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self.env, cwd=self.cwd, start_new_session=True,
-            )
+            with interrupts_deferred():  # a Ctrl-C inside Popen would orphan the child we could not name
+                self.popen = subprocess.Popen(
+                    self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=self.env, cwd=self.cwd, start_new_session=True,
+                )
         finally:
             log.close()
         return self
