@@ -70,11 +70,17 @@ _MIN_SCRUBBED_LEN = 8
 """Registered values shorter than this are ignored (they would mangle ordinary text)."""
 _SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 _known: set[str] = set()
+_longest_first: tuple[str, ...] = ()
+"""`_known`, longest first (a secret that contains another is replaced whole); rebuilt only on registration."""
 
 
 def register_secrets(values: Iterable[str | None]) -> None:
     """Scrub these values from everything this process writes from now on."""
-    _known.update(v for v in values if isinstance(v, str) and len(v) >= _MIN_SCRUBBED_LEN)
+    global _longest_first
+    new = {v for v in values if isinstance(v, str) and len(v) >= _MIN_SCRUBBED_LEN} - _known
+    if new:
+        _known.update(new)
+        _longest_first = tuple(sorted(_known, key=len, reverse=True))
 
 
 def secrets_in_environment(environ: dict[str, str]) -> list[str]:
@@ -86,7 +92,7 @@ def scrub(text: str) -> str:
     """`text` with every registered secret value (and JWT or Bearer credential) replaced by `[REDACTED]`."""
     if not text:
         return text
-    for secret in sorted(_known, key=len, reverse=True):
+    for secret in _longest_first:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return redact_text(text) or text
