@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from green_agent.errors import BadInputError
-from green_agent.models.eval_run import RunConfig, RunManifest
+from green_agent.models.eval_run import RunConfig, RunManifest, RunNode
 from green_agent.models.result import BattleResult
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,22 @@ def prepare_run(out: Path, manifest: RunManifest, resume: bool) -> RunManifest:
                             f"(blue {existing.config.blue}, predictor {existing.config.predictor}, "
                             f"{len(existing.task_ids)} tasks, {existing.config.trials} trial(s)); use a new --out")
     updated = existing.model_copy(update={"config": existing.config.model_copy(
-        update={"workers": manifest.config.workers, "max_infra_retries": manifest.config.max_infra_retries})})
+        update={"workers": manifest.config.workers, "max_infra_retries": manifest.config.max_infra_retries,
+                "executor": manifest.config.executor})})
+    atomic_write_text(Path(out) / MANIFEST_FILE, updated.model_dump_json(indent=2))
+    return updated
+
+
+def record_nodes(out: Path, nodes: list[RunNode]) -> RunManifest | None:
+    """Add the nodes an invocation used to `run.json` (first-use order, no duplicates)."""
+    manifest = load_manifest(out)
+    if manifest is None or not nodes:
+        return manifest
+    merged = list(manifest.nodes)
+    for node in nodes:
+        if node not in merged:
+            merged.append(node)
+    updated = manifest.model_copy(update={"nodes": merged})
     atomic_write_text(Path(out) / MANIFEST_FILE, updated.model_dump_json(indent=2))
     return updated
 

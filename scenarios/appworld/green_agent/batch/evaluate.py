@@ -18,12 +18,13 @@ from typing import TextIO
 
 from pydantic import BaseModel, Field
 
-from green_agent.batch.checkpoint import battle_keys, digest, fingerprint, finished, prepare_run
-from green_agent.batch.live import battle_fn, choose_slots, slot_factory
+from green_agent.batch.checkpoint import BattleKey, battle_keys, digest, fingerprint, finished, prepare_run, record_nodes
+from green_agent.batch.executor import ExecutorKind, ExecutorPlan, open_executor
+from green_agent.batch.live import battle_fn
 from green_agent.batch.progress import Progress
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
-from green_agent.batch.runner import BatchRunner, BattleFn, SlotFactory
+from green_agent.batch.runner import BatchOutcome, BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
@@ -58,6 +59,8 @@ class EvalRequest(BaseModel):
     max_infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=10, description="Infra retries per battle.")
     first_slot: int = Field(default=0, ge=0, description="Lowest slot index to use.")
     slot_specs: list[SlotSpec] | None = Field(default=None, description="Explicit slot ports (one per worker).")
+    executor: ExecutorKind = Field(default="local", description="Where battles run: local pool or Ray slot actors.")
+    ray_address: str | None = Field(default=None, description="Ray cluster to join (ray executor; None: start one).")
 
 
 class EvalOutcome(BaseModel):
@@ -93,7 +96,8 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        scope_policy=request.scope_policy or settings.scope_policy,
                        split=request.split, trials=request.trials,
                        deadline_s=request.deadline_s or settings.completion_deadline_s,
-                       workers=request.workers, max_infra_retries=request.max_infra_retries)
+                       workers=request.workers, max_infra_retries=request.max_infra_retries,
+                       executor=request.executor)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
                        config=config, task_ids=task_ids, appworld_root=str(settings.appworld_root),
                        versions=collect_versions(settings.appworld_python).model_dump(),
@@ -133,19 +137,30 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
     try:
         if pending:
             workers = min(request.workers, len(pending), len(request.slot_specs or pending))
-            if factory is None:
-                specs = (request.slot_specs[:workers] if request.slot_specs
-                         else choose_slots(workers, request.first_slot))
-                factory = slot_factory(specs, settings, manifest.config.blue, out / "logs")
-            runner = BatchRunner(out=out, keys=pending, trials=manifest.config.trials, run_id=manifest.run_id,
-                                 blue=manifest.config.blue, workers=workers, slot_factory=factory,
-                                 battle_fn=battle or battle_fn(manifest.config),
-                                 max_infra_retries=request.max_infra_retries,
-                                 on_result=lambda key, result: progress.finished(result),
-                                 on_start=lambda key: progress.started_one())
-            outcome = runner.run()
+            outcome = _run_pending(request, settings, manifest, out, pending, workers, progress, factory, battle)
             interrupted, ran = outcome.interrupted, len(outcome.results)
     finally:
         progress.close()
         results = write_outputs(out)
     return EvalOutcome(results=results, interrupted=interrupted, ran=ran, skipped=len(done))
+
+
+def _run_pending(request: EvalRequest, settings: Settings, manifest: RunManifest, out: Path, pending: list[BattleKey],
+                 workers: int, progress: Progress, factory: SlotFactory | None, battle: BattleFn | None) -> BatchOutcome:
+    """Run the pending battles on the request's executor (or on the injected fakes), noting the nodes used."""
+    def runner(slots: SlotFactory, battles: BattleFn, count: int) -> BatchOutcome:
+        return BatchRunner(out=out, keys=pending, trials=manifest.config.trials, run_id=manifest.run_id,
+                           blue=manifest.config.blue, workers=count, slot_factory=slots, battle_fn=battles,
+                           max_infra_retries=request.max_infra_retries,
+                           on_result=lambda key, result: progress.finished(result),
+                           on_start=lambda key: progress.started_one()).run()
+
+    if factory is not None:
+        return runner(factory, battle or battle_fn(manifest.config), workers)
+    plan = ExecutorPlan(settings=settings, config=manifest.config, out=out, workers=workers,
+                        slot_specs=request.slot_specs, first_slot=request.first_slot, ray_address=request.ray_address)
+    with open_executor(request.executor, plan) as executor:
+        try:
+            return runner(executor.slot_factory(), battle or executor.battle_fn(), min(workers, executor.capacity()))
+        finally:
+            record_nodes(out, executor.nodes())

@@ -1,4 +1,4 @@
-"""`appworld-green eval`: evaluate a split (or a task list) on a pool of world slots.
+"""`appworld-green eval`: evaluate a split (or a task list) on a pool of world slots, local or on Ray.
 
 Shows progress on stderr (a live bar on a terminal, plain lines otherwise), then a summary (or only
 `results.json` with --json). Exit codes: 0 when every battle was judged (whatever Blue scored), 2 for
@@ -10,12 +10,18 @@ when interrupted.
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from pathlib import Path
 
 from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
+from green_agent.batch.executor import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
+from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
+from green_agent.battle import BUILTIN_BLUES
 from green_agent.commands.battle import install_sigterm_handler
+from green_agent.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.settings import Settings
@@ -38,18 +44,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"retries of a battle that hit an infrastructure error (default {DEFAULT_INFRA_RETRIES})")
     parser.add_argument("--first-slot", type=int, default=0, help="lowest world slot index to use (default 0)")
     parser.add_argument("--slot-ports", help="explicit slot ports ENV:APIS:GATEWAY[,...], one triple per worker")
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help="where battles run: local (a slot pool on this machine, default) or ray (one slot actor "
+                             "per worker on a Ray cluster's nodes)")
+    parser.add_argument("--ray-address", help="Ray cluster to join (--executor ray); default: start a local Ray "
+                                              "instance, in a private loopback-only network namespace when possible")
     parser.add_argument("--json", action="store_true", help="print only results.json on stdout")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.executor == "ray" and not args.ray_address:
+        _keep_local_ray_on_loopback(args)
+    elif args.ray_address and args.executor != "ray":
+        raise BadInputError("--ray-address needs --executor ray")
     install_sigterm_handler()
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
         predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
         resume=args.resume,
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
-        slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None)
+        slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
+        executor=args.executor, ray_address=args.ray_address)
     outcome = run_eval(request, settings)
     if args.json:
         print(outcome.results.model_dump_json(indent=2))
@@ -58,6 +74,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if outcome.interrupted:
         return 130
     return 3 if outcome.results.aggregates.infra_errors else 0
+
+
+def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
+    """Rerun this command in a private network namespace for its local Ray instance (see `ray_local`)."""
+    if private_netns_argv(sys.orig_argv[1:]) is None:
+        if not only_loopback():
+            logging.getLogger(__name__).warning(
+                "the local Ray instance binds to this machine's network address and has no authentication; "
+                "run as root (a private network namespace is then used) or join a cluster with --ray-address")
+        return
+    if args.blue not in BUILTIN_BLUES:
+        raise BadInputError("--blue URL with --executor ray and no --ray-address: the local Ray instance runs in a "
+                            "private network namespace that cannot reach that URL; pass --ray-address of a cluster "
+                            "whose nodes reach the Blue")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rerun_in_private_netns([sys.executable, *sys.orig_argv[1:]])
 
 
 def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None) -> str:

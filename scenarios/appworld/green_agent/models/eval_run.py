@@ -39,6 +39,17 @@ class RunConfig(BaseModel):
     deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")
     workers: int = Field(default=1, ge=1, description="World slots run in parallel (not fingerprinted).")
     max_infra_retries: int = Field(default=2, ge=0, description="Retries of a battle that ended in infra_error.")
+    executor: Literal["local", "ray"] = Field(default="local", description=(
+        "Where battles ran in the latest invocation: local slot pool or Ray slot actors (not fingerprinted)."))
+
+
+class RunNode(BaseModel):
+    """A machine that ran battles of the run (one entry per executor and node, over every invocation)."""
+
+    executor: Literal["local", "ray"] = Field(description="The executor that used the node.")
+    node_id: str = Field(description="Ray's node id, or `local`.")
+    address: str = Field(description="The node's IP address as Ray reports it (127.0.0.1 for the local pool).")
+    hostname: str = Field(description="The node's host name.")
 
 
 class RunManifest(BaseModel):
@@ -53,6 +64,8 @@ class RunManifest(BaseModel):
     appworld_root: str = Field(description="World the run used.")
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
     created_at: datetime = Field(description="When the run was first started (UTC).")
+    nodes: list[RunNode] = Field(default_factory=list, description=(
+        "Machines that ran the run's battles, in first-use order (empty in files written before it existed)."))
 
 
 class RunLockHolder(BaseModel):
