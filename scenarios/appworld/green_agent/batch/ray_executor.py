@@ -15,8 +15,8 @@ Contract (the interface is `green_agent.batch.executor.Executor`):
 - Faults: actors have `max_restarts=0` and `max_task_retries=0`. Ray detects a dead actor or node and
   fails the call in flight (`SlotActorDiedError`); Ray never replays a battle (a replay would run it
   twice under one battle id). The runner records that attempt as an infra error and retries it under
-  a new battle id on a fresh actor, which Ray places on any node with a free slot. The raylet reaps
-  what a dead actor left running (its subreaper, enabled here for the instances this module starts).
+  a new battle id on a fresh actor, which Ray places on any node with a free slot. What a dead actor
+  had started is ended by its slot reaper (`green_agent.batch.slot_reaper`).
 """
 
 from __future__ import annotations
@@ -53,8 +53,6 @@ SLOT_STOP_TIMEOUT_S = 60.0
 BATTLE_MARGIN_S = 600.0
 """Beyond the Blue's deadline: setup, scoping, evaluation, archive and shipping."""
 RAY_NAMESPACE = "appworld-green"
-RAY_SYSTEM_CONFIG = {"kill_child_processes_on_worker_exit_with_raylet_subreaper": True}
-"""For the Ray instances we start: the raylet reaps the servers of an actor that died."""
 RemoteSlot = ray.remote(SlotActor)
 
 
@@ -103,7 +101,7 @@ class RayExecutor:
             ray.init(address=self.plan.ray_address, **options)
         else:
             ray.init(resources={SLOT_RESOURCE: self.plan.workers}, num_cpus=os.cpu_count() or 1,
-                     _system_config=RAY_SYSTEM_CONFIG, **options)
+                     **options)
         self._started_ray = True
 
     def _disconnect(self) -> None:

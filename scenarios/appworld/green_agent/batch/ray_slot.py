@@ -12,6 +12,8 @@ Contract (the driver side is `green_agent.batch.ray_executor`):
   slot's call log. The scratch directory is removed afterwards: the driver holds the only copy.
 - `stop()` stops the slot (it may run while a battle does: the actor has two threads, so the battle
   ends quickly as an infra error, as in the local pool) and returns the slot's server logs as a tar.
+- An actor that dies without `stop()` (killed, out of memory) leaves no process behind: its slot
+  reaper (`green_agent.batch.slot_reaper`, started with the slot) ends what it had started.
 
 Nothing here imports Ray at module level: `node_info` asks Ray only when running inside a Ray worker.
 """
@@ -22,6 +24,7 @@ import io
 import os
 import shutil
 import socket
+import subprocess
 import tarfile
 import tempfile
 import threading
@@ -31,7 +34,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from green_agent.batch.checkpoint import RESULT_FILE, BattleKey
+from green_agent.appworld_forkserver import shutdown_fork_servers
 from green_agent.batch.live import SlotEnv, battle_fn, slot_factory
+from green_agent.batch.slot_reaper import start_reaper
 from green_agent.batch.world_digest import ensure_world
 from green_agent.errors import InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
@@ -115,6 +120,7 @@ class SlotActor:
         self._home: Path | None = None
         self._log_offset = 0
         self._lock = threading.Lock()
+        self._reaper: subprocess.Popen | None = None
 
     def start(self) -> NodeInfo:
         """Check (or build) the node's world, start the slot; the node it runs on."""
@@ -122,6 +128,8 @@ class SlotActor:
         ensure_world(self.settings.appworld_root, self.job.world_digest, node.name(),
                      lambda root: build_node_world(self.settings, root))
         with self._lock:
+            if self._reaper is None:
+                self._reaper = start_reaper(os.getpid())
             self._home = Path(tempfile.mkdtemp(prefix=f"appworld-green-{self.job.label}-"))
             self._stack, self._env = self._start_slot(self._home / "logs")
         return node
@@ -175,6 +183,7 @@ class SlotActor:
             home, self._home = self._home, None
         if stack is not None:
             stack.close()
+        shutdown_fork_servers()  # the warm AppWorld process would outlive a worker that Ray kills
         if home is None:
             return b""
         try:

@@ -1,0 +1,97 @@
+"""Reap what a slot actor leaves running when it dies without stopping its slot (SIGKILL, OOM, a lost node agent).
+
+A slot's servers, gateway and Blue run in sessions of their own, so neither Ray's per-worker process
+group cleanup nor a signal to the actor reaches them. `start_reaper(pid)` starts
+`python -m green_agent.batch.slot_reaper <pid>` in a session of its own. Every `POLL_S` it notes the
+actor's descendants (pid and start time, so a reused pid is never hit); once the actor is gone it
+sends SIGTERM to every noted process still running and to their current descendants, SIGKILL to
+those left after `GRACE_S`, and exits. An actor that stopped its slot first leaves nothing to kill.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import psutil
+
+POLL_S = 0.5
+GRACE_S = 3.0
+
+
+def start_reaper(pid: int) -> subprocess.Popen:
+    """Watch `pid` from a process of its own session (it outlives the actor's process group)."""
+    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def descendants(pid: int, skip: int) -> dict[int, float]:
+    """pid -> start time of every descendant of `pid` but `skip` (this reaper)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return {}
+    noted = {}
+    for child in children:
+        try:
+            if child.pid != skip:
+                noted[child.pid] = child.create_time()
+        except psutil.Error:
+            continue
+    return noted
+
+
+def still_running(noted: dict[int, float]) -> list[psutil.Process]:
+    """The noted processes that still run (same pid, same start time), with their current descendants."""
+    alive: dict[int, psutil.Process] = {}
+    for pid, started in noted.items():
+        try:
+            proc = psutil.Process(pid)
+            if proc.create_time() != started:
+                continue
+            alive[pid] = proc
+            for child in proc.children(recursive=True):
+                alive.setdefault(child.pid, child)
+        except psutil.Error:
+            continue
+    return list(alive.values())
+
+
+def reap(noted: dict[int, float]) -> None:
+    procs = still_running(noted)
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            continue
+    _, left = psutil.wait_procs(procs, timeout=GRACE_S)
+    for proc in left:
+        try:
+            proc.kill()
+        except psutil.Error:
+            continue
+
+
+def watch(pid: int) -> None:
+    me = psutil.Process()
+    try:
+        actor = psutil.Process(pid)
+        started = actor.create_time()
+    except psutil.Error:
+        return
+    noted: dict[int, float] = {}
+    while True:
+        try:
+            if not actor.is_running() or actor.create_time() != started or actor.status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.Error:
+            break
+        noted = descendants(pid, me.pid) or noted
+        time.sleep(POLL_S)
+    reap(noted)
+
+
+if __name__ == "__main__":
+    watch(int(sys.argv[1]))
