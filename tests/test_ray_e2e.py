@@ -204,3 +204,32 @@ def test_a_node_whose_world_differs_is_refused_by_name(cluster: NetnsCluster, tm
     assert done.returncode == 2, done.stderr[-3000:]
     assert "is not the driver's" in done.stderr and "ray node" in done.stderr and str(appworld_root) in done.stderr
     assert not servers_left(cluster, wait_s=5)
+
+
+def test_a_blue_given_as_a_url_is_reached_from_the_slot_actors(cluster: NetnsCluster, tmp_path: Path,
+                                                                appworld_root: Path) -> None:
+    from green_agent.processes import free_port  # a port of the test's namespace is as free as any: both are empty
+
+    port = free_port()
+    env = cli_env(appworld_root, tmp_path)
+    with open(tmp_path / "blue.log", "wb") as log:
+        blue = cluster.popen([str(Path(CLI).parent / "python"), "-m", "blue_agent.reference", "--port", str(port)],
+                             stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            tasks = WorldData(appworld_root).split("dev")[:2]
+            argv = [CLI, "eval", "--task-ids", ",".join(tasks), "--blue", f"http://127.0.0.1:{port}", "--workers", "1",
+                    "--out", str(tmp_path / "run"), "--executor", "ray", "--ray-address", cluster.address]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # the Blue's card answers once it is up
+                probe = cluster.run(["curl", "-sf", f"http://127.0.0.1:{port}/.well-known/agent.json"],
+                                    capture_output=True, timeout=10)
+                if probe.returncode == 0:
+                    break
+                time.sleep(0.5)
+            done = cluster.run(argv, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
+        finally:
+            blue.terminate()
+            blue.wait(timeout=30)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = results(tmp_path / "run")
+    assert run.aggregates.tgc == 100.0 and run.manifest.config.blue == f"http://127.0.0.1:{port}"

@@ -56,6 +56,9 @@ class SlotSpec(BaseModel):
     env_port: int = Field(description="Environment server port.")
     apis_port: int = Field(description="APIs server port.")
     gateway_port: int = Field(description="MCP gateway port.")
+    gateway_host: str = Field(default="127.0.0.1", description=(
+        "Address the gateway's Blue-facing listener binds to and is named by (a Blue on another host needs "
+        "a reachable one; the control listener stays on loopback)."))
 
     @model_validator(mode="after")
     def _ports_are_distinct(self) -> "SlotSpec":
@@ -74,7 +77,7 @@ class SlotSpec(BaseModel):
 
     def urls(self, with_gateway: bool = True) -> SlotUrls:
         return SlotUrls(env_url=f"http://127.0.0.1:{self.env_port}", apis_url=f"http://127.0.0.1:{self.apis_port}",
-                        gateway_url=f"http://127.0.0.1:{self.gateway_port}" if with_gateway else None)
+                        gateway_url=f"http://{self.gateway_host}:{self.gateway_port}" if with_gateway else None)
 
 
 class SlotLock:
@@ -157,7 +160,7 @@ class WorldSlot:
                 self.gateway = ManagedProcess(
                     f"MCP gateway :{spec.gateway_port}",
                     [str(Path(sys.executable).parent / "appworld-green"), "mcp", "--remote-apis-url", self.urls.apis_url,
-                     "--port", str(spec.gateway_port), "--log-path", str(mcp_log_path),
+                     "--host", spec.gateway_host, "--port", str(spec.gateway_port), "--log-path", str(mcp_log_path),
                      "--appworld-root", str(appworld_root)],
                     log_dir / f"gateway-{spec.gateway_port}.log")
 

@@ -38,6 +38,7 @@ from green_agent.appworld_forkserver import shutdown_fork_servers
 from green_agent.batch.live import SlotEnv, battle_fn, slot_factory
 from green_agent.batch.slot_reaper import start_reaper
 from green_agent.batch.world_digest import ensure_world
+from green_agent.battle import BUILTIN_BLUES
 from green_agent.errors import InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
 from green_agent.processes import free_port
@@ -131,15 +132,19 @@ class SlotActor:
             if self._reaper is None:
                 self._reaper = start_reaper(os.getpid())
             self._home = Path(tempfile.mkdtemp(prefix=f"appworld-green-{self.job.label}-"))
-            self._stack, self._env = self._start_slot(self._home / "logs")
+            self._stack, self._env = self._start_slot(self._home / "logs", node)
         return node
 
-    def _start_slot(self, log_dir: Path) -> tuple[ExitStack, SlotEnv]:
+    def _start_slot(self, log_dir: Path, node: NodeInfo) -> tuple[ExitStack, SlotEnv]:
         error: Exception | None = None
+        # A built-in Blue runs beside the slot and reaches the gateway on loopback; a Blue given as a URL runs
+        # elsewhere and is handed the node's address (its per-battle token is what guards the endpoint).
+        gateway_host = "127.0.0.1" if self.job.config.blue in BUILTIN_BLUES else node.address
         for _ in range(SLOT_START_TRIES):
             env_port = free_port()
             apis_port = free_port(avoid={env_port})
-            spec = SlotSpec(env_port=env_port, apis_port=apis_port, gateway_port=free_port(avoid={env_port, apis_port}))
+            spec = SlotSpec(env_port=env_port, apis_port=apis_port, gateway_port=free_port(avoid={env_port, apis_port}),
+                            gateway_host=gateway_host)
             stack = ExitStack()
             try:
                 env = stack.enter_context(slot_factory([spec], self.settings, self.job.config.blue, log_dir)(0))
