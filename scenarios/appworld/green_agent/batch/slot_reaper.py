@@ -2,29 +2,52 @@
 
 A slot's servers, gateway and Blue run in sessions of their own, so neither Ray's per-worker process
 group cleanup nor a signal to the actor reaches them. `start_reaper(pid)` starts
-`python -m green_agent.batch.slot_reaper <pid>` in a session of its own. Every `POLL_S` it notes the
-actor's descendants (pid and start time, so a reused pid is never hit); once the actor is gone it
-sends SIGTERM to every noted process still running and to their current descendants, SIGKILL to
-those left after `GRACE_S`, and exits. An actor that stopped its slot first leaves nothing to kill.
+`python -m green_agent.batch.slot_reaper <pid> <tag>` in a session of its own, after putting `<tag>` in
+the actor's environment (`TAG_ENV`), which every process the slot starts inherits. Every `POLL_S` it
+notes the actor's descendants (pid and start time, so a reused pid is never hit); once the actor is
+gone it sends SIGTERM to every noted process still running, their current descendants and every
+process that carries the tag (a server whose parent died first is no one's descendant any more),
+SIGKILL to those left after `GRACE_S`, and exits. An actor that stopped its slot leaves nothing to kill.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+import uuid
 
 import psutil
 
 POLL_S = 0.5
 GRACE_S = 3.0
+TAG_ENV = "APPWORLD_GREEN_SLOT_TAG"
 
 
 def start_reaper(pid: int) -> subprocess.Popen:
-    """Watch `pid` from a process of its own session (it outlives the actor's process group)."""
-    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid)],
+    """Tag this process's environment and watch `pid` from a process of its own session (it outlives the
+    actor's process group). Call it before the slot starts anything."""
+    tag = os.environ.setdefault(TAG_ENV, f"{pid}-{uuid.uuid4().hex}")
+    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid), tag],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
+
+
+def tagged(tag: str, skip: set[int]) -> dict[int, float]:
+    """pid -> start time of every process whose environment (as it was exec'd) carries `tag`."""
+    needle = f"{TAG_ENV}={tag}".encode()
+    found = {}
+    for proc in psutil.process_iter(["pid"]):
+        if proc.pid in skip:
+            continue
+        try:
+            with open(f"/proc/{proc.pid}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found[proc.pid] = proc.create_time()
+        except (OSError, psutil.Error):
+            continue
+    return found
 
 
 def descendants(pid: int, skip: int) -> dict[int, float]:
@@ -74,7 +97,7 @@ def reap(noted: dict[int, float]) -> None:
             continue
 
 
-def watch(pid: int) -> None:
+def watch(pid: int, tag: str) -> None:
     me = psutil.Process()
     try:
         actor = psutil.Process(pid)
@@ -90,8 +113,8 @@ def watch(pid: int) -> None:
             break
         noted = descendants(pid, me.pid) or noted
         time.sleep(POLL_S)
-    reap(noted)
+    reap({**noted, **tagged(tag, skip={me.pid, pid})})
 
 
 if __name__ == "__main__":
-    watch(int(sys.argv[1]))
+    watch(int(sys.argv[1]), sys.argv[2])
