@@ -96,6 +96,20 @@ def test_bad_requests_are_refused_and_the_fork_server_keeps_serving(server: Fork
     os.killpg(pid, signal.SIGINT)
 
 
+def test_a_relative_log_path_means_the_callers_directory_not_the_fork_servers(
+        server: ForkServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `eval --out runs/x` hands relative log paths down; the fork server runs in the AppWorld root
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    port = free_port()
+    pid = server.spawn("apis", port, Path("logs") / "apis.log", GUARD)
+    try:
+        _wait_answering(f"http://127.0.0.1:{port}/", pid)
+        assert (tmp_path / "logs" / "apis.log").is_file()
+    finally:
+        os.killpg(pid, signal.SIGINT)
+
+
 def test_a_server_that_cannot_bind_fails_start_up_with_its_log(settings: Settings, appworld_root: Path,
                                                                tmp_path: Path) -> None:
     with socket.socket() as taken:
