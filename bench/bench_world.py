@@ -101,7 +101,7 @@ def sample(pids: dict[str, int]) -> dict[str, float]:
 
 def memory_figures(root: str | None, tmp: Path) -> list[dict]:
     from bench_overhead import run_one
-    from green_agent.battle import open_blue
+    from green_agent.local_battle import open_blue
 
     settings = bench_settings(str(tmp), root)
     started = time.perf_counter()

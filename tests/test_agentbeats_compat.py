@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from green_agent.agentbeats_compat.install import status
-from green_agent.processes import free_port, port_is_free, stop_process_group
+from green_agent.runtime.processes import free_port, port_is_free, stop_process_group
 
 VENV_BIN = Path(sys.executable).parent
 

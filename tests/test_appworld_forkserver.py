@@ -1,4 +1,4 @@
-"""The AppWorld fork server (world/serve.py forkserver + green_agent.appworld_forkserver), on the real world.
+"""The AppWorld fork server (world/serve.py forkserver + green_agent.runtime.forkserver), on the real world.
 
 Each test uses its own fork server (not the session's shared one), so killing or closing it here
 cannot disturb other tests.
@@ -16,12 +16,12 @@ import psutil
 import pytest
 import requests
 
-from green_agent.appworld_forkserver import ForkedProcess, ForkServer, fork_server
-from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.errors import InfrastructureError
-from green_agent.processes import free_port, port_is_free
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from green_agent.runtime.forkserver import ForkedProcess, ForkServer, fork_server
+from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import free_port, port_is_free
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 GUARD = "g" * 43

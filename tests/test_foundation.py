@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from green_agent.cli import main
-from green_agent.settings import REPO_ROOT, load_settings
+from kernel.settings import REPO_ROOT, load_settings
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -49,7 +49,7 @@ def test_env_example_documents_every_setting() -> None:
         for line in (REPO_ROOT / ".env.example").read_text().splitlines()
         if "=" in line and not line.startswith("#")
     }
-    from green_agent.settings import Settings
+    from kernel.settings import Settings
 
     assert set(Settings.model_fields) <= documented
 
@@ -88,7 +88,7 @@ def test_server_processes_exit_without_teardown_but_with_their_output_flushed() 
     """The gateway and our Blues leave through `exit_without_teardown` once their server loop returns."""
     script = (
         "import atexit, logging, sys\n"
-        "from green_agent.processes import exit_without_teardown\n"
+        "from green_agent.runtime.processes import exit_without_teardown\n"
         "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
         "atexit.register(lambda: print('TEARDOWN RAN'))\n"
         "print('served', end='')\n"

@@ -21,7 +21,7 @@ from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.taskinfo import load_task_info, save_task_info
 from green_agent.cli import main
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 HOSTILE = "<script>window.pwned=1</script><b id=\"injected\">bold</b> & \"quotes\""
 SECRET = "hunter2-do-not-leak"

@@ -29,27 +29,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from green_agent import plan
+from green_agent.engine import sequencer as plan
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import ResolvedConfig
-from green_agent.archive import archive
-from green_agent.battle import world_data
-from green_agent.completion import wait_for_completion
-from green_agent.dispatch import dispatch
-from green_agent.errors import BadInputError, GreenError
-from green_agent.slot_clients import slot_env_client, slot_gateway
+from green_agent.steps.archive import archive
+from green_agent.local_battle import world_data
+from green_agent.steps.wait import wait_for_completion
+from green_agent.steps.dispatch import dispatch
+from kernel.errors import BadInputError, GreenError
+from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
-from green_agent.judge import judge
-from green_agent.metrics import collect_metrics
+from green_agent.steps.judge import judge
+from green_agent.steps.metrics import collect_metrics
 from green_agent.models.result import BattleResult, ErrorRecord
-from green_agent.settings import Settings
-from green_agent.slot import SlotLock, slot_key
+from kernel.settings import Settings
+from green_agent.runtime.slot import SlotLock, slot_key
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import report, write_result
 from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
-from green_agent.task_ids import resolve_task
-from green_agent.task_message import build_task_message
+from kernel.task_ids import resolve_task
+from green_agent.steps.task_message import build_task_message
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from green_agent.agentbeats.registry import get_session
 from green_agent.agentbeats.session import to_json
-from green_agent.errors import GreenError
+from kernel.errors import GreenError
 
 MAX_BATTLE_ID = 200
 

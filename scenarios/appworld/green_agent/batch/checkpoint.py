@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import RunConfig, RunManifest
 from green_agent.models.result import BattleResult
 

@@ -18,7 +18,7 @@ from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_F
                                           read_events)
 from green_agent.batch.report_html import render_report
 from green_agent.batch.taskinfo import load_task_info
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, EvalRow, RunStatus
 from green_agent.models.result import BattleResult
 

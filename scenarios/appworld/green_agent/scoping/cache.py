@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from green_agent.models.scope import ScopeUsage
-from green_agent.settings import REPO_ROOT
+from kernel.settings import REPO_ROOT
 
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "scoping"
 

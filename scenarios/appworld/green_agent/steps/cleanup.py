@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import WrongActiveTaskError
+from kernel.errors import WrongActiveTaskError
 from green_agent.gateway_client import GatewayClient
 from green_agent.models.result import CleanupRecord
 

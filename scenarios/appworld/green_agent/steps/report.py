@@ -17,7 +17,7 @@ from typing import Protocol
 
 from green_agent import __version__
 from green_agent.models.result import BattleResult, VersionsRecord
-from mcp_gateway.redaction import scrub_data
+from kernel.redaction import scrub_data
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import psutil
 
-from green_agent.errors import InfrastructureError
-from green_agent.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
-from green_agent.settings import SCENARIO_DIR
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
+from kernel.settings import SCENARIO_DIR
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
 FORK_SERVER_READY_TIMEOUT_S = 120.0

@@ -17,11 +17,11 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, Field
 
-from green_agent.errors import InfrastructureError
-from green_agent.processes import stop_process_group
-from green_agent.settings import MAX_SLOTS, Settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.slot_credentials import port_of, remove_credentials
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import stop_process_group
+from kernel.settings import MAX_SLOTS, Settings
+from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from kernel.slot_credentials import port_of, remove_credentials
 
 STATE_FILE_NAME = "world-slots.json"
 

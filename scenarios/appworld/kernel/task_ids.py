@@ -19,8 +19,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError, UnknownTaskError
-from green_agent.world_data import WorldData
+from kernel.errors import BadInputError, UnknownTaskError
+from kernel.world_data import WorldData
 
 TASK_ID_PATTERN = re.compile(r"[A-Za-z0-9]+_[0-9]+")
 MAX_TASK_ID_LEN = 64

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import requests
 
-from green_agent.errors import InfrastructureError
+from kernel.errors import InfrastructureError
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0

@@ -21,19 +21,19 @@ from urllib.parse import urlsplit
 import requests
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError, InfrastructureError
-from green_agent.slot_clients import slot_env_client, slot_gateway
+from kernel.errors import BadInputError, InfrastructureError
+from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.http_sessions import session_for
 from green_agent.models.result import BattleResult, ScopePolicy
 from green_agent.output_paths import check_output_dir, check_output_file
-from green_agent.plan import BattleConfig, BattleDeps, run_battle
-from green_agent.processes import ManagedProcess, free_port
-from green_agent.settings import SCENARIO_DIR, Settings
-from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+from green_agent.engine.sequencer import BattleConfig, BattleDeps, run_battle
+from green_agent.runtime.processes import ManagedProcess, free_port
+from kernel.settings import SCENARIO_DIR, Settings
+from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
-from green_agent.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
-from green_agent.world_data import WorldData
+from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
+from kernel.world_data import WorldData
 
 BUILTIN_BLUES = ("reference", "noop", "llm")
 BLUE_READY_TIMEOUT_S = 60.0

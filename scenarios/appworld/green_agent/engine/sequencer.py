@@ -1,6 +1,6 @@
 """The deterministic plan runner: one battle, the 11 steps in order, over pre-built objects.
 
-No configuration is parsed here (the builder in `green_agent.battle` does that). Each step's wall
+No configuration is parsed here (the builder in `green_agent.local_battle` does that). Each step's wall
 time is recorded under its name in `timings`. Any exception in steps 1-8 except bad input becomes
 `status: infra_error` with the failing step named (Blue is never charged for it); bad input
 (`BadInputError`: malformed or unknown task id) is raised to the caller after cleanup, with no result.
@@ -22,25 +22,25 @@ import requests
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import DEFAULT_MAX_INTERACTIONS, AppWorldClient
-from green_agent.archive import ArchiveResult, archive
-from green_agent.completion import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S, CompletionResult, wait_for_completion
+from green_agent.steps.archive import ArchiveResult, archive
+from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S, CompletionResult, wait_for_completion
 from green_agent.diagnose import explain
-from green_agent.dispatch import DispatchHandle, dispatch
-from green_agent.errors import BadInputError
+from green_agent.steps.dispatch import DispatchHandle, dispatch
+from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.judge import Judgement, judge
-from green_agent.metrics import MetricsResult, collect_metrics
+from green_agent.steps.judge import Judgement, judge
+from green_agent.steps.metrics import MetricsResult, collect_metrics
 from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvaluationRecord,
                                        ScopePolicy, ScopeRecord)
-from green_agent.settings import Settings
+from kernel.settings import Settings
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.report import Reporter, collect_versions, report, write_result
 from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import SetupResult, experiment_name_for, setup_task
 from green_agent.task_check import task_problem
-from green_agent.task_ids import TaskRef, resolve_task
-from green_agent.task_message import TaskMessage, build_task_message
-from green_agent.world_data import WorldData
+from kernel.task_ids import TaskRef, resolve_task
+from green_agent.steps.task_message import TaskMessage, build_task_message
+from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class BattleConfig(BaseModel):
 
 @dataclass
 class BattleDeps:
-    """The live objects a battle runs on (built by `green_agent.battle`)."""
+    """The live objects a battle runs on (built by `green_agent.local_battle`)."""
 
     client: AppWorldClient
     apis_url: str

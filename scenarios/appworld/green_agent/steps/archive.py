@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
-from mcp_gateway.redaction import register_secrets
+from kernel.redaction import register_secrets
 
 log = logging.getLogger(__name__)
 
