@@ -75,11 +75,12 @@ class TimedSession(requests.Session):
 def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, predictor: str, workdir: Path) -> dict:
     """One battle on the warm slot; returns its time split (seconds)."""
     from green_agent.appworld_client import AppWorldClient
-    from green_agent.local_battle import world_data
+    from green_agent.engine.config import world_data
     from green_agent.runtime.slot_clients import slot_gateway
     from kernel.slot_credentials import load_credentials
     from green_agent.http_sessions import configure_for, session_for
-    from green_agent.engine.sequencer import BattleConfig, BattleDeps, run_battle
+    from green_agent.engine.config import BattleConfig, BattleDeps
+    from green_agent.engine.sequencer import run_battle
 
     battle_id = f"bench-overhead-{index:03d}-{int(time.time())}"
     started = time.perf_counter()

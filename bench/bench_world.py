@@ -34,8 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, spread,  # noqa: E402
-                    start_slot, tree_rss_mib)
+from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, start_slot, tree_rss_mib)
 
 SAMPLES = 3
 SAMPLE_EVERY_S = 1.0

@@ -158,8 +158,8 @@ def tree_rss_mib(pids: Iterable[int]) -> dict[int, float]:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct free loopback ports (green_agent.runtime.processes.free_port never repeats one)."""
-    from green_agent.runtime.processes import free_port
+    """`count` distinct free loopback ports (kernel.ports.free_port never repeats one)."""
+    from kernel.ports import free_port
 
     return [free_port() for _ in range(count)]
 

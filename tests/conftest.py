@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.runtime.processes import free_port
+from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.world_data import WorldData
 

@@ -38,7 +38,8 @@ from starlette.routing import Route
 from blue_agent.a2a_server import build_app, make_card
 from green_agent.appworld_client import AppWorldClient
 from kernel.errors import WrongActiveTaskError
-from green_agent.runtime.processes import ManagedProcess, free_port
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
 from kernel.slot_credentials import require_credentials

@@ -19,7 +19,7 @@ import requests
 from green_agent.runtime.forkserver import ForkedProcess, ForkServer, fork_server
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
 from kernel.errors import InfrastructureError
-from green_agent.runtime.processes import free_port, port_is_free
+from kernel.ports import free_port, port_is_free
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 

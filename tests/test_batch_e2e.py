@@ -22,7 +22,7 @@ import pytest
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
 from green_agent.engine.sequencer import STEPS
-from green_agent.runtime.processes import free_port, port_is_free
+from kernel.ports import free_port, port_is_free
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e

@@ -35,7 +35,7 @@ from green_agent.steps.archive import outputs_path
 from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
 from green_agent.cli import main
 from kernel.errors import WrongActiveTaskError
-from green_agent.runtime.processes import free_port
+from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.task_message import parse_task_message

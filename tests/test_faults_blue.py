@@ -31,7 +31,7 @@ from green_agent.local_battle import BattleRequest, run_battle_request, run_on_s
 from green_agent.cli import main
 from kernel.errors import SlotBusyError
 from green_agent.models.result import BattleResult
-from green_agent.runtime.processes import free_port
+from kernel.ports import free_port
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
 from green_agent.steps.task_message import parse_task_message

@@ -29,7 +29,8 @@ from green_agent.appworld_client import AppWorldClient, Evaluation
 from green_agent.gateway_client import GatewayClient
 from kernel.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
-from green_agent.engine.sequencer import BattleConfig, BattleDeps, run_battle
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.sequencer import run_battle
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
 from kernel.world_data import WorldData

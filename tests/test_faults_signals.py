@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from faults_support import assert_no_open_world
-from green_agent.runtime.processes import free_port, port_is_free
+from kernel.ports import free_port, port_is_free
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +87,7 @@ def test_server_processes_exit_without_teardown_but_with_their_output_flushed() 
     """The gateway and our Blues leave through `exit_without_teardown` once their server loop returns."""
     script = (
         "import atexit, logging, sys\n"
-        "from green_agent.runtime.processes import exit_without_teardown\n"
+        "from kernel.process_exit import exit_without_teardown\n"
         "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
         "atexit.register(lambda: print('TEARDOWN RAN'))\n"
         "print('served', end='')\n"

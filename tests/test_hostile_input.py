@@ -30,7 +30,8 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.cli import main
 from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.runtime.processes import ManagedProcess, free_port
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
 from kernel.slot_credentials import create_credentials, port_of, remove_credentials
 from kernel.settings import Settings
 from kernel.task_ids import resolve_task

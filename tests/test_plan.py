@@ -22,7 +22,8 @@ import responses
 from green_agent.appworld_client import AppWorldClient
 from kernel.errors import UnknownTaskError
 from green_agent.gateway_client import GatewayClient
-from green_agent.engine.sequencer import STEPS, BattleConfig, BattleDeps, run_battle
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.sequencer import STEPS, run_battle
 from kernel.settings import load_settings
 from kernel.world_data import WorldData
 

@@ -92,7 +92,7 @@ def test_archived_db_change_logs_lose_passwords() -> None:
     out = redact_sql_line(insert)
     assert "ava-simple_note-pw0" not in out and json.loads(out)[1][:3] == ["h", 1, "simple_note"]
     many = json.dumps(["UPDATE users SET password = ?, name = ? WHERE id = ?", [["s1", "n", 1], ["s2", "m", 2]], True])
-    assert json.loads(redact_sql_line(many))[1] == [["<redacted>", "n", 1], ["<redacted>", "m", 2]]
+    assert json.loads(redact_sql_line(many))[1] == [["[REDACTED]", "n", 1], ["[REDACTED]", "m", 2]]
     note = json.dumps(["INSERT INTO notes (title, content) VALUES (?, ?)", ["t", "c"], False])
     assert redact_sql_line(note) == note
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from green_agent.runtime.processes import free_port
+from kernel.ports import free_port
 from green_agent.scoping.cache import PredictionCache
 from green_agent.scoping.llm import LlmPredictor
 from green_agent.scoping.prompt import PROMPT_VERSION

@@ -33,7 +33,7 @@ from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import SlotEnv
 from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
-from green_agent.runtime.processes import free_port
+from kernel.ports import free_port
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
 

@@ -18,7 +18,7 @@ import pytest
 import requests
 from kernel.errors import InfrastructureError
 from green_agent.gateway_client import GatewayClient
-from green_agent.runtime.processes import port_is_free
+from kernel.ports import port_is_free
 from kernel.settings import Settings
 from kernel.slot_credentials import load_credentials, require_credentials
 from green_agent.runtime.world_service import read_state, start_slots, state_path, stop_slots

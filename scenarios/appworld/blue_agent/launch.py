@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from blue_agent.a2a_server import BlueHandler, make_card, serve
-from green_agent.runtime.processes import exit_without_teardown
+from kernel.process_exit import exit_without_teardown
 from kernel.settings import Settings, load_settings
 
 DEFAULT_HOST = "127.0.0.1"

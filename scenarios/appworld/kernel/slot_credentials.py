@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr
 
-from green_agent.batch.checkpoint import atomic_write_text
+from kernel.atomic import atomic_write_text
 from kernel.errors import InfrastructureError
 from kernel.redaction import register_secrets
 

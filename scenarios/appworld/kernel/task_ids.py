@@ -1,4 +1,4 @@
-"""Step 1: the task id, extracted from the battle's task config and validated before any use.
+"""The task-id rule: a task id extracted from a battle's task config and validated before any use.
 
 Accepted inputs (surrounding whitespace ignored):
 - `"Task description: <id>"` (the seed's `task_config`; the first token after the colon is used),

@@ -45,7 +45,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from kernel.errors import GatewayError
-from green_agent.runtime.processes import port_is_free
+from kernel.ports import port_is_free
 from kernel.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
 from kernel.world_data import WorldData
 from mcp_gateway.body_limit import BodyLimitMiddleware

@@ -21,7 +21,7 @@ from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
 from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.eval_run import RunConfig
 from green_agent.models.result import BattleResult
-from green_agent.runtime.processes import port_is_free
+from kernel.ports import port_is_free
 from kernel.settings import MAX_SLOTS, Settings
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 

@@ -7,7 +7,8 @@ import logging
 
 from green_agent.batch.checkpoint import REPORT_FILE
 from green_agent.batch.evaluate import EvalRequest, run_eval
-from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot, world_data
+from green_agent.engine.config import world_data
+from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot
 from green_agent.commands.battle import install_sigterm_handler, summary
 from green_agent.commands.eval import summary as eval_summary
 from kernel.errors import InfrastructureError

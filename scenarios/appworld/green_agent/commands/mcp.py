@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from green_agent.runtime.processes import exit_without_teardown
+    from kernel.process_exit import exit_without_teardown
     from mcp_gateway.models import GatewayConfig
     from mcp_gateway.server import serve
 

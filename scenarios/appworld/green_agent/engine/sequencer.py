@@ -1,200 +1,283 @@
-"""The deterministic plan runner: one battle, the 11 steps in order, over pre-built objects.
+"""The battle engine: the one sequencer of the 11 steps, driven by the CLI, `eval` and the AgentBeats session.
 
-No configuration is parsed here (the builder in `green_agent.local_battle` does that). Each step's wall
-time is recorded under its name in `timings`. Any exception in steps 1-8 except bad input becomes
-`status: infra_error` with the failing step named (Blue is never charged for it); bad input
-(`BadInputError`: malformed or unknown task id) is raised to the caller after cleanup, with no result.
-Cleanup (step 11) runs in a `finally` on every path, including Ctrl-C; `result.json` is written
-last, so it records the cleanup too.
+`Battle` runs one battle over pre-built objects (`engine.config`). The order is `STEPS`:
+task_id, setup, scope, task_message, dispatch, wait, archive, metrics, judge, cleanup, report.
+The world is closed (step 10) before the result is reported (step 11): posting the result ends
+the battle on the AgentBeats backend, which may then reset the Green at once, and result.json
+records the cleanup too.
+
+Rules every driver gets:
+- every step runs at most once; a repeated call returns the stored output (`repeated: true`), and a
+  step first runs the steps it depends on (a driver may call `run_step("report")` straight away);
+- a step's wall time goes into `timings` under its name;
+- an infrastructure failure in steps 1-8 becomes `status: infra_error` with the failing step named
+  and the dead service's fix-it (`diagnose.explain`); steps 3-8 are then skipped, judge, cleanup
+  and report still run (the Blue is never charged for it);
+- bad input (`BadInputError`: a malformed or unknown task id) skips every step but cleanup; no
+  result is written, the observer is told, and `run_battle` raises it to the caller;
+- Ctrl-C / SIGTERM: cleanup runs, result.json records an `Interrupted` error, KeyboardInterrupt is re-raised;
+- an observer sees each step start and end (the AgentBeats driver posts progress from it).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Protocol
 
-import requests
-from pydantic import BaseModel, Field
-
-from green_agent.appworld_client import DEFAULT_MAX_INTERACTIONS, AppWorldClient
-from green_agent.steps.archive import ArchiveResult, archive
-from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S, CompletionResult, wait_for_completion
 from green_agent.diagnose import explain
-from green_agent.steps.dispatch import DispatchHandle, dispatch
-from kernel.errors import BadInputError
-from green_agent.gateway_client import GatewayClient
-from green_agent.steps.judge import Judgement, judge
-from green_agent.steps.metrics import MetricsResult, collect_metrics
-from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvaluationRecord,
-                                       ScopePolicy, ScopeRecord)
-from kernel.settings import Settings
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.state import BattleState
+from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord, EvaluationRecord
+from green_agent.steps.archive import archive
 from green_agent.steps.cleanup import cleanup
-from green_agent.steps.report import Reporter, collect_versions, report, write_result
+from green_agent.steps.dispatch import dispatch
+from green_agent.steps.judge import judge
+from green_agent.steps.metrics import collect_metrics
+from green_agent.steps.report import collect_versions, report, write_result
 from green_agent.steps.scope import account_calls, apply_scope, choose_scope
-from green_agent.steps.setup import SetupResult, experiment_name_for, setup_task
+from green_agent.steps.setup import experiment_name_for, setup_task
+from green_agent.steps.task_id import resolve_step
+from green_agent.steps.task_message import build_task_message
+from green_agent.steps.wait import wait_for_completion
 from green_agent.task_check import task_problem
-from kernel.task_ids import TaskRef, resolve_task
-from green_agent.steps.task_message import TaskMessage, build_task_message
-from kernel.world_data import WorldData
+from kernel.errors import BadInputError
 
 log = logging.getLogger(__name__)
 
-STEPS = ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "report",
-         "cleanup")
+STEPS = ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "cleanup",
+         "report")
+"""The one step order: README, the Green's card, the tools and the progress titles all follow it."""
+ALWAYS_RUN = ("judge", "cleanup", "report")
+"""Steps that still run after an infrastructure error (the verdict is then a draw)."""
+
+StepOutput = dict[str, Any]
 
 
-class BattleConfig(BaseModel):
-    """What one battle is (already resolved values; no lookups)."""
+class StepObserver(Protocol):
+    """Told about each step (the AgentBeats driver posts progress events from these)."""
 
-    battle_id: str = Field(description="Unique battle id.")
-    task_config: str = Field(description="'Task description: <id>', a bare id, or a 1-based index into `split`.")
-    blue: str = Field(description="Label of the Blue under test (reference | noop | llm | URL).")
-    blue_url: str = Field(description="Blue's A2A URL.")
-    predictor: str = Field(default="auto", description="Scope predictor (`all`/`none`: no scoping).")
-    scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce (see mcp_gateway.scope).")
-    deadline_s: float = Field(gt=0, description="How long Blue may work.")
-    run_dir: Path = Field(description="Where result.json and the evidence go.")
-    split: str = Field(default="dev", description="Split a bare index refers to.")
-    max_interactions: int = Field(default=DEFAULT_MAX_INTERACTIONS, description="/execute cap per world.")
-    reply_grace_s: float = Field(default=REPLY_GRACE_S, description="Wait after Blue's reply for its complete_task.")
-    authority_every_s: float = Field(default=AUTHORITY_EVERY_S, description="/task_completed period with a gateway.")
-    fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
-    launch_url_allowed: bool = Field(default=False, description=(
-        "The Blue calls through the gateway's plain launch URL (an SDK agent's --mcp), not only the battle's token URL."))
+    def step_started(self, name: str, battle: "Battle") -> None: ...
+
+    def step_finished(self, name: str, output: StepOutput, battle: "Battle") -> None: ...
+
+    def bad_input(self, message: str, battle: "Battle") -> None: ...
 
 
-@dataclass
-class BattleDeps:
-    """The live objects a battle runs on (built by `green_agent.local_battle`)."""
+class Battle:
+    """One battle: its config, live objects, step outputs and state."""
 
-    client: AppWorldClient
-    apis_url: str
-    settings: Settings
-    world: WorldData | None
-    appworld_root: Path
-    gateway: GatewayClient | None = None
-    call_log_path: Path | None = None
-    blue_session: requests.Session | None = None
-    reporters: list[Reporter] = field(default_factory=list)
+    def __init__(self, config: BattleConfig, deps: BattleDeps, observer: StepObserver | None = None) -> None:
+        self.config, self.deps, self.observer = config, deps, observer
+        self.state = BattleState()
+        self.started = datetime.now(timezone.utc)
+        self.outputs: dict[str, StepOutput] = {}
+        self.bad_input: str | None = None
+        self.bad_input_error: BadInputError | None = None
+        self.result: BattleResult | None = None
+        self._bodies: dict[str, Callable[[], StepOutput]] = {name: getattr(self, f"_{name}") for name in STEPS}
 
+    # -- driving ---------------------------------------------------------------------------------
+    def run_step(self, name: str) -> StepOutput:
+        """Run step `name` (and, first, the steps before it) at most once; its output."""
+        if name in self.outputs:
+            return {**self.outputs[name], "repeated": True}
+        if name != "cleanup" and self.bad_input is not None:
+            return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
+        index = STEPS.index(name)
+        if index > 0 and STEPS[index - 1] not in self.outputs:
+            self.run_step(STEPS[index - 1])
+            if name != "cleanup" and self.bad_input is not None:
+                return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
+        if self.state.error is not None and name not in ALWAYS_RUN:
+            output = {"ok": False, "step": name, "skipped": True,
+                      "error": f"skipped after an infrastructure error in step {self.state.error.step}"}
+        else:
+            output = self._execute(name)
+        self.outputs[name] = output
+        return output
 
-@dataclass
-class BattleState:
-    """What the steps of one battle have produced so far (shared with the AgentBeats session)."""
+    def run_all(self) -> BattleResult | None:
+        """Every step in order; cleanup (and an `Interrupted` result.json) on Ctrl-C. None after bad input."""
+        try:
+            self.run_step("report")
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
+        if self.bad_input is not None and "cleanup" not in self.outputs:
+            self.run_step("cleanup")
+        return self.result
 
-    step: str = "task_id"
-    timings: dict[str, float] = field(default_factory=dict)
-    ref: TaskRef | None = None
-    setup: SetupResult | None = None
-    initialize_attempted: bool = False
-    gateway_set: bool = False
-    mcp_base_url: str | None = None
-    """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
-    scope: ScopeRecord | None = None
-    message: TaskMessage | None = None
-    handle: DispatchHandle | None = None
-    completion: CompletionResult | None = None
-    archive: ArchiveResult | None = None
-    metrics: MetricsResult | None = None
-    judgement: Judgement | None = None
-    error: ErrorRecord | None = None
-    cleanup: CleanupRecord | None = None
-    report_problems: list[str] = field(default_factory=list)
+    finish = run_all
+    """Complete whatever is left (finished steps are not rerun)."""
 
+    def build_result(self, finished: bool = False) -> BattleResult:
+        return build_result(self.config, self.deps, self.state, self.started, finished=finished)
 
-def run_battle(config: BattleConfig, deps: BattleDeps) -> BattleResult:
-    """Run one battle end to end and write `<run_dir>/result.json`. Raises BadInputError only."""
-    started = datetime.now(timezone.utc)
-    state = BattleState()
-    interrupted = False
-    try:
-        _run_steps(config, deps, state)
-        with timed_step(state, "judge"):
-            state.judgement = judge(state.metrics.evaluation if state.metrics else None,
-                                    bool(state.completion and state.completion.completed), state.error is not None,
-                                    state.metrics.upstream_fault if state.metrics else None,
-                                    state.scope.refused_gold if state.scope else None)
-        with timed_step(state, "report"):
-            state.report_problems += report(build_result(config, deps, state, started), deps.reporters)
-    except KeyboardInterrupt:  # Ctrl-C / SIGTERM: clean up, record why the battle has no verdict, re-raise
-        interrupted = True
+    def summary(self) -> StepOutput:
+        """The verdict so far (what the AgentBeats tools answer at the end)."""
+        result = self.result or self.build_result()
+        return {"battle_id": self.config.battle_id, "task_id": result.task_id, "status": result.status,
+                "winner": result.winner or "draw", "outcome": result.outcome, "reason": result.reason,
+                "run_dir": result.run_dir, "bad_input": self.bad_input}
+
+    # -- the steps -------------------------------------------------------------------------------
+    def _task_id(self) -> StepOutput:
+        self.state.ref = resolve_step(self.config.task_config, self.deps.world, self.config.split, self.deps.client)
+        return self.state.ref.model_dump()
+
+    def _setup(self) -> StepOutput:
+        task_id = self.state.ref.task_id
+        if self.deps.slot_lock is not None:
+            self.deps.slot_lock.acquire()  # never two battles on one world slot (SlotBusyError: infra, not Blue's)
+        self.state.initialize_attempted = True
+        self.state.setup = setup_task(self.deps.client, task_id, experiment_name_for(self.config.battle_id, task_id),
+                                      self.deps.apis_url, self.config.max_interactions)
+        return {"task": self.state.setup.task.model_dump(), "experiment_name": self.state.setup.experiment_name}
+
+    def _scope(self) -> StepOutput:
+        task = self.state.setup.task
+        self.state.scope = choose_scope(task.task_id, task.instruction, self.config.predictor, self.deps.settings,
+                                        self.deps.world, self.config.scope_policy)
+        self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
+                                              self.config.launch_url_allowed)
+        self.state.gateway_set = self.state.mcp_base_url is not None
+        scope = self.state.scope
+        return {"predictor": scope.predictor, "policy": scope.policy, "apis": scope.apis, "recall": scope.recall,
+                "missed_gold": scope.missed_gold, "fallback_reason": scope.fallback_reason,
+                "gateway_scoped": self.state.gateway_set}
+
+    def _task_message(self) -> StepOutput:
+        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url,
+                                                self.state.scope.policy)
+        return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
+                "mcp_url": self.state.message.mcp_url}
+
+    def _dispatch(self) -> StepOutput:
+        self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
+                                     context_id=self.config.battle_id)
+        return self.state.handle.result.model_dump()
+
+    def _wait(self) -> StepOutput:
+        config = self.config
+        self.state.completion = wait_for_completion(
+            self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
+            self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
+            reply_grace_s=config.reply_grace_s)
+        return self.state.completion.model_dump()
+
+    def _archive(self) -> StepOutput:
+        state = self.state
+        state.archive = archive(self.deps.client, state.ref.task_id, state.setup.experiment_name,
+                                self.deps.appworld_root, self.config.run_dir,
+                                self.deps.call_log_path if self.deps.gateway else None, self.config.battle_id)
+        if state.archive.call_log_problem:
+            state.report_problems.append(state.archive.call_log_problem)
+        return state.archive.model_dump(mode="json")
+
+    def _metrics(self) -> StepOutput:
+        state = self.state
+        call_log = Path(state.archive.call_log) if state.archive.call_log else None
+        state.metrics = collect_metrics(self.deps.client, state.ref.task_id, self.config.battle_id, call_log,
+                                        state.scope.gold_apis, state.scope.apis, paginated_apis(self.deps.world),
+                                        state.archive.call_log_problem)
+        state.scope = account_calls(state.scope, state.metrics.trajectory)
+        evaluation = state.metrics.evaluation
+        trajectory = state.metrics.trajectory
+        return {"success": evaluation.success, "tests_passed": len(evaluation.passes),
+                "tests_failed": len(evaluation.failures), "total_tests": evaluation.num_tests,
+                "difficulty": evaluation.difficulty,
+                "trajectory": trajectory_summary(trajectory),
+                "trajectory_error": state.metrics.trajectory_error}
+
+    def _judge(self) -> StepOutput:
+        state = self.state
+        metrics = state.metrics
+        state.judgement = judge(metrics.evaluation if metrics else None,
+                                bool(state.completion and state.completion.completed), state.error is not None,
+                                metrics.upstream_fault if metrics else None,
+                                state.scope.refused_gold if state.scope else None)
+        return state.judgement.model_dump()
+
+    def _cleanup(self) -> StepOutput:
+        state, deps = self.state, self.deps
+        try:
+            state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
+                                    state.initialize_attempted, deps.gateway, state.gateway_set)
+        finally:
+            if deps.slot_lock is not None:
+                deps.slot_lock.release()
+        if state.cleanup.errors:
+            state.cleanup.errors = [explain(e, self._services()) for e in state.cleanup.errors]
+        return state.cleanup.model_dump()
+
+    def _report(self) -> StepOutput:
+        """Hand the finished record to the reporters, then write result.json (with any reporting problem in it)."""
+        started = time.perf_counter()
+        self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
+        self.state.timings["report"] = round(time.perf_counter() - started, 4)  # result.json is written inside the step
+        self.result = self.build_result(finished=True)
+        path = write_result(self.result, self.config.run_dir)
+        return {"problems": list(self.state.report_problems), "winner": self.result.winner or "draw",
+                "result_file": str(path)}
+
+    # -- machinery -------------------------------------------------------------------------------
+    def _execute(self, name: str) -> StepOutput:
+        if self.observer:
+            self.observer.step_started(name, self)
+        try:
+            with timed_step(self.state, name):
+                output = {"ok": True, "step": name, **self._bodies[name]()}
+        except BadInputError as exc:
+            self.bad_input, self.bad_input_error = str(exc), exc
+            if self.observer:
+                self.observer.bad_input(self.bad_input, self)
+            return {"ok": False, "step": name, "error": self.bad_input}
+        except Exception as exc:  # infrastructure: recorded, the Blue is never charged
+            output = {"ok": False, "step": name, "error": self._record_failure(name, exc)}
+        if self.observer:
+            self.observer.step_finished(name, output, self)
+        return output
+
+    def _record_failure(self, name: str, exc: Exception) -> str:
+        message = explain(str(exc), self._services())  # the symptom's service may not be the dead one
+        broken = task_problem(self.deps.world, self.state.ref.task_id) if self.deps.world and self.state.ref else None
+        if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
+            message = f"{broken} ({message})"
+        log.error("battle %s: step %s failed: %s", self.config.battle_id, name, message,
+                  exc_info=not hasattr(exc, "exit_code"))
+        if self.state.error is None:
+            self.state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=name)
+        return f"{type(exc).__name__}: {message[:500]}"
+
+    def _interrupted(self) -> None:
+        """Ctrl-C / SIGTERM: close the world, record why the battle has no verdict, write result.json."""
+        state = self.state
         state.judgement = None
         state.error = ErrorRecord(type="Interrupted", step=state.step, message=(
             f"the run was interrupted (Ctrl-C or SIGTERM) during step {state.step}; the battle is not scored"))
-    finally:
-        with timed_step(state, "cleanup"):
-            state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
-                                    state.initialize_attempted, deps.gateway, state.gateway_set)
-            if state.cleanup.errors:
-                state.cleanup.errors = [explain(e, _services(deps)) for e in state.cleanup.errors]
-    result = build_result(config, deps, state, started, finished=True)
-    write_result(result, config.run_dir)
-    if interrupted:
-        raise KeyboardInterrupt
+        if "cleanup" not in self.outputs:
+            self.outputs["cleanup"] = self._execute("cleanup")
+        self.result = self.build_result(finished=True)
+        write_result(self.result, self.config.run_dir)
+
+    def _services(self) -> dict[str, str | None]:
+        deps = self.deps
+        return {"AppWorld env server": deps.client.base_url, "AppWorld APIs server": deps.apis_url,
+                "MCP gateway": deps.gateway.base_url if deps.gateway else None}
+
+
+def run_battle(config: BattleConfig, deps: BattleDeps, observer: StepObserver | None = None) -> BattleResult:
+    """Run one battle end to end and write `<run_dir>/result.json`. Raises BadInputError only (after cleanup)."""
+    battle = Battle(config, deps, observer)
+    result = battle.run_all()
+    if battle.bad_input_error is not None:
+        raise battle.bad_input_error
     return result
-
-
-def _run_steps(config: BattleConfig, deps: BattleDeps, state: BattleState) -> None:
-    """Steps 1-8. Infrastructure failures are recorded on `state`; bad input and Ctrl-C propagate."""
-    try:
-        _steps_1_to_8(config, deps, state)
-    except BadInputError:
-        raise
-    except Exception as exc:
-        message = explain(str(exc), _services(deps))  # the symptom's service may not be the dead one
-        broken = task_problem(deps.world, state.ref.task_id) if deps.world and state.ref else None
-        if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
-            message = f"{broken} ({message})"
-        log.error("battle %s: step %s failed: %s", config.battle_id, state.step, message,
-                  exc_info=not hasattr(exc, "exit_code"))
-        state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=state.step)
-
-
-def _services(deps: BattleDeps) -> dict[str, str | None]:
-    return {"AppWorld env server": deps.client.base_url, "AppWorld APIs server": deps.apis_url,
-            "MCP gateway": deps.gateway.base_url if deps.gateway else None}
-
-
-def _steps_1_to_8(config: BattleConfig, deps: BattleDeps, state: BattleState) -> None:
-    client = deps.client
-    with timed_step(state, "task_id"):
-        state.ref = resolve_task(config.task_config, deps.world, config.split, lookup=client)
-    task_id = state.ref.task_id
-    with timed_step(state, "setup"):
-        state.initialize_attempted = True
-        state.setup = setup_task(client, task_id, experiment_name_for(config.battle_id, task_id), deps.apis_url,
-                                 config.max_interactions)
-    with timed_step(state, "scope"):
-        state.scope = choose_scope(task_id, state.setup.task.instruction, config.predictor, deps.settings, deps.world,
-                                   config.scope_policy)
-        state.mcp_base_url = apply_scope(deps.gateway, config.battle_id, task_id, state.scope,
-                                         config.launch_url_allowed)
-        state.gateway_set = state.mcp_base_url is not None
-    with timed_step(state, "task_message"):
-        state.message = build_task_message(state.setup.task, state.scope.apis, state.mcp_base_url, state.scope.policy)
-    with timed_step(state, "dispatch"):
-        state.handle = dispatch(config.blue_url, state.message.text, session=deps.blue_session,
-                                context_id=config.battle_id)
-    with timed_step(state, "wait"):
-        state.completion = wait_for_completion(
-            client, task_id, config.battle_id, config.deadline_s, deps.gateway, state.handle,
-            authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
-            reply_grace_s=config.reply_grace_s)
-    with timed_step(state, "archive"):
-        state.archive = archive(client, task_id, state.setup.experiment_name, deps.appworld_root, config.run_dir,
-                                deps.call_log_path if deps.gateway else None, config.battle_id)
-    if state.archive.call_log_problem:
-        state.report_problems.append(state.archive.call_log_problem)
-    with timed_step(state, "metrics"):
-        call_log = Path(state.archive.call_log) if state.archive.call_log else None
-        state.metrics = collect_metrics(client, task_id, config.battle_id, call_log, state.scope.gold_apis,
-                                        state.scope.apis, paginated_apis(deps.world), state.archive.call_log_problem)
-        state.scope = account_calls(state.scope, state.metrics.trajectory)
 
 
 @contextmanager
@@ -207,7 +290,7 @@ def timed_step(state: BattleState, name: str) -> Iterator[None]:
         state.timings[name] = round(time.perf_counter() - started, 4)
 
 
-def paginated_apis(world: WorldData | None) -> list[str] | None:
+def paginated_apis(world: Any) -> list[str] | None:
     if world is None:
         return None
     try:
@@ -217,12 +300,11 @@ def paginated_apis(world: WorldData | None) -> list[str] | None:
 
 
 def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, started: datetime,
-            finished: bool = False) -> BattleResult:
+                 finished: bool = False) -> BattleResult:
     verdict = state.judgement or judge(None, False, True)
     evaluation = state.metrics.evaluation if state.metrics else None
     completion = state.completion
     appworld_version = state.archive.appworld_version if state.archive else None
-    archive_info = state.archive.model_dump(mode="json") if state.archive else None
     return BattleResult(
         battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
@@ -230,15 +312,26 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         reason=state.error.message if state.error else verdict.reason,
         difficulty=evaluation.difficulty if evaluation else None,
         experiment_name=state.setup.experiment_name if state.setup else None,
-        evaluation=EvaluationRecord.model_validate(evaluation.model_dump()) if evaluation else None,
-        scope=state.scope,
+        evaluation=EvaluationRecord.model_validate(evaluation.model_dump()) if evaluation else None, scope=state.scope,
         completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
-            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"})) if completion else None,
+            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
+        if completion else None,
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
-        archive=archive_info, report_problems=list(state.report_problems), timings=dict(state.timings),
-        error=state.error, cleanup=state.cleanup,
+        archive=state.archive.model_dump(mode="json") if state.archive else None, report_problems=list(state.report_problems), timings=dict(state.timings),
+        error=state.error, cleanup=state.cleanup if state.cleanup else None,
         versions=collect_versions(deps.settings.appworld_python, appworld_version),
         run_dir=str(config.run_dir), started_at=started,
         finished_at=datetime.now(timezone.utc) if finished else None,
     )
+
+
+
+def trajectory_summary(trajectory: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The trajectory figures a step output shows (the full record is in result.json)."""
+    if not trajectory:
+        return None
+    keys = ("total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
+            "retry_count", "out_of_scope_calls", "pagination_sequences", "api_recall", "api_precision", "api_f1",
+            "calls_per_tool")
+    return {k: trajectory[k] for k in keys if k in trajectory}

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 
 from green_agent.runtime.forkserver import ForkedProcess
 from kernel.errors import InfrastructureError
-from green_agent.runtime.processes import ManagedProcess, port_is_free
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import port_is_free
 from kernel.settings import SCENARIO_DIR
 from kernel.slot_credentials import SlotCredentials, remove_credentials, save_credentials
 

@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field, model_validator
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
 from kernel.errors import InfrastructureError, SlotBusyError
 from green_agent.runtime.file_lock import release, try_lock
-from green_agent.runtime.processes import ManagedProcess, port_is_free
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import port_is_free
 from kernel.settings import DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, SLOT_PORT_STRIDE
 from kernel.slot_credentials import PRIVATE_DIR, SlotCredentials, remove_credentials, save_credentials
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, Field
 
+from kernel.atomic import atomic_write_text
 from kernel.errors import InfrastructureError
 from green_agent.runtime.processes import stop_process_group
 from kernel.settings import MAX_SLOTS, Settings
@@ -109,11 +110,7 @@ def _record(index: int, slot: WorldSlot) -> RunningSlot:
 
 
 def _write_state(settings: Settings, state: WorldState) -> None:
-    path = state_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state.model_dump(mode="json"), indent=2))
-    os.replace(tmp, path)
+    atomic_write_text(state_path(settings), json.dumps(state.model_dump(mode="json"), indent=2))
 
 
 def _is_same_process(process: RecordedProcess) -> bool:
