@@ -26,6 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
+from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
 from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
 
 log = logging.getLogger(__name__)
@@ -104,19 +105,17 @@ def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResul
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
     """Copy the lines of `battle_id` from a JSONL log to `target`; returns the count.
 
-    Lines are read as bytes with the trajectory reader's bounded line reader: truncated, binary,
+    Lines are read as bytes with the trajectory reader's bounded line reader (`kernel.call_log_reader.bounded_lines`): truncated, binary,
     non-object and oversized (> 1 MiB, never held in memory) lines are left out, so one damaged or
     hostile line cannot stop the archive or the analysis that reads the copy.
     """
-    from green_agent.trajectory.reader import MAX_LINE_BYTES, _iter_lines  # lazy: the archive step stays light
-
     count = 0
     needle = battle_id.encode("utf-8", "replace")
     with open(target, "wb") as out:
         if not source.is_file():
             return 0
         with open(source, "rb") as lines:
-            for line in _iter_lines(lines, MAX_LINE_BYTES):
+            for line in bounded_lines(lines, MAX_LINE_BYTES):
                 if line is None or needle not in line:
                     continue
                 try:
