@@ -38,7 +38,7 @@ from kernel.errors import WrongActiveTaskError
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.steps.task_message import parse_task_message
+from kernel.task_message import parse_task_message
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
@@ -78,7 +78,7 @@ class StubBlue(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
         if self.mode == "env_solver":
-            task_id = parse_task_message(text)["task_id"]
+            task_id = parse_task_message(text).task_id
             code = self.world.solution_source(task_id) + "\nsolution(apis, requester)\n"
             for path, body in (("/execute", {"task_id": task_id, "code": code}),
                                ("/task_completed", {"task_id": task_id})):

@@ -34,7 +34,7 @@ from green_agent.models.result import BattleResult
 from kernel.ports import free_port
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
-from green_agent.steps.task_message import parse_task_message
+from kernel.task_message import parse_task_message
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
@@ -75,7 +75,7 @@ def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
 
     async def flood(text: str) -> str:
         started = time.monotonic()
-        flood_stats["answered"] = await _flood(parse_task_message(text)["mcp_url"])
+        flood_stats["answered"] = await _flood(parse_task_message(text).mcp_url)
         flood_stats["seconds"] = time.monotonic() - started
         return "flooded"
 
