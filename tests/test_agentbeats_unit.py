@@ -5,7 +5,7 @@ Mocked contracts:
 - backend `POST {backend}/battles/{id}` -> 204 (400 once the battle is finished);
 - env server: `GET /tasks/{id}` -> {"output": TaskInfo}; `POST /initialize`
   -> {"output": TaskInfo}; `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str};
-  `POST /save_logs`, `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation};
+  `POST /save_logs`, `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord};
 - Blue (A2A 0.3): `GET /.well-known/agent.json` -> card; `POST /` message/send -> JSON-RPC result.
 """
 

@@ -4,7 +4,7 @@ Mocked contracts (AppWorld's env server; the gateway control API in green_agent.
 A2A 0.3 JSON-RPC for Blue):
 - env `GET /tasks/{id}` -> {"output": TaskInfo} | 500 unknown; `POST /initialize` -> {"output": TaskInfo};
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
-  `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation}.
+  `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord}.
 - gateway control listener (bearer secret): `PUT/DELETE /control/battle` -> {};
   `GET /control/completion` -> {"completed","at","status"}.
 - Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.

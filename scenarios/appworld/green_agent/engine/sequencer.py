@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from green_agent.diagnose import explain
 from green_agent.engine.config import BattleConfig, BattleDeps
 from green_agent.engine.state import BattleState
-from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord, EvaluationRecord
+from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord
 from green_agent.steps.archive import archive
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
@@ -312,7 +312,7 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         reason=state.error.message if state.error else verdict.reason,
         difficulty=evaluation.difficulty if evaluation else None,
         experiment_name=state.setup.experiment_name if state.setup else None,
-        evaluation=EvaluationRecord.model_validate(evaluation.model_dump()) if evaluation else None, scope=state.scope,
+        evaluation=evaluation, scope=state.scope,
         completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
             include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
         if completion else None,

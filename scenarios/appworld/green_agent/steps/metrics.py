@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.appworld_client import AppWorldClient, Evaluation
+from green_agent.appworld_client import AppWorldClient
+from green_agent.models.result import EvaluationRecord
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 class MetricsResult(BaseModel):
     """Step 8 output (what `get_complete_task_metrics` returns)."""
 
-    evaluation: Evaluation = Field(description="AppWorld's verdict.")
+    evaluation: EvaluationRecord = Field(description="AppWorld's verdict.")
     trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics dump, if computed.")
     trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
     upstream_fault: str | None = Field(default=None, description=(
