@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from green_agent.batch.checkpoint import BattleKey
+from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.models.result import (BattleResult, ErrorRecord, EvalTestRecord, EvaluationRecord, ScopeRecord,
                                        VersionsRecord)
 from green_agent.steps.report import write_result
@@ -42,8 +43,9 @@ def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, diffi
         reason=instruction_hint or outcome, difficulty=None if infra else difficulty, evaluation=evaluation,
         scope=ScopeRecord(predictor="ground_truth", apis=["simple_note.login", "supervisor.complete_task"],
                           gold_apis=["simple_note.login", "simple_note.create_note"], recall=0.5),
-        trajectory=None if infra else {"total_calls": calls, "failed_calls": 1, "error_rate": round(1 / calls, 4),
-                                       "p50_duration_ms": 12.5, "p95_duration_ms": 40.0, "api_f1": 0.8},
+        trajectory=None if infra else TrajectoryMetrics(
+            log_path="calls.jsonl", log_found=True, battle_id=battle_id, total_calls=calls, successful_calls=calls - 1, failed_calls=1,
+            error_rate=round(1 / calls, 4), p50_duration_ms=12.5, p95_duration_ms=40.0, api_f1=0.8),
         error=ErrorRecord(type="AppWorldUnavailableError", message="env server down", step="setup") if infra else None,
         versions=VersionsRecord(appworld_green="test"), run_dir=str(run_dir),
         started_at=now - timedelta(seconds=1.5), finished_at=now)

@@ -148,7 +148,7 @@ def test_flooding_blue_leaves_an_intact_log_and_exact_counts(shared_env: Setting
     assert stats["answered"] == sent, stats
     assert result.status == "completed" and result.trajectory is not None, result.reason
     per_kind = FLOOD_CALLS // len(FLOOD_MIX)
-    trajectory = result.trajectory
+    trajectory = result.trajectory.model_dump()
     assert trajectory["total_calls"] == sent and trajectory["malformed_lines"] == 0
     assert trajectory["calls_per_tool"] == {"supervisor__show_profile": 2 * per_kind, "nope__not_a_tool": per_kind,
                                             "supervisor__complete_task": 1}

@@ -100,7 +100,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     assert [c.request.method for c in calls_to("/control/battle")] == ["PUT", "DELETE"]
     assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed
     assert result.cleanup.refused_calls == {"wrong_token": 2}
-    assert result.archive is not None and result.archive["call_records"] == 1
+    assert result.archive is not None and result.archive.call_records == 1
     saved = json.loads((tmp_path / "run" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["versions"]["appworld_green"]
 
@@ -210,7 +210,7 @@ def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_traj
     assert result.outcome == "passed"  # the verdict is AppWorld's; the missing evidence is reported beside it
     assert result.trajectory is None and "calls.jsonl" in (result.trajectory_error or "")
     assert any("call log" in p and "not a regular file" in p for p in result.report_problems)
-    assert result.archive is not None and result.archive["call_log"] is None
+    assert result.archive is not None and result.archive.call_log is None
 
 
 @responses.activate
