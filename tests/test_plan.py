@@ -6,7 +6,7 @@ A2A 0.3 JSON-RPC for Blue):
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
   `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord}.
 - gateway control listener (bearer secret): `PUT/DELETE /control/battle` -> {};
-  `GET /control/completion` -> {"completed","at","status"}.
+  `GET /control/completion` -> {"battle_id","completed","at","status"} (`mcp_gateway.models.CompletionReply`).
 - Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.
 """
 
@@ -79,7 +79,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     blue_mocks()
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={"cleared": "b-1", "battle": {"refused": {"wrong_token": 2}}})
-    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
                                           + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
     config, deps = setup(tmp_path, gateway=True)
@@ -202,8 +202,8 @@ def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_traj
     blue_mocks()
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={})
-    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z",
-                                                          "status": "success"})
+    responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True,
+                                                          "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory
     config, deps = setup(tmp_path, gateway=True)
     result = run_battle(config, deps)
