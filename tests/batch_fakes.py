@@ -4,7 +4,7 @@
   that "starts" a slot (a world slot + Blue) on enter and "stops" it on exit; it records starts and
   stops and flags two battles on one slot at once.
 - `FakeBattles` stands for `green_agent.batch.live.battle_fn`: it writes `<dir>/result.json` like
-  the plan runner (atomically, via `write_result`) and returns the `BattleResult`; outcomes are
+  the battle engine (atomically, via `write_result`) and returns the `BattleResult`; outcomes are
   scripted per task, and a task can be made to end in `infra_error` for its first N attempts.
 """
 
@@ -27,7 +27,7 @@ from green_agent.steps.report import write_result
 
 def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, difficulty: int = 1,
                 calls: int = 3, instruction_hint: str = "") -> BattleResult:
-    """A `BattleResult` as the plan runner would write it (evaluation, scope and trajectory filled)."""
+    """A `BattleResult` as the battle engine would write it (evaluation, scope and trajectory filled)."""
     now = datetime.now(timezone.utc)
     infra = outcome == "infra_error"
     passed = outcome == "passed"

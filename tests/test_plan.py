@@ -1,4 +1,4 @@
-"""The plan runner against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
+"""The battle engine (`engine.sequencer`) against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
 
 Mocked contracts (AppWorld's env server; the gateway control API in green_agent.gateway_client;
 A2A 0.3 JSON-RPC for Blue):

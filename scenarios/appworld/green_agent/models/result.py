@@ -1,4 +1,4 @@
-"""`result.json`: the record of one battle, written by the plan runner, read by batch and reports.
+"""`result.json`: the record of one battle, written by the battle engine (`green_agent.engine.sequencer`), read by batch and reports.
 
 No secrets: credentials never enter this record (errors quote URLs and ids, not arguments).
 """
