@@ -151,7 +151,7 @@ def main() -> int:
     ensure_private_netns()
     print_machine("bench_ray")
     root = built_world(args.root)
-    from green_agent.world_data import WorldData
+    from kernel.world_data import WorldData
 
     tasks = WorldData(root).split(args.split)
     count = QUICK_TASKS if args.quick else args.tasks

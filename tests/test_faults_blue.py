@@ -27,14 +27,14 @@ import pytest
 from faults_support import (MCP_HEADERS, InProcessServer, a2a_error_app, answers, assert_no_open_world, blue_server,
                             complete_through_gateway, mcp_call, wait_until)
 from green_agent.agentbeats.reporter import BackendReporter
-from green_agent.battle import BattleRequest, run_battle_request, run_on_slot
+from green_agent.local_battle import BattleRequest, run_battle_request, run_on_slot
 from green_agent.cli import main
-from green_agent.errors import SlotBusyError
+from kernel.errors import SlotBusyError
 from green_agent.models.result import BattleResult
-from green_agent.processes import free_port
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
-from green_agent.task_message import parse_task_message
+from kernel.ports import free_port
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
+from kernel.task_message import parse_task_message
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
@@ -75,7 +75,7 @@ def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
 
     async def flood(text: str) -> str:
         started = time.monotonic()
-        flood_stats["answered"] = await _flood(parse_task_message(text)["mcp_url"])
+        flood_stats["answered"] = await _flood(parse_task_message(text).mcp_url)
         flood_stats["seconds"] = time.monotonic() - started
         return "flooded"
 
@@ -148,7 +148,7 @@ def test_flooding_blue_leaves_an_intact_log_and_exact_counts(shared_env: Setting
     assert stats["answered"] == sent, stats
     assert result.status == "completed" and result.trajectory is not None, result.reason
     per_kind = FLOOD_CALLS // len(FLOOD_MIX)
-    trajectory = result.trajectory
+    trajectory = result.trajectory.model_dump()
     assert trajectory["total_calls"] == sent and trajectory["malformed_lines"] == 0
     assert trajectory["calls_per_tool"] == {"supervisor__show_profile": 2 * per_kind, "nope__not_a_tool": per_kind,
                                             "supervisor__complete_task": 1}

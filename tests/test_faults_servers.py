@@ -25,14 +25,16 @@ import requests
 from faults_support import (assert_no_open_world, blue_server, complete_through_gateway, fault_settings, first_task, kill,
                             revive_slot, start_slot)
 from green_agent.agentbeats.reporter import winner_for
-from green_agent.appworld_client import AppWorldClient, Evaluation
+from green_agent.appworld_client import AppWorldClient
+from green_agent.models.result import EvaluationRecord
 from green_agent.gateway_client import GatewayClient
-from green_agent.slot_credentials import require_credentials
+from kernel.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
-from green_agent.plan import BattleConfig, BattleDeps, run_battle
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
-from green_agent.world_data import WorldData
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.sequencer import run_battle
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 DEADLINE_S = 8.0
@@ -85,7 +87,7 @@ class KillBeforeEvaluate(AppWorldClient):
 
     before_evaluate: Callable[[], None] = staticmethod(lambda: None)
 
-    def evaluate(self, task_id: str) -> Evaluation:
+    def evaluate(self, task_id: str) -> EvaluationRecord:
         self.before_evaluate()
         return super().evaluate(task_id)
 

@@ -21,7 +21,7 @@ import pytest
 
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 from ray_support import CLI, NetnsCluster, netns_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -208,7 +208,7 @@ def test_a_node_whose_world_differs_is_refused_by_name(cluster: NetnsCluster, tm
 
 def test_a_blue_given_as_a_url_is_reached_from_the_slot_actors(cluster: NetnsCluster, tmp_path: Path,
                                                                 appworld_root: Path) -> None:
-    from green_agent.processes import free_port  # a port of the test's namespace is as free as any: both are empty
+    from kernel.ports import free_port  # a port of the test's namespace is as free as any: both are empty
 
     port = free_port()
     env = cli_env(appworld_root, tmp_path)

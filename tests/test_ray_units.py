@@ -17,7 +17,7 @@ from green_agent.batch.ray_local import NETNS_MARK, private_netns_argv
 from green_agent.batch.ray_slot import BattleShipment, SlotActor, SlotJob, node_settings, pack_dir, unpack_into
 from green_agent.batch.world_digest import WorldMismatchError, ensure_world, world_digest
 from green_agent.models.eval_run import RunConfig, RunNode
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 
 def small_world(root: Path, text: str = "a") -> Path:

@@ -5,12 +5,11 @@
   green_mode, AppWorld and gateway URLs); a battle_start `task_config` wins over it.
 - `reporter`: progress events and the final result, POSTed to `/battles/{id}` of the backend.
 - `markdown`: the readable result table shown in the web battle UI.
-- `session`: one battle's state and one method per plan step (idempotent, dependency-ordered).
+- `session`: the AgentBeats driver of the battle engine (one session per battle; progress posted per step).
 - `registry`: the sessions of this Green process, keyed by battle_id.
 - `tool_api`: what each tool in `orchestration_tools.py` does (find the session, run a step, JSON out).
 - `executor_hook`: the hook the tools file installs on the SDK executor (battle_start handling;
   the deterministic mode runs the whole plan there with no model call).
-- `offline_blue`: the reference/no-op Blues as SDK agents, so a scenario can launch them.
 - `backend`: run the wheel's backend + MCP server with an isolated database (D2, D6, D12).
 - `harness`: launch a scenario exactly as `run_scenario` does and wait for the battle (tests, CLI).
 """

@@ -23,7 +23,7 @@ from green_agent.agentbeats.battle_start import BattleStart, is_battle_start_tex
 from green_agent.agentbeats.registry import open_session
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.session import BattleSession
-from green_agent.errors import BadInputError, GreenError
+from kernel.errors import BadInputError, GreenError
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def install() -> bool:
     import os
 
     from agentbeats.agent_executor import AgentBeatsExecutor
-    from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
 
     register_secrets(secrets_in_environment(dict(os.environ)))  # the Green agent's process prints and posts
     scrub_process_output()
@@ -104,10 +104,7 @@ def _final_reply(summary: dict[str, Any], model_reply: str = "") -> str:
 
 def _report_malformed(problem: str) -> None:
     """Tell the UI why the battle will not run, using the battle context set by battle_info."""
-    try:
-        from agentbeats.logging import get_backend_url, get_battle_id
-    except ImportError:
-        return
+    from agentbeats.logging import get_backend_url, get_battle_id
     battle_id, backend_url = get_battle_id(), get_backend_url()
     if battle_id and backend_url:
         BackendReporter(battle_id, backend_url).progress(f"Malformed battle_start: {problem}"[:300])

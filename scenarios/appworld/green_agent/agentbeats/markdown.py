@@ -74,11 +74,11 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
             rows.append(("Scope miss (gold APIs not in scope)", ", ".join(result.scope.missed_gold)))
         if result.scope.out_of_scope_calls:
             rows.append(("Out-of-scope calls", result.scope.out_of_scope_calls))
-    trajectory = result.trajectory or {}
+    trajectory = result.trajectory
     if trajectory:
-        rows.append(("MCP calls", f"{trajectory.get('total_calls')} ({trajectory.get('failed_calls')} failed)"))
-        if trajectory.get("api_recall") is not None or trajectory.get("api_precision") is not None:
-            rows.append(("API recall / precision", f"{trajectory.get('api_recall')} / {trajectory.get('api_precision')}"))
+        rows.append(("MCP calls", f"{trajectory.total_calls} ({trajectory.failed_calls} failed)"))
+        if trajectory.api_recall is not None or trajectory.api_precision is not None:
+            rows.append(("API recall / precision", f"{trajectory.api_recall} / {trajectory.api_precision}"))
     elif result.trajectory_error:
         rows.append(("Trajectory", result.trajectory_error))
     if result.started_at and result.finished_at:

@@ -21,9 +21,9 @@ from typing import Any
 import requests
 
 from green_agent.agentbeats.markdown import render_result_markdown
-from green_agent.errors import InfrastructureError
+from kernel.errors import InfrastructureError
 from green_agent.models.result import BattleResult
-from mcp_gateway.redaction import scrub_data
+from kernel.redaction import scrub_data
 
 log = logging.getLogger(__name__)
 

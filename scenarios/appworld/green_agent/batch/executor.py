@@ -23,8 +23,8 @@ from typing import Literal, Protocol
 from green_agent.batch.live import battle_fn, choose_slots, slot_factory
 from green_agent.batch.runner import BattleFn, SlotFactory
 from green_agent.models.eval_run import RunConfig, RunNode
-from green_agent.settings import Settings
-from green_agent.slot import SlotSpec
+from kernel.settings import Settings
+from green_agent.runtime.slot import SlotSpec
 
 ExecutorKind = Literal["local", "ray"]
 EXECUTORS: tuple[ExecutorKind, ...] = ("local", "ray")

@@ -38,7 +38,7 @@ from green_agent.batch.executor import ExecutorKind, ExecutorPlan
 from green_agent.batch.ray_slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
 from green_agent.batch.runner import BattleFn, SlotFactory
 from green_agent.batch.world_digest import world_digest
-from green_agent.errors import BadInputError, GreenError, InfrastructureError
+from kernel.errors import BadInputError, GreenError, InfrastructureError
 from green_agent.models.eval_run import RunNode
 from green_agent.models.result import BattleResult
 from green_agent.steps.report import write_result

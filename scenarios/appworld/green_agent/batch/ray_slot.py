@@ -34,16 +34,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from green_agent.batch.checkpoint import RESULT_FILE, BattleKey
-from green_agent.appworld_forkserver import shutdown_fork_servers
+from green_agent.runtime.forkserver import shutdown_fork_servers
 from green_agent.batch.live import SlotEnv, battle_fn, slot_factory
 from green_agent.batch.slot_reaper import start_reaper
 from green_agent.batch.world_digest import ensure_world
-from green_agent.battle import BUILTIN_BLUES
-from green_agent.errors import InfrastructureError, SlotBusyError
+from green_agent.local_battle import BUILTIN_BLUES
+from kernel.errors import InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
-from green_agent.processes import free_port
-from green_agent.settings import Settings
-from green_agent.slot import SlotSpec
+from kernel.ports import free_port
+from kernel.settings import Settings
+from green_agent.runtime.slot import SlotSpec
 
 SLOT_START_TRIES = 3
 """Fresh ports are drawn again when another slot on the same host took them first."""

@@ -12,13 +12,14 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
-                                          atomic_write_text, battle_dir, battle_keys, load_manifest, load_results,
+                                          battle_dir, battle_keys, load_manifest, load_results,
                                           read_events)
 from green_agent.batch.report_html import render_report
 from green_agent.batch.taskinfo import load_task_info
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, EvalRow, RunStatus
 from green_agent.models.result import BattleResult
 
@@ -27,8 +28,8 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
                     difficulty: int | None = None) -> EvalRow:
     """Flatten one battle's result into a row."""
     evaluation = result.evaluation
-    traj = result.trajectory or {}
-    usage = (result.scope.usage if result.scope else None) or {}
+    traj = result.trajectory.model_dump() if result.trajectory else {}
+    usage = result.scope.usage.model_dump() if result.scope and result.scope.usage else {}
     duration = (result.finished_at - result.started_at).total_seconds() if result.finished_at else None
     return EvalRow(
         task_id=key.task_id, trial=key.trial, scenario_id=scenario_of(key.task_id),

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from green_agent.errors import BadInputError
-from green_agent.file_lock import release, try_lock
+from kernel.errors import BadInputError
+from green_agent.runtime.file_lock import release, try_lock
 
 STAMP_NAME = ".built"
 BUILD_LOCK_WAIT_S = 900.0

@@ -19,12 +19,12 @@ from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalR
 from green_agent.batch.executor import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
-from green_agent.battle import BUILTIN_BLUES
+from green_agent.local_battle import BUILTIN_BLUES
 from green_agent.commands.battle import install_sigterm_handler
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

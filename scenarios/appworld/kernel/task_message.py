@@ -1,13 +1,14 @@
-"""Parse the Green's task message: the one A2A text a Blue receives per battle.
+"""The Green->Blue task message format: the one A2A text a Blue receives per battle.
 
-The Green's message is prose with a few fixed lines (the contract between Green and Blue):
+The Green's message (composed by `green_agent.steps.task_message`) is prose with a few fixed lines,
+written by `machine_lines` and read back by `parse_task_message` (the contract between Green and Blue):
 
     AppWorld task id: <task_id>
     MCP endpoint (Streamable HTTP): <url>/mcp
     MCP endpoint (SSE): <url>/sse
 
 Only these lines are machine-read; everything else is for the model. The task id is checked with
-the Green's own rules (`green_agent.task_ids`) before it is used to build any path, and the
+the Green's own rules (`kernel.task_ids`) before it is used to build any path, and the
 endpoints must be plain http(s) URLs.
 """
 
@@ -19,16 +20,24 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from blue_agent.errors import TaskMessageError
-from green_agent import task_ids
-from green_agent.errors import BadInputError
+from kernel import task_ids
+from kernel.errors import BadInputError, TaskMessageError
 
 MAX_MESSAGE_CHARS = 200_000
+TASK_ID_LINE = "AppWorld task id: "
+MCP_HTTP_LINE = "MCP endpoint (Streamable HTTP): "
+MCP_SSE_LINE = "MCP endpoint (SSE): "
 
 _TASK_LINE = re.compile(r"^[ \t]*AppWorld task id:[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _MCP_LINE = re.compile(r"^[ \t]*MCP endpoint \(Streamable HTTP\):[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _SSE_LINE = re.compile(r"^[ \t]*MCP endpoint \(SSE\):[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _BATTLE_INFO_KEYS = frozenset({"agent_name", "agent_id", "battle_id", "backend_url"})
+
+
+def machine_lines(task_id: str, mcp_url: str | None, sse_url: str | None) -> list[str]:
+    """The lines a Blue reads: the task id and the gateway's two endpoints ('unavailable' when there is none)."""
+    return [f"{TASK_ID_LINE}{task_id}", f"{MCP_HTTP_LINE}{mcp_url or 'unavailable'}",
+            f"{MCP_SSE_LINE}{sse_url or 'unavailable'}"]
 
 
 class BlueTask(BaseModel):
@@ -40,7 +49,7 @@ class BlueTask(BaseModel):
 
 
 def validate_task_id(task_id: str) -> str:
-    """Return `task_id` if well-formed (green_agent.task_ids rules), else raise TaskMessageError."""
+    """Return `task_id` if well-formed (kernel.task_ids rules), else raise TaskMessageError."""
     try:
         return task_ids.validate_task_id(task_id)
     except BadInputError as exc:

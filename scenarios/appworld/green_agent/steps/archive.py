@@ -23,47 +23,26 @@ import re
 import shutil
 from pathlib import Path
 
-from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
-from mcp_gateway.redaction import register_secrets
+from green_agent.models.result import ArchiveRecord
+from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
+from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
 
 log = logging.getLogger(__name__)
 
 CALLS_FILE = "mcp_calls.jsonl"
 OUTPUTS_DIR = "appworld"
-_SECRET_KEYS = re.compile(r"password|passwd|access_token|token|secret|authorization|api_key", re.IGNORECASE)
-_QUOTED_SECRET = re.compile(
-    r"""(["']?(?:password|passwd|access_token|token|secret|api_key)["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""",
-    re.IGNORECASE)
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
-REDACTED = "<redacted>"
-
-
-class ArchiveResult(BaseModel):
-    """Step 7 output."""
-
-    state_persisted: bool = Field(description="The B5 `pass` execute ran.")
-    logs_saved: bool = Field(description="/save_logs succeeded.")
-    outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
-    call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
-    call_records: int = Field(default=0, description="Number of this battle's call records.")
-    appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
-    problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
-    call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
-                                         "(then `call_log` is None: no trajectory, never a silent zero).")
-
-
 def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Path:
     return Path(appworld_root) / "experiments" / "outputs" / experiment_name / "tasks" / task_id
 
 
 def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld_root: Path, run_dir: Path,
-            call_log_path: Path | None, battle_id: str) -> ArchiveResult:
+            call_log_path: Path | None, battle_id: str) -> ArchiveRecord:
     """Step 7. Raises (infrastructure) only if the world state cannot be persisted."""
     run_dir.mkdir(parents=True, exist_ok=True)
     client.persist_state(task_id)
-    result = ArchiveResult(state_persisted=True, logs_saved=False)
+    result = ArchiveRecord(state_persisted=True, logs_saved=False)
     try:
         client.save_logs(task_id)
         result.logs_saved = True
@@ -95,7 +74,7 @@ def call_log_problem(source: Path) -> str | None:
     return None
 
 
-def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResult) -> None:
+def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecord) -> None:
     """Step 3: this battle's records to `target`, or a `call_log_problem` when the log cannot be read."""
     problem = call_log_problem(source)
     if problem is None:
@@ -112,19 +91,17 @@ def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResul
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
     """Copy the lines of `battle_id` from a JSONL log to `target`; returns the count.
 
-    Lines are read as bytes with the trajectory reader's bounded line reader: truncated, binary,
+    Lines are read as bytes with the trajectory reader's bounded line reader (`kernel.call_log_reader.bounded_lines`): truncated, binary,
     non-object and oversized (> 1 MiB, never held in memory) lines are left out, so one damaged or
     hostile line cannot stop the archive or the analysis that reads the copy.
     """
-    from green_agent.trajectory.reader import MAX_LINE_BYTES, _iter_lines  # lazy: the archive step stays light
-
     count = 0
     needle = battle_id.encode("utf-8", "replace")
     with open(target, "wb") as out:
         if not source.is_file():
             return 0
         with open(source, "rb") as lines:
-            for line in _iter_lines(lines, MAX_LINE_BYTES):
+            for line in bounded_lines(lines, MAX_LINE_BYTES):
                 if line is None or needle not in line:
                     continue
                 try:
@@ -159,14 +136,14 @@ def redact_sql_line(line: str) -> str:
     try:
         sql, params, many = json.loads(line)
     except (ValueError, TypeError):
-        return _redact_plain(line)
+        return redact_free_text(line)
     if not isinstance(sql, str) or not isinstance(params, list):
         return line
     match = _INSERT_COLUMNS.match(sql) or _UPDATE_SETS.search(sql)
     if match is None:
         return line
     columns = [c.split("=")[0].strip().strip('"`') for c in match.group(1).split(",")]
-    secret = {i for i, c in enumerate(columns) if _SECRET_KEYS.search(c)}
+    secret = {i for i, c in enumerate(columns) if is_sensitive_key(c)}
     if not secret:
         return line
     rows = params if many else [params]
@@ -177,28 +154,13 @@ def redact_sql_line(line: str) -> str:
 
 
 def redact_text(text: str, jsonl: bool = False) -> str:
-    """Blank credential values: JSON keys that name secrets, `key: 'value'` pairs and JWTs."""
-    if jsonl:
-        lines = []
-        for line in text.splitlines():
-            try:
-                lines.append(json.dumps(redact_value(json.loads(line))))
-            except ValueError:
-                lines.append(_redact_plain(line))
-        return "\n".join(lines) + ("\n" if lines else "")
-    return _redact_plain(text)
-
-
-def redact_value(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else redact_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_value(v) for v in value]
-    if isinstance(value, str):
-        return _redact_plain(value)
-    return value
-
-
-def _redact_plain(text: str) -> str:
-    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
-    return _JWT.sub(REDACTED, text)
+    """Blank credential values (the policy of `kernel.redaction`); a JSONL text line by line."""
+    if not jsonl:
+        return redact_free_text(text)
+    lines = []
+    for line in text.splitlines():
+        try:
+            lines.append(json.dumps(redact(json.loads(line), scrub_strings=True)))
+        except ValueError:
+            lines.append(redact_free_text(line))
+    return "\n".join(lines) + ("\n" if lines else "")
