@@ -126,8 +126,9 @@ def test_unpacking_refuses_paths_outside_the_directory(tmp_path: Path) -> None:
 def test_a_node_uses_its_own_world_and_appworld_python_where_it_sets_them(tmp_path: Path) -> None:
     settings = Settings(appworld_root=tmp_path / "driver", appworld_python=tmp_path / "py")
     assert node_settings(settings, environ={}).appworld_root == tmp_path / "driver"
-    local = node_settings(settings, environ={"APPWORLD_ROOT": "/srv/world", "APPWORLD_PYTHON": "/srv/py"})
-    assert (local.appworld_root, local.appworld_python) == (Path("/srv/world"), Path("/srv/py"))
+    node_root, node_python = tmp_path / "node-world", tmp_path / "node-py"
+    local = node_settings(settings, environ={"APPWORLD_ROOT": str(node_root), "APPWORLD_PYTHON": str(node_python)})
+    assert (local.appworld_root, local.appworld_python) == (node_root, node_python)
 
 
 def test_a_slot_actor_refuses_a_battle_before_start(tmp_path: Path) -> None:
@@ -151,3 +152,11 @@ def test_the_manifest_records_the_executor_and_every_node_once(tmp_path: Path) -
     assert resumed.config.executor == "ray"  # a resume may change the executor: it is not fingerprinted
     manifest = record_nodes(tmp_path, [far, local])
     assert manifest is not None and manifest.nodes == [local, far]
+
+
+def test_ray_address_without_the_ray_executor_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from green_agent.cli import main
+
+    code = main(["eval", "--split", "dev", "--blue", "noop", "--out", str(tmp_path / "run"), "--ray-address", "h:1"])
+    assert code == 2 and "--ray-address needs --executor ray" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before anything was written
