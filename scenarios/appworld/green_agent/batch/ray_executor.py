@@ -100,6 +100,7 @@ class RayExecutor:
         if self.plan.ray_address:
             ray.init(address=self.plan.ray_address, **options)
         else:
+            os.environ.setdefault("RAY_worker_niceness", "0")  # the instance we start: slots at normal priority
             ray.init(resources={SLOT_RESOURCE: self.plan.workers}, num_cpus=os.cpu_count() or 1,
                      **options)
         self._started_ray = True
@@ -131,6 +132,10 @@ class RayExecutor:
                 node = _call(actor.start.remote(), SLOT_START_TIMEOUT_S, f"slot {label}: start")
                 self._note(node)
                 log.info("slot %s: actor on node %s", label, node.name())
+                if node.niceness > 0:
+                    log.warning("slot %s runs at niceness %d on node %s (Ray's default for workers): start that node "
+                                "with RAY_worker_niceness=0 so battles do not yield to every other process",
+                                label, node.niceness, node.name())
                 yield RaySlot(actor=actor, node=node, label=label)
             finally:
                 self._stop(actor, label)

@@ -68,6 +68,7 @@ class NodeInfo(BaseModel):
     hostname: str = Field(description="The node's host name.")
     pid: int = Field(description="The actor's process id on that node.")
     world_root: str = Field(description="The world the slot serves on that node.")
+    niceness: int = Field(default=0, description="The slot's scheduling niceness (Ray starts workers at 15).")
 
     def name(self) -> str:
         return f"{self.hostname} ({self.address}, ray node {self.node_id[:12]})"
@@ -93,6 +94,19 @@ def node_info(world_root: Path) -> NodeInfo:
         pass
     return NodeInfo(node_id=node_id, address=address, hostname=socket.gethostname(), pid=os.getpid(),
                     world_root=str(world_root))
+
+
+def normal_priority() -> int:
+    """Undo Ray's worker niceness (15) for the calling thread, whose children (the slot's servers, gateway and
+    Blue) inherit it: at 15 they lose the CPU to every ordinary process of a busy node and battles stretch.
+    Lowering a niceness needs privilege (root or CAP_SYS_NICE; else start nodes with `RAY_worker_niceness=0`).
+    Returns the niceness in force. Linux keeps a niceness per thread, hence the thread id."""
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, 0)
+    except OSError:
+        pass
+    return os.getpriority(os.PRIO_PROCESS, thread)
 
 
 def node_settings(settings: Settings, environ: dict[str, str] | None = None) -> Settings:
@@ -125,7 +139,7 @@ class SlotActor:
 
     def start(self) -> NodeInfo:
         """Check (or build) the node's world, start the slot; the node it runs on."""
-        node = node_info(self.settings.appworld_root)
+        node = node_info(self.settings.appworld_root).model_copy(update={"niceness": normal_priority()})
         ensure_world(self.settings.appworld_root, self.job.world_digest, node.name(),
                      lambda root: build_node_world(self.settings, root))
         with self._lock:
@@ -162,6 +176,7 @@ class SlotActor:
         if env is None or home is None:
             raise InfrastructureError(f"slot {self.job.label} is not running")
         directory = home / "battles" / battle_id
+        normal_priority()  # the Green's own steps of the battle run in this thread
         try:
             result = battle_fn(self.job.config)(BattleKey(*key), env, directory, battle_id)
             return BattleShipment(result_json=result.model_dump_json(), files=pack_dir(directory, skip={RESULT_FILE}),
