@@ -15,7 +15,9 @@ Robust against a model that retries, skips or reorders tools:
   (status `infra_error`, winner `draw` on the backend: Blue is not charged);
 - `finish()` (run by the executor hook after the model stops) completes whatever is left, so a
   battle always ends with a result posted and the world closed.
-Every step posts a progress event itself, so the UI shows the plan even if the model forgets.
+Every step up to the wait posts a progress event itself, so the UI shows the plan even if the model
+forgets; during the wait the Blue's calls are posted under its name (`blue_feed`); the steps after
+it are summarized in the result entry (`result_post.FOLDED_STEPS`), so the page has one group per actor.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from green_agent import plan
+from green_agent.agentbeats.blue_feed import BlueFeed, CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
+from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
 from green_agent.archive import archive
 from green_agent.battle import world_data
@@ -101,6 +105,10 @@ class BattleSession:
         self.result: BattleResult | None = None
         self.slot_lock = SlotLock(settings.runs_dir / ".slot-locks", slot_key(resolved.env_url))
         self._lock = threading.RLock()
+        # The Blue's calls, posted under its name while the Green waits (the log is followed from here on).
+        self.blue_feed = BlueFeed(CallLogTail(resolved.call_log_path, battle_id),
+                                  lambda message, detail, markdown: reporter.progress(message, detail, markdown,
+                                                                                      reported_by=blue_label))
 
     # -- the steps ---------------------------------------------------------------------------
     def task_id(self) -> dict[str, Any]:
@@ -210,10 +218,14 @@ class BattleSession:
     def _wait(self) -> dict[str, Any]:
         self.reporter.progress(f"Waiting up to {self.config.deadline_s:.0f} s for Blue to call "
                                "supervisor__complete_task", {"deadline_s": self.config.deadline_s})
-        self.state.completion = wait_for_completion(
-            self.deps.client, self.state.ref.task_id, self.battle_id, self.config.deadline_s, self.deps.gateway,
-            self.state.handle, authority_every_s=self.config.authority_every_s,
-            fallback_poll_s=self.config.fallback_poll_s, reply_grace_s=self.config.reply_grace_s)
+        self.blue_feed.start()
+        try:
+            self.state.completion = wait_for_completion(
+                self.deps.client, self.state.ref.task_id, self.battle_id, self.config.deadline_s, self.deps.gateway,
+                self.state.handle, authority_every_s=self.config.authority_every_s,
+                fallback_poll_s=self.config.fallback_poll_s, reply_grace_s=self.config.reply_grace_s)
+        finally:
+            self.blue_feed.stop()  # the last calls are posted before the Green's next entry
         return self.state.completion.model_dump()
 
     def _archive(self) -> dict[str, Any]:
@@ -296,7 +308,8 @@ class BattleSession:
             output = {"ok": False, "step": name, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
             self.reporter.progress(f"{TITLES[name]} FAILED: {type(exc).__name__}", {"error": output["error"]})
             return output
-        self.reporter.progress(TITLES[name], _progress_detail(name, output))
+        if name not in FOLDED_STEPS:  # the result entry summarizes the steps after the Blue's actions
+            self.reporter.progress(TITLES[name], _progress_detail(name, output))
         return output
 
     def _report_bad_input(self) -> None:
