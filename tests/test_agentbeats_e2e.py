@@ -87,10 +87,10 @@ battle_timeout = 600
   role = "blue_agent"
   name = "blue_agent"
   required = true
-  participant_agent = "AW reference Blue"
+  participant_agent = "AppWorld reference Blue"
 
 [[agents]]
-name = "AW reference Blue"
+name = "AppWorld reference Blue"
 card = "reference_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['ref_launcher']}
@@ -99,7 +99,7 @@ agent_port = {ports['ref']}
 tools = ["{offline / 'reference_blue_tools.py'}"]
 
 [[agents]]
-name = "AW no-op Blue"
+name = "AppWorld no-op Blue"
 card = "noop_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['noop_launcher']}
@@ -215,7 +215,7 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
 
 
 def test_noop_blue_loses(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AW no-op Blue", task="2")
+    battle_id = start(platform, "AppWorld no-op Blue", task="2")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
@@ -225,7 +225,7 @@ def test_noop_blue_loses(platform: dict[str, Any]) -> None:
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AW reference Blue", task="3", green_mode="deterministic")
+    battle_id = start(platform, "AppWorld reference Blue", task="3", green_mode="deterministic")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "blue_agent" and record["result"]["detail"]["outcome"] == "passed", record["result"]
