@@ -67,7 +67,6 @@ async def on_battle_start(text: str, run_model: Any) -> str:
     try:
         session = open_session(start, reporter=reporter)
     except GreenError as exc:  # bad config, or the slot is not up (no credentials for it): a draw, never a loss
-        reporter.progress(f"Battle not run: {exc}"[:300])
         reporter.report_unjudged(f"Battle not run: {exc}", {"battle_id": start.battle_id, "error": str(exc)})
         return f"Battle not run: {exc}"
     mode = session.resolved.green_mode
