@@ -9,8 +9,9 @@ Four battles, all on loopback and free ports:
 3. the offline scenario: `green_mode = "deterministic"` (no model request at all), the reference
    Blue: winner `blue_agent`;
 4. the LLM scenario: the LLM Green and the LLM Blue (blue_agent card and tools, the gateway over
-   SSE), both models scripted; the Blue looks an API up, calls one outside its scope and ends the
-   task without doing it: winner `green_agent`.
+   SSE), both models scripted; the Blue reads an API doc (a native tool: its SDK entry is not
+   posted), looks an API up, calls one outside its scope and ends the task without doing it:
+   winner `green_agent`.
 For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
 at most 4 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the
 result), the Blue's calls reported under its name, a compact result, no absolute local path.
@@ -47,6 +48,7 @@ BATTLE_TIMEOUT_S = 150.0
 GREEN_NEEDLE = "You are the AppWorld Green Agent"
 BLUE_NEEDLE = "You are AppWorld LLM Blue"
 BLUE_SCRIPT = {"steps": [
+    {"tool": "read_api_doc", "args": {"app_name": "supervisor", "api_name": "complete_task"}},  # native: no SDK entry
     {"tool": "api_docs__show_api_descriptions", "args": {"app_name": "supervisor"}},
     {"tool": "call_api", "args": {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}}},
     {"tool": "supervisor__complete_task", "args": {}}], "final": "Done."}
