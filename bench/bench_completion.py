@@ -9,7 +9,7 @@ through the gateway over MCP (one session kept open, as a Blue does), while the 
 a wait step. Latency = wait step returned - the moment the complete_task call was issued (one
 process, one monotonic clock). It includes the gateway forwarding the call to the APIs server.
 
-- ours: `green_agent.completion.wait_for_completion` with the gateway (long-poll of
+- ours: `green_agent.steps.wait.wait_for_completion` with the gateway (long-poll of
   `/control/completion`, confirmed with `/task_completed`), exactly as step 6 runs it.
 - baseline: the seed's loop, really run: `POST /task_completed`, sleep 5 s, repeat.
 
@@ -53,7 +53,7 @@ def seed_wait(client: Any, task_id: str, deadline_s: float, poll_s: float = SEED
 def trial(client: Any, control: Any, blue: Any, apis_url: str, task_id: str, battle_id: str, delay_s: float,
           impl: str, appworld_root: Path) -> dict:
     """One trial: open the world, Blue completes after `delay_s`, wait with `impl`; returns timings."""
-    from green_agent.completion import wait_for_completion
+    from green_agent.steps.wait import wait_for_completion
 
     client.initialize(task_id, battle_id, apis_url)
     control.start_battle(battle_id, task_id, None, launch_url_allowed=True)  # one Blue session serves every trial
@@ -88,7 +88,7 @@ def trial(client: Any, control: Any, blue: Any, apis_url: str, task_id: str, bat
 
 def run_bench(trials: int, root: str | None, delay_range: tuple[float, float], seed: int) -> list[dict]:
     from blue_agent.gateway_client import GatewaySession
-    from green_agent.slot_clients import slot_env_client, slot_gateway
+    from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 
     rng = random.Random(seed)
     delays = [rng.uniform(*delay_range) for _ in range(trials)]

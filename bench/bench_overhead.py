@@ -5,7 +5,7 @@ Run: `.venv/bin/python bench/bench_overhead.py [--battles N] [--predictor P] [--
 One world slot (APIs server + env server + MCP gateway, free ports) and one reference Blue are
 started once and reused (warm); one warm-up battle is run and dropped (the env server's first
 `/initialize` loads AppWorld), then N battles round-robin over the dev split. Each battle runs the
-real plan (`green_agent.plan.run_battle`), built the way `green_agent.battle.run_on_slot` builds it,
+real plan (`green_agent.engine.sequencer.run_battle`), built the way `green_agent.local_battle.run_on_slot` builds it,
 with one change: the env-server client's `requests.Session` times every HTTP call it makes.
 
 Per battle:
@@ -75,11 +75,12 @@ class TimedSession(requests.Session):
 def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, predictor: str, workdir: Path) -> dict:
     """One battle on the warm slot; returns its time split (seconds)."""
     from green_agent.appworld_client import AppWorldClient
-    from green_agent.battle import world_data
-    from green_agent.slot_clients import slot_gateway
-    from green_agent.slot_credentials import load_credentials
+    from green_agent.engine.config import world_data
+    from green_agent.runtime.slot_clients import slot_gateway
+    from kernel.slot_credentials import load_credentials
     from green_agent.http_sessions import configure_for, session_for
-    from green_agent.plan import BattleConfig, BattleDeps, run_battle
+    from green_agent.engine.config import BattleConfig, BattleDeps
+    from green_agent.engine.sequencer import run_battle
 
     battle_id = f"bench-overhead-{index:03d}-{int(time.time())}"
     started = time.perf_counter()
@@ -110,7 +111,7 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
 
 
 def run_bench(battles: int, predictor: str, root: str | None) -> list[dict]:
-    from green_agent.battle import open_blue
+    from green_agent.local_battle import open_blue
 
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
         workdir = Path(tmp)

@@ -34,8 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, spread,  # noqa: E402
-                    start_slot, tree_rss_mib)
+from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, start_slot, tree_rss_mib)
 
 SAMPLES = 3
 SAMPLE_EVERY_S = 1.0
@@ -101,7 +100,7 @@ def sample(pids: dict[str, int]) -> dict[str, float]:
 
 def memory_figures(root: str | None, tmp: Path) -> list[dict]:
     from bench_overhead import run_one
-    from green_agent.battle import open_blue
+    from green_agent.local_battle import open_blue
 
     settings = bench_settings(str(tmp), root)
     started = time.perf_counter()

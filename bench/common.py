@@ -158,8 +158,8 @@ def tree_rss_mib(pids: Iterable[int]) -> dict[int, float]:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct free loopback ports (green_agent.processes.free_port never repeats one)."""
-    from green_agent.processes import free_port
+    """`count` distinct free loopback ports (kernel.ports.free_port never repeats one)."""
+    from kernel.ports import free_port
 
     return [free_port() for _ in range(count)]
 
@@ -168,7 +168,7 @@ def built_world(appworld_root: str | None = None) -> Any:
     """The world every benchmark uses: the one `make world` built (APPWORLD_ROOT), or `appworld_root`."""
     from pathlib import Path
 
-    from green_agent.settings import load_settings
+    from kernel.settings import load_settings
 
     root = Path(appworld_root).resolve() if appworld_root else load_settings().appworld_root
     if not (root / "data" / ".built").is_file():
@@ -180,7 +180,7 @@ def bench_settings(workdir: str, appworld_root: str | None = None, **overrides: 
     """Settings for a bench run: the built world (`built_world`); logs and runs in `workdir`."""
     from pathlib import Path
 
-    from green_agent.settings import load_settings
+    from kernel.settings import load_settings
 
     settings = load_settings(agentbeats_mcp_log_path=Path(workdir) / "mcp_tool_calls.jsonl",
                              runs_dir=Path(workdir) / "runs", **overrides)
@@ -193,7 +193,7 @@ def start_slot(settings: Any, workdir: str, launch: str = "fork") -> Any:
     `launch`: "fork" (AppWorld servers forked from the warm fork server, the product's default) or "exec"."""
     from pathlib import Path
 
-    from green_agent.slot import SlotSpec, WorldSlot
+    from green_agent.runtime.slot import SlotSpec, WorldSlot
 
     env_port, apis_port, gateway_port = free_ports(3)
     slot = WorldSlot(SlotSpec(env_port=env_port, apis_port=apis_port, gateway_port=gateway_port),

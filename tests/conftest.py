@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.processes import free_port
-from green_agent.settings import Settings, load_settings
-from green_agent.world_data import WorldData
+from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
+from kernel.ports import free_port
+from kernel.settings import Settings, load_settings
+from kernel.world_data import WorldData
 
 WorldCopy = Callable[..., Path]
 

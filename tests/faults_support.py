@@ -37,12 +37,13 @@ from starlette.routing import Route
 
 from blue_agent.a2a_server import build_app, make_card
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import WrongActiveTaskError
-from green_agent.processes import ManagedProcess, free_port
-from green_agent.settings import Settings, load_settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.slot_credentials import require_credentials
-from green_agent.world_data import WorldData
+from kernel.errors import WrongActiveTaskError
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
+from kernel.settings import Settings, load_settings
+from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from kernel.slot_credentials import require_credentials
+from kernel.world_data import WorldData
 
 FAKE_OPENAI_KEY = "sk-test-SECRET-" + "f4k3k3y0123456789abcdef"
 

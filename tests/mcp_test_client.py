@@ -24,8 +24,8 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.client.sse import sse_client
 
-from green_agent.errors import GatewayError
-from green_agent.slot_credentials import new_secret, require_credentials
+from kernel.errors import GatewayError
+from kernel.slot_credentials import new_secret, require_credentials
 from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply,
                                 ScopePolicy)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,7 +12,8 @@ import pytest
 import requests
 
 from green_agent.agentbeats_compat.install import status
-from green_agent.processes import free_port, port_is_free, stop_process_group
+from green_agent.runtime.processes import stop_process_group
+from kernel.ports import free_port, port_is_free
 
 VENV_BIN = Path(sys.executable).parent
 

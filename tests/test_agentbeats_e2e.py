@@ -36,11 +36,12 @@ import pytest
 import requests
 
 from green_agent.agentbeats import harness
-from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.processes import ManagedProcess, free_port, port_is_free
-from green_agent.settings import REPO_ROOT, SCENARIO_DIR
+from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port, port_is_free
+from kernel.settings import REPO_ROOT, SCENARIO_DIR
 from green_agent.testing.fake_openai import FakeOpenAI
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 VENV_BIN = Path(sys.executable).parent

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.processes import free_port, port_is_free
-from green_agent.settings import SCENARIO_DIR
+from kernel.ports import free_port, port_is_free
+from kernel.settings import SCENARIO_DIR
 
 pytestmark = pytest.mark.e2e
 VENV_BIN = Path(sys.executable).parent

@@ -16,7 +16,7 @@ import responses
 from green_agent.agentbeats import outbound, result_post, sdk_tool_log
 from green_agent.agentbeats.blue_feed import BlueFeed, CallLogTail, render_batch, to_blue_call
 from green_agent.agentbeats.reporter import BackendReporter
-from green_agent.models.call_record import CallRecord
+from kernel.call_record import CallRecord
 from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvalTestRecord,
                                        EvaluationRecord, ScopeRecord, VersionsRecord)
 

@@ -26,9 +26,9 @@ from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.agentbeats.markdown import render_result_markdown
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import load_scenario_config, resolve
-from green_agent.errors import BadInputError, InfrastructureError
+from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.result import BattleResult, EvaluationRecord, EvalTestRecord, VersionsRecord
-from green_agent.settings import SCENARIO_DIR, load_settings
+from kernel.settings import SCENARIO_DIR, load_settings
 
 BACKEND, ENV, APIS, BLUE = "http://127.0.0.1:18002", "http://127.0.0.1:18000", "http://127.0.0.1:19000", "http://127.0.0.1:21000"
 TASK = "7c1a0e2_1"

@@ -12,7 +12,7 @@ import requests
 import responses
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
+from kernel.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
 
 ENV = "http://127.0.0.1:18000"
 TASK = "7c1a0e2_1"

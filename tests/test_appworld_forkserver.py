@@ -1,4 +1,4 @@
-"""The AppWorld fork server (world/serve.py forkserver + green_agent.appworld_forkserver), on the real world.
+"""The AppWorld fork server (world/serve.py forkserver + green_agent.runtime.forkserver), on the real world.
 
 Each test uses its own fork server (not the session's shared one), so killing or closing it here
 cannot disturb other tests.
@@ -16,12 +16,12 @@ import psutil
 import pytest
 import requests
 
-from green_agent.appworld_forkserver import ForkedProcess, ForkServer, fork_server
-from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.errors import InfrastructureError
-from green_agent.processes import free_port, port_is_free
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from green_agent.runtime.forkserver import ForkedProcess, ForkServer, fork_server
+from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
+from kernel.errors import InfrastructureError
+from kernel.ports import free_port, port_is_free
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 GUARD = "g" * 43
@@ -94,6 +94,20 @@ def test_bad_requests_are_refused_and_the_fork_server_keeps_serving(server: Fork
     pid = server.spawn("apis", port, tmp_path / "apis.log", GUARD)
     _wait_answering(f"http://127.0.0.1:{port}/", pid)
     os.killpg(pid, signal.SIGINT)
+
+
+def test_a_relative_log_path_means_the_callers_directory_not_the_fork_servers(
+        server: ForkServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `eval --out runs/x` hands relative log paths down; the fork server runs in the AppWorld root
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    port = free_port()
+    pid = server.spawn("apis", port, Path("logs") / "apis.log", GUARD)
+    try:
+        _wait_answering(f"http://127.0.0.1:{port}/", pid)
+        assert (tmp_path / "logs" / "apis.log").is_file()
+    finally:
+        os.killpg(pid, signal.SIGINT)
 
 
 def test_a_server_that_cannot_bind_fails_start_up_with_its_log(settings: Settings, appworld_root: Path,

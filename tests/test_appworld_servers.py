@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from green_agent.appworld_servers import AppWorldServers
-from green_agent.world_data import WorldData
+from green_agent.runtime.appworld_servers import AppWorldServers
+from kernel.world_data import WorldData
 
 
 @pytest.mark.e2e

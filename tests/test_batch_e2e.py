@@ -21,9 +21,9 @@ import pytest
 
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
-from green_agent.plan import STEPS
-from green_agent.processes import free_port, port_is_free
-from green_agent.world_data import WorldData
+from green_agent.engine.sequencer import STEPS
+from kernel.ports import free_port, port_is_free
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 CLI = str(Path(sys.executable).parent / "appworld-green")

@@ -16,10 +16,10 @@ from batch_fakes import FakeBattles, FakeSlots
 from green_agent.batch.checkpoint import BattleKey, battle_keys, fingerprint, load_results, read_events
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.runner import BatchRunner
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, RunConfig
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 
 

@@ -30,16 +30,16 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill
 from a2a.utils import new_agent_text_message
 
-from green_agent.slot_clients import slot_env_client
-from green_agent.archive import outputs_path
-from green_agent.battle import BattleRequest, open_blue, run_on_slot
+from green_agent.runtime.slot_clients import slot_env_client
+from green_agent.steps.archive import outputs_path
+from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
 from green_agent.cli import main
-from green_agent.errors import WrongActiveTaskError
-from green_agent.processes import free_port
-from green_agent.settings import Settings, load_settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.task_message import parse_task_message
-from green_agent.world_data import WorldData
+from kernel.errors import WrongActiveTaskError
+from kernel.ports import free_port
+from kernel.settings import Settings, load_settings
+from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.steps.task_message import parse_task_message
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 

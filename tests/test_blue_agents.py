@@ -19,8 +19,8 @@ from blue_agent.gateway_client import tool_result_payload
 from blue_agent.llm_tools import call_appworld_tool, read_api_doc
 from blue_agent.secret_vault import MissingSecretError, SecretVault
 from blue_agent.task_message import is_battle_info, parse_task_message
-from green_agent.errors import BadInputError
-from green_agent.world_data import WorldData
+from kernel.errors import BadInputError
+from kernel.world_data import WorldData
 
 GOOD_MESSAGE = """You are working on an AppWorld task.
 AppWorld task id: 7c1a0e2_1
@@ -291,7 +291,7 @@ def test_llm_card_is_a_valid_agent_card() -> None:
 
     from a2a.types import AgentCard
 
-    from green_agent.settings import SCENARIO_DIR
+    from kernel.settings import SCENARIO_DIR
 
     data = tomllib.loads((SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml").read_text())
     card = AgentCard(**data)
@@ -307,7 +307,7 @@ def test_tool_file_loads_by_path_and_registers_non_clashing_tools() -> None:
 
     import agentbeats
 
-    from green_agent.settings import SCENARIO_DIR
+    from kernel.settings import SCENARIO_DIR
 
     before = len(agentbeats.get_registered_tools())
     spec = importlib.util.spec_from_file_location("tools", SCENARIO_DIR / "blue_agent" / "tools.py")

@@ -21,12 +21,13 @@ from typing import Any
 import httpx
 import pytest
 
-from green_agent.appworld_servers import AppWorldServers
+from green_agent.runtime.appworld_servers import AppWorldServers
 from green_agent.gateway_client import GatewayClient
-from green_agent.processes import ManagedProcess, free_port
-from green_agent.settings import REPO_ROOT
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
+from kernel.settings import REPO_ROOT
 from green_agent.testing.fake_openai import FakeOpenAI
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 

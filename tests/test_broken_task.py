@@ -12,10 +12,10 @@ import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
 from green_agent.batch.evaluate import EvalRequest, run_eval
-from green_agent.errors import BrokenTaskError
-from green_agent.settings import Settings
+from kernel.errors import BrokenTaskError
+from kernel.settings import Settings
 from green_agent.task_check import task_problem
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 CLI = str(Path(sys.executable).parent / "appworld-green")
 

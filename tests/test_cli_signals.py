@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 CLI = str(Path(sys.executable).parent / "appworld-green")
 

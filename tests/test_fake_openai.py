@@ -14,7 +14,9 @@ import openai
 import pytest
 import requests
 
-from green_agent.processes import ManagedProcess, free_port, port_is_free
+from green_agent.runtime.processes import ManagedProcess
+
+from kernel.ports import free_port, port_is_free
 from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
 
 TOOL = {"type": "function", "name": "add", "description": "add", "parameters": {"type": "object", "properties": {}}}

@@ -27,14 +27,14 @@ import pytest
 from faults_support import (MCP_HEADERS, InProcessServer, a2a_error_app, answers, assert_no_open_world, blue_server,
                             complete_through_gateway, mcp_call, wait_until)
 from green_agent.agentbeats.reporter import BackendReporter
-from green_agent.battle import BattleRequest, run_battle_request, run_on_slot
+from green_agent.local_battle import BattleRequest, run_battle_request, run_on_slot
 from green_agent.cli import main
-from green_agent.errors import SlotBusyError
+from kernel.errors import SlotBusyError
 from green_agent.models.result import BattleResult
-from green_agent.processes import free_port
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
-from green_agent.task_message import parse_task_message
+from kernel.ports import free_port
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
+from green_agent.steps.task_message import parse_task_message
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e

@@ -2,7 +2,7 @@
 
 The readers under test are the real ones: the trajectory analyzer (`green_agent.trajectory`), the
 archive step's per-battle copy (`archive.filter_call_log`) and the gateway's own reader
-(`mcp_gateway.call_log.read_call_log`); the writer is the gateway's `CallLogWriter`, driven from
+(`kernel.call_log.read_call_log`); the writer is the gateway's `CallLogWriter`, driven from
 several processes at once. No servers: these are files on disk.
 """
 
@@ -13,11 +13,11 @@ import multiprocessing
 from datetime import datetime, timezone
 from pathlib import Path
 
-from green_agent.archive import filter_call_log
-from green_agent.models.call_record import CallRecord
+from green_agent.steps.archive import filter_call_log
+from kernel.call_record import CallRecord
 from green_agent.trajectory import analyze_log
 from green_agent.trajectory.reader import MAX_LINE_BYTES
-from mcp_gateway.call_log import CallLogWriter, read_call_log
+from kernel.call_log import CallLogWriter, read_call_log
 
 BATTLE = "battle-log-faults"
 

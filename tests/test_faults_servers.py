@@ -27,12 +27,13 @@ from faults_support import (assert_no_open_world, blue_server, complete_through_
 from green_agent.agentbeats.reporter import winner_for
 from green_agent.appworld_client import AppWorldClient, Evaluation
 from green_agent.gateway_client import GatewayClient
-from green_agent.slot_credentials import require_credentials
+from kernel.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
-from green_agent.plan import BattleConfig, BattleDeps, run_battle
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
-from green_agent.world_data import WorldData
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.sequencer import run_battle
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
+from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
 DEADLINE_S = 8.0

@@ -21,9 +21,9 @@ import psutil
 import pytest
 
 from faults_support import assert_no_open_world
-from green_agent.processes import free_port, port_is_free
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
+from kernel.ports import free_port, port_is_free
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e

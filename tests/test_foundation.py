@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from green_agent.cli import main
-from green_agent.settings import REPO_ROOT, load_settings
+from kernel.settings import REPO_ROOT, load_settings
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -49,7 +48,7 @@ def test_env_example_documents_every_setting() -> None:
         for line in (REPO_ROOT / ".env.example").read_text().splitlines()
         if "=" in line and not line.startswith("#")
     }
-    from green_agent.settings import Settings
+    from kernel.settings import Settings
 
     assert set(Settings.model_fields) <= documented
 
@@ -88,7 +87,7 @@ def test_server_processes_exit_without_teardown_but_with_their_output_flushed() 
     """The gateway and our Blues leave through `exit_without_teardown` once their server loop returns."""
     script = (
         "import atexit, logging, sys\n"
-        "from green_agent.processes import exit_without_teardown\n"
+        "from kernel.process_exit import exit_without_teardown\n"
         "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
         "atexit.register(lambda: print('TEARDOWN RAN'))\n"
         "print('served', end='')\n"

@@ -34,12 +34,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from faults_support import MCP_HEADERS, InProcessServer, blue_server, complete_through_gateway, files_text, mcp_call
-from green_agent.battle import BattleRequest, run_on_slot
+from green_agent.local_battle import BattleRequest, run_on_slot
 from green_agent.models.result import BattleResult
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
-from green_agent.slot_credentials import require_credentials
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
+from kernel.slot_credentials import require_credentials
+from kernel.world_data import WorldData
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e

@@ -28,14 +28,15 @@ from green_agent.agentbeats import registry
 from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.appworld_client import AppWorldClient
 from green_agent.cli import main
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.processes import ManagedProcess, free_port
-from green_agent.slot_credentials import create_credentials, port_of, remove_credentials
-from green_agent.settings import Settings
-from green_agent.task_ids import resolve_task
-from green_agent.world_data import WorldData
-from mcp_gateway.call_log import read_call_log
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
+from kernel.slot_credentials import create_credentials, port_of, remove_credentials
+from kernel.settings import Settings
+from kernel.task_ids import resolve_task
+from kernel.world_data import WorldData
+from kernel.call_log import read_call_log
 
 HOSTILE_IDS = {
     "traversal": "../../etc/passwd",

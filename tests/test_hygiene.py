@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from green_agent.settings import REPO_ROOT
+from kernel.settings import REPO_ROOT
 
 SCANNED = ("tests", "bench", "scenarios")
 SUFFIXES = {".py", ".sh", ".toml", ".cfg", ".ini"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from green_agent.appworld_client import Evaluation, EvalTest
-from green_agent.judge import judge
+from green_agent.steps.judge import judge
 
 
 def evaluation(passes: list[str], failures: list[str]) -> Evaluation:

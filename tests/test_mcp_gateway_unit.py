@@ -20,13 +20,13 @@ import requests
 import responses
 from jsonschema import Draft202012Validator
 
-from green_agent.models import CallRecord
-from green_agent.world_data import ApiDoc
-from mcp_gateway.call_log import CallLogWriter, append_line, read_call_log
+from kernel.call_record import CallRecord
+from kernel.world_data import ApiDoc
+from kernel.call_log import CallLogWriter, append_line, read_call_log
 from mcp_gateway.forwarding import UPSTREAM_NOT_FOUND_MESSAGE, ApiForwarder, ArgumentError
 from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope
-from mcp_gateway.redaction import REDACTED, redact, redact_text, secret_values
+from kernel.redaction import REDACTED, redact, redact_text, secret_values
 from mcp_gateway.scope import ScopeController
 from mcp_gateway.tools import parameter_schema, tool_spec, type_schema
 
@@ -176,7 +176,7 @@ def test_error_replies_carry_status_and_message() -> None:
 
 
 def test_unreachable_server_is_reported_with_its_url() -> None:
-    from green_agent.processes import free_port
+    from kernel.ports import free_port
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     reply = ApiForwarder(url, connect_timeout_s=1).forward(SPECS["supervisor__show_profile"], {})
     assert reply.status_code is None and not reply.ok
@@ -479,7 +479,7 @@ def test_calls_must_belong_to_the_running_battle(tmp_path: Path) -> None:
 
 
 def test_unreachable_apis_server_gives_an_error_result_and_record(tmp_path: Path) -> None:
-    from green_agent.processes import free_port
+    from kernel.ports import free_port
 
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     gw = Gateway(dict(SPECS), ApiForwarder(url, connect_timeout_s=1), CallLogWriter(tmp_path / "calls.jsonl"))
@@ -507,8 +507,8 @@ def test_a_5xx_is_a_fault_only_when_the_apis_server_stops_answering(tmp_path: Pa
 
 
 def test_client_reports_an_unreachable_gateway() -> None:
-    from green_agent.errors import GatewayError
-    from green_agent.processes import free_port
+    from kernel.errors import GatewayError
+    from kernel.ports import free_port
     from mcp_test_client import GatewayClient, GatewayControl
 
     control = GatewayControl(f"http://127.0.0.1:{free_port()}", "s" * 43, timeout_s=2)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.errors import OutputPathError
+from kernel.errors import OutputPathError
 from green_agent.output_paths import check_output_dir, check_output_file
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 CLI = str(Path(sys.executable).parent / "appworld-green")
 

@@ -20,11 +20,12 @@ import requests
 import responses
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import UnknownTaskError
+from kernel.errors import UnknownTaskError
 from green_agent.gateway_client import GatewayClient
-from green_agent.plan import STEPS, BattleConfig, BattleDeps, run_battle
-from green_agent.settings import load_settings
-from green_agent.world_data import WorldData
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.sequencer import STEPS, run_battle
+from kernel.settings import load_settings
+from kernel.world_data import WorldData
 
 ENV, APIS, GW, BLUE = "http://127.0.0.1:18000", "http://127.0.0.1:19000", "http://127.0.0.1:20000", "http://127.0.0.1:21000"
 CONTROL, CONTROL_SECRET = "http://127.0.0.1:20001", "control-secret-" + "x" * 30

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from green_agent.appworld_client import Supervisor, TaskInfo
-from green_agent.archive import filter_call_log, redact_sql_line, redact_text
-from green_agent.errors import SlotBusyError
-from green_agent.slot import SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
+from green_agent.steps.archive import filter_call_log, redact_sql_line, redact_text
+from kernel.errors import SlotBusyError
+from green_agent.runtime.slot import SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
 from green_agent.steps.scope import recall
 from green_agent.steps.setup import experiment_name_for
-from green_agent.task_message import build_task_message, parse_task_message
+from green_agent.steps.task_message import build_task_message, parse_task_message
 
 TASK = TaskInfo(task_id="7c1a0e2_1", instruction="Create a note titled 'Groceries'.", datetime="2023-05-18T12:00:00",
                 supervisor=Supervisor(first_name="Ava", last_name="Lopez", email="ava@x.com", phone_number="5550001"))
@@ -92,7 +92,7 @@ def test_archived_db_change_logs_lose_passwords() -> None:
     out = redact_sql_line(insert)
     assert "ava-simple_note-pw0" not in out and json.loads(out)[1][:3] == ["h", 1, "simple_note"]
     many = json.dumps(["UPDATE users SET password = ?, name = ? WHERE id = ?", [["s1", "n", 1], ["s2", "m", 2]], True])
-    assert json.loads(redact_sql_line(many))[1] == [["<redacted>", "n", 1], ["<redacted>", "m", 2]]
+    assert json.loads(redact_sql_line(many))[1] == [["[REDACTED]", "n", 1], ["[REDACTED]", "m", 2]]
     note = json.dumps(["INSERT INTO notes (title, content) VALUES (?, ?)", ["t", "c"], False])
     assert redact_sql_line(note) == note
 

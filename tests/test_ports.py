@@ -16,10 +16,10 @@ import pytest
 from pydantic import ValidationError
 
 from green_agent.batch.live import parse_slot_ports
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.http_sessions import is_loopback, session_for
-from green_agent.processes import free_port
-from green_agent.slot import SlotSpec
+from kernel.ports import free_port
+from green_agent.runtime.slot import SlotSpec
 
 
 def test_free_port_never_repeats_even_when_the_kernel_offers_the_same_port(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +30,7 @@ def test_free_port_never_repeats_even_when_the_kernel_offers_the_same_port(monke
             return ("127.0.0.1", next(offered))
 
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
-    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1024))
+    monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1024))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47003]
 
 
@@ -77,7 +77,7 @@ def test_free_port_forgets_old_handouts_so_a_long_lived_green_never_runs_dry(mon
             return ("127.0.0.1", next(offered))
 
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
-    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1))
+    monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47001]
 
 
@@ -89,7 +89,7 @@ def test_free_port_keeps_off_ports_promised_to_a_slot(monkeypatch: pytest.Monkey
             return ("127.0.0.1", next(offered))
 
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
-    monkeypatch.setattr("green_agent.processes._RECENT_PORTS", collections.deque(maxlen=1024))
+    monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1024))
     urls = SlotSpec(env_port=47001, apis_port=47005, gateway_port=47006).urls()
     assert urls.ports() == {47001, 47005, 47006}
     assert free_port(avoid=urls.ports()) == 47002

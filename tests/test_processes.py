@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.processes import ManagedProcess, interrupts_deferred
+from green_agent.runtime.processes import ManagedProcess, interrupts_deferred
 
 
 def test_an_interrupt_while_a_child_starts_arrives_once_its_handle_is_kept(tmp_path: Path,

@@ -21,7 +21,7 @@ from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.taskinfo import load_task_info, save_task_info
 from green_agent.cli import main
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 HOSTILE = "<script>window.pwned=1</script><b id=\"injected\">bold</b> & \"quotes\""
 SECRET = "hunter2-do-not-leak"
@@ -94,7 +94,7 @@ def test_report_opens_in_chromium_with_headline_numbers_and_every_task(chromium:
 
 def test_report_escapes_task_content_and_never_shows_credentials(chromium: str, run_dir: Path, tmp_path: Path) -> None:
     html = (run_dir / "report.html").read_text()
-    assert SECRET not in html and "eyJhbGciOi" not in html and "&lt;redacted&gt;" in html
+    assert SECRET not in html and "eyJhbGciOi" not in html and "[REDACTED]" in html
     dom = dump_dom(chromium, run_dir / "report.html", tmp_path / "profile")
     assert '<b id="injected">' not in dom and "window.pwned=1</script>" not in dom
     assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in dom

@@ -15,8 +15,8 @@ import pytest
 from batch_fakes import FakeBattles, FakeSlots
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.run_lock import LOCK_FILE, RunDirLock, read_holder
-from green_agent.errors import RunDirLockedError
-from green_agent.settings import Settings
+from kernel.errors import RunDirLockedError
+from kernel.settings import Settings
 
 HOLD = textwrap.dedent("""
     import sys, time

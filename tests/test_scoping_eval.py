@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.scoping.appworld_agents import AppWorldAgentsPredictor
 from green_agent.scoping.evaluate import evaluate_split
 from green_agent.scoping.select import predict_scope
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 from scoping_world import write_tiny_world
 
 CAP = 20

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from green_agent.processes import free_port
+from kernel.ports import free_port
 from green_agent.scoping.cache import PredictionCache
 from green_agent.scoping.llm import LlmPredictor
 from green_agent.scoping.prompt import PROMPT_VERSION
 from green_agent.scoping.select import predict_scope
-from green_agent.settings import Settings
+from kernel.settings import Settings
 from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 from scoping_world import write_tiny_world
 
 DEV_TASK = "bbbbbbb_1"

@@ -32,10 +32,10 @@ from faults_support import FAKE_OPENAI_KEY, RecordingServer, files_text, leaks, 
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import SlotEnv
-from green_agent.battle import BattleRequest, open_blue, run_on_slot
-from green_agent.processes import free_port
-from green_agent.settings import Settings
-from green_agent.slot import WorldSlot
+from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from kernel.ports import free_port
+from kernel.settings import Settings
+from green_agent.runtime.slot import WorldSlot
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.errors import BadInputError, UnknownTaskError
-from green_agent.task_ids import extract_task_token, resolve_task, validate_task_id
-from green_agent.world_data import WorldData
+from kernel.errors import BadInputError, UnknownTaskError
+from kernel.task_ids import extract_task_token, resolve_task, validate_task_id
+from kernel.world_data import WorldData
 
 
 @pytest.fixture()

@@ -1,6 +1,6 @@
 """Trajectory metrics on hand-written call logs; every expected figure is worked out in the comments.
 
-The logs are in the gateway's `CallRecord` JSONL shape (green_agent/models/call_record.py).
+The logs are in the gateway's `CallRecord` JSONL shape (kernel/call_record.py).
 """
 
 from __future__ import annotations

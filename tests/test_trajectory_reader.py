@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.trajectory import CallLogReader, analyze_log
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from green_agent.commands.world import BUILD_SCRIPT, WORLD_DIR, build_world
-from green_agent.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 CANARY_PREFIX = "# Canary String: appworld:"
 

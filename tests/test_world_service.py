@@ -16,12 +16,12 @@ from pathlib import Path
 import psutil
 import pytest
 import requests
-from green_agent.errors import InfrastructureError
+from kernel.errors import InfrastructureError
 from green_agent.gateway_client import GatewayClient
-from green_agent.processes import port_is_free
-from green_agent.settings import Settings
-from green_agent.slot_credentials import load_credentials, require_credentials
-from green_agent.world_service import read_state, start_slots, state_path, stop_slots
+from kernel.ports import port_is_free
+from kernel.settings import Settings
+from kernel.slot_credentials import load_credentials, require_credentials
+from green_agent.runtime.world_service import read_state, start_slots, state_path, stop_slots
 
 SLOT0_PORTS = (8000, 9000, 10000)
 

@@ -25,7 +25,7 @@ from a2a.utils import new_agent_text_message, new_task
 from starlette.applications import Starlette
 
 from blue_agent.task_message import is_battle_info
-from green_agent.errors import GreenError
+from kernel.errors import GreenError
 
 BlueHandler = Callable[[str], Awaitable[str]]
 """The Blue itself: receives the Green's message text, returns a short reply."""

@@ -1,8 +1,8 @@
-"""Errors of the Blue Agents. They subclass the project's error tree (green_agent.errors)."""
+"""Errors of the Blue Agents. They subclass the project's error tree (kernel.errors)."""
 
 from __future__ import annotations
 
-from green_agent.errors import BadInputError, GatewayError, GreenError
+from kernel.errors import BadInputError, GatewayError, GreenError
 
 
 class TaskMessageError(BadInputError):

@@ -7,8 +7,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 from blue_agent.a2a_server import BlueHandler, make_card, serve
-from green_agent.processes import exit_without_teardown
-from green_agent.settings import Settings, load_settings
+from kernel.process_exit import exit_without_teardown
+from kernel.settings import Settings, load_settings
 
 DEFAULT_HOST = "127.0.0.1"
 

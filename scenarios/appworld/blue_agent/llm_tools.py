@@ -22,9 +22,9 @@ from blue_agent.errors import GatewayCallError
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.secret_vault import MissingSecretError, SecretVault
 from blue_agent.task_message import validate_http_url
-from green_agent.errors import GreenError
-from green_agent.settings import Settings, load_settings
-from green_agent.world_data import WorldData
+from kernel.errors import GreenError
+from kernel.settings import Settings, load_settings
+from kernel.world_data import WorldData
 
 MAX_ARGUMENTS_CHARS = 20_000
 MAX_RESULT_CHARS = 30_000

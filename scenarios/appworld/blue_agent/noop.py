@@ -16,7 +16,7 @@ from blue_agent.apis_shim import unwrap_response
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
 from blue_agent.task_message import parse_task_message
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 NAME = "AppWorld no-op Blue"
 DESCRIPTION = "Offline Blue Agent: ends every task at once with supervisor__complete_task, doing nothing."

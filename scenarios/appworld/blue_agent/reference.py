@@ -22,8 +22,8 @@ from blue_agent.apis_shim import run_solution
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
 from blue_agent.task_message import parse_task_message
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 NAME = "AppWorld reference Blue"
 DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through the AppWorld MCP gateway."

@@ -7,7 +7,7 @@ The Green's message is prose with a few fixed lines (the contract between Green 
     MCP endpoint (SSE): <url>/sse
 
 Only these lines are machine-read; everything else is for the model. The task id is checked with
-the Green's own rules (`green_agent.task_ids`) before it is used to build any path, and the
+the Green's own rules (`kernel.task_ids`) before it is used to build any path, and the
 endpoints must be plain http(s) URLs.
 """
 
@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from blue_agent.errors import TaskMessageError
-from green_agent import task_ids
-from green_agent.errors import BadInputError
+from kernel import task_ids
+from kernel.errors import BadInputError
 
 MAX_MESSAGE_CHARS = 200_000
 
@@ -40,7 +40,7 @@ class BlueTask(BaseModel):
 
 
 def validate_task_id(task_id: str) -> str:
-    """Return `task_id` if well-formed (green_agent.task_ids rules), else raise TaskMessageError."""
+    """Return `task_id` if well-formed (kernel.task_ids rules), else raise TaskMessageError."""
     try:
         return task_ids.validate_task_id(task_id)
     except BadInputError as exc:

@@ -27,9 +27,9 @@ from typing import Any
 import requests
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from green_agent.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
+from kernel.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
 from green_agent.http_sessions import session_for
-from green_agent.slot_credentials import SlotCredentials
+from kernel.slot_credentials import SlotCredentials
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import signal
 import sys
 
 from green_agent import __version__
-from green_agent.errors import GreenError
-from green_agent.settings import REPO_ROOT, Settings, load_settings
+from kernel.errors import GreenError
+from kernel.settings import REPO_ROOT, Settings, load_settings
 
 COMMAND_MODULES: list[str] = [
     "green_agent.commands.compat",
@@ -75,7 +75,7 @@ def _scrub_known_secrets(settings: Settings) -> None:
     """Keep the values of configured secrets out of everything this process prints or logs."""
     import os
 
-    from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
 
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     register_secrets([key, *secrets_in_environment(dict(os.environ))])

@@ -19,9 +19,9 @@ from typing import Any
 import requests
 from pydantic import BaseModel, Field, ValidationError
 
-from green_agent.errors import GatewayError
+from kernel.errors import GatewayError
 from green_agent.http_sessions import session_for
-from green_agent.slot_credentials import SlotCredentials, new_secret, require_credentials
+from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
 
 CONTROL_TIMEOUT_S = 10.0
 MAX_LONG_POLL_S = 60.0

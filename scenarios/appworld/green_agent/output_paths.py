@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from green_agent.errors import OutputPathError
+from kernel.errors import OutputPathError
 
 
 def _why(exc: OSError) -> str:

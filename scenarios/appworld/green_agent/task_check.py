@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from green_agent.errors import BrokenTaskError
-from green_agent.world_data import WorldData
+from kernel.errors import BrokenTaskError
+from kernel.world_data import WorldData
 
 REBUILD_HINT = "rebuild the world (`appworld-green world build`) or leave the task out"
 

@@ -28,12 +28,12 @@ import anyio
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from green_agent.models import CallRecord
+from kernel.call_record import CallRecord
 from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
-from mcp_gateway.call_log import CallLogWriter
+from kernel.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import OutputType, RefusalReason
-from mcp_gateway.redaction import redact, redact_text, secret_values
+from kernel.redaction import redact, redact_text, secret_values
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, ScopeController
 from mcp_gateway.tools import ToolSpec
 

@@ -44,12 +44,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from green_agent.errors import GatewayError
-from green_agent.processes import port_is_free
-from green_agent.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
-from green_agent.world_data import WorldData
+from kernel.errors import GatewayError
+from kernel.ports import port_is_free
+from kernel.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
+from kernel.world_data import WorldData
 from mcp_gateway.body_limit import BodyLimitMiddleware
-from mcp_gateway.call_log import CallLogWriter
+from kernel.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
 from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, ClearedReply, ControlHealthReply, GatewayConfig,

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError
-from green_agent.world_data import ApiDoc, WorldData
+from kernel.errors import BadInputError
+from kernel.world_data import ApiDoc, WorldData
 from mcp_gateway.call_api import DOCS_TOOLS
 
 EXCLUDED_DEFAULT_APPS = ("api_docs", "admin")

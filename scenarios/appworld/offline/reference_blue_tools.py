@@ -1,5 +1,5 @@
 """AgentBeats tool file that turns the SDK agent into the offline reference Blue (no model, no key)."""
 
-from green_agent.agentbeats import offline_blue
+from blue_agent import sdk_agent
 
-offline_blue.install("reference")
+sdk_agent.install("reference")

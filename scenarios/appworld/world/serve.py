@@ -14,7 +14,7 @@ use AppWorld's servers with known ports and paths alone. The secret never travel
 server reads it from `APPWORLD_GUARD_SECRET`, a forked one from its fork request (a pipe).
 
 Fork server protocol (line-delimited JSON over stdin/stdout; the Green's side is
-`green_agent.appworld_forkserver`): it imports AppWorld once (about 10 CPU-seconds: both servers
+`green_agent.runtime.forkserver`): it imports AppWorld once (about 10 CPU-seconds: both servers
 import all 12 apps' API modules), prints `{"ready": true, "pid": P}`, then for every request line
 `{"server": "apis"|"environment", "port": N, "log_path": PATH, "guard": SECRET}` forks a child that becomes that
 server (own session, stdout/stderr appended to PATH) and answers `{"pid": CHILD}` or

@@ -10,7 +10,6 @@
 - `tool_api`: what each tool in `orchestration_tools.py` does (find the session, run a step, JSON out).
 - `executor_hook`: the hook the tools file installs on the SDK executor (battle_start handling;
   the deterministic mode runs the whole plan there with no model call).
-- `offline_blue`: the reference/no-op Blues as SDK agents, so a scenario can launch them.
 - `backend`: run the wheel's backend + MCP server with an isolated database (D2, D6, D12).
 - `harness`: launch a scenario exactly as `run_scenario` does and wait for the battle (tests, CLI).
 """

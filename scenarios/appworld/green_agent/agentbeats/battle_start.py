@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 
 MAX_MESSAGE_CHARS = 200_000
 """A battle_start is a few hundred bytes; anything this large is refused before parsing."""

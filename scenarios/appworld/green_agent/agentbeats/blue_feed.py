@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.models.call_record import CallRecord
+from kernel.call_record import CallRecord
 from green_agent.trajectory.reader import MAX_LINE_BYTES, to_record
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from green_agent.agentbeats.battle_start import BattleStart, is_battle_start_tex
 from green_agent.agentbeats.registry import open_session
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.session import BattleSession
-from green_agent.errors import BadInputError, GreenError
+from kernel.errors import BadInputError, GreenError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def install() -> bool:
     import os
 
     from agentbeats.agent_executor import AgentBeatsExecutor
-    from mcp_gateway.redaction import register_secrets, scrub_process_output, secrets_in_environment
+    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
 
     register_secrets(secrets_in_environment(dict(os.environ)))  # the Green agent's process prints and posts
     scrub_process_output()

@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from green_agent.agentbeats import launch_log
-from green_agent.errors import BadInputError, InfrastructureError
+from kernel.errors import BadInputError, InfrastructureError
 
 READY_TIMEOUT_S = 120.0
 POLL_S = 1.0

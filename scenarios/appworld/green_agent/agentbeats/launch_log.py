@@ -22,8 +22,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from green_agent.errors import InfrastructureError
-from mcp_gateway.redaction import scrub
+from kernel.errors import InfrastructureError
+from kernel.redaction import scrub
 
 TAIL_LINES = 15
 EXIT_MARK = "[appworld-green] the launch command exited with status"

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcp_gateway.redaction import scrub_data
+from kernel.redaction import scrub_data
 
 FS_ROOTS = ("tmp", "home", "work", "root", "usr", "var", "opt", "etc", "srv", "mnt", "media", "run", "private",
             "Users", "data", "proc", "dev", "lib", "bin", "nix", "snap", "scratch")

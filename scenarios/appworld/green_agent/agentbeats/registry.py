@@ -9,13 +9,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from green_agent.agentbeats import outbound
 from green_agent.agentbeats.battle_start import BattleStart
 from green_agent.agentbeats.reporter import BackendReporter
-from green_agent.agentbeats import outbound
 from green_agent.agentbeats.scenario_config import ResolvedConfig, find_scenario_file, load_scenario_config, resolve
 from green_agent.agentbeats.session import BattleSession
-from green_agent.errors import BadInputError
-from green_agent.settings import REPO_ROOT, Settings, load_settings
+from kernel.errors import BadInputError
+from kernel.settings import REPO_ROOT, Settings, load_settings
 
 _SESSIONS: dict[str, BattleSession] = {}
 _ORDER: list[str] = []

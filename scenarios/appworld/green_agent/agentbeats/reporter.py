@@ -22,8 +22,8 @@ from typing import Any
 import requests
 
 from green_agent.agentbeats import outbound, result_post
-from green_agent.errors import InfrastructureError
 from green_agent.models.result import BattleResult
+from kernel.errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from green_agent.agentbeats.battle_start import describe_errors
-from green_agent.errors import BadInputError
-from green_agent.settings import SCENARIO_DIR, Settings
+from kernel.errors import BadInputError
+from kernel.settings import SCENARIO_DIR, Settings
 
 SCENARIO_FILE = "scenario.toml"
 TABLE = "appworld"

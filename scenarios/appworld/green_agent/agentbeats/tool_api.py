@@ -12,20 +12,21 @@ from typing import Any
 
 from green_agent.agentbeats.registry import get_session
 from green_agent.agentbeats.session import to_json
-from green_agent.errors import GreenError
+from kernel.errors import GreenError
 
 MAX_BATTLE_ID = 200
 
 
 async def run_step(battle_id: str, step: str, pick: tuple[str, ...] | None = None) -> str:
-    """Run `BattleSession.<step>()` for `battle_id` and return its output (only `pick` keys if given)."""
+    """Run engine step `step` of `battle_id`'s session and return its output (only `pick` keys if given)."""
     if not isinstance(battle_id, str) or len(battle_id) > MAX_BATTLE_ID:
         return to_json({"ok": False, "error": "battle_id must be the battle_start's battle_id (a short string)"})
     try:
         session = get_session(battle_id)
     except GreenError as exc:
         return to_json({"ok": False, "error": str(exc)})
-    output = await asyncio.to_thread(getattr(session, step))
+    body = session.task_completed if step == "task_completed" else (lambda: session.run_step(step))
+    output = await asyncio.to_thread(body)
     return to_json(_pick(output, pick))
 
 
@@ -35,8 +36,8 @@ async def complete_metrics(battle_id: str) -> str:
         session = get_session(battle_id)
     except GreenError as exc:
         return to_json({"ok": False, "error": str(exc)})
-    metrics = await asyncio.to_thread(session.metrics)
-    verdict = await asyncio.to_thread(session.judge)
+    metrics = await asyncio.to_thread(session.run_step, "metrics")
+    verdict = await asyncio.to_thread(session.run_step, "judge")
     trajectory = metrics.get("trajectory") or {}
     completion = session.outputs.get("wait", {})
     return to_json({

@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +20,8 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from green_agent.errors import BadInputError
+from kernel.atomic import atomic_write_text
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import RunConfig, RunManifest
 from green_agent.models.result import BattleResult
 
@@ -70,20 +69,6 @@ def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
     """sha256 over what changes results: Blue, predictor, split, trials, deadline and the task set."""
     payload = {name: getattr(config, name) for name in _FINGERPRINTED} | {"tasks": digest(task_ids)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def atomic_write_text(path: Path, text: str) -> Path:
-    """Write `text` to `path` via a temporary file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def load_manifest(out: Path) -> RunManifest | None:

@@ -25,16 +25,16 @@ from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
 from green_agent.batch.runner import BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
 from green_agent.models.result import ScopePolicy
 from green_agent.output_paths import check_output_dir
-from green_agent.settings import Settings
-from green_agent.slot import SlotSpec
+from kernel.settings import Settings
+from green_agent.runtime.slot import SlotSpec
 from green_agent.steps.report import collect_versions
 from green_agent.task_check import require_intact
-from green_agent.task_ids import validate_task_id
-from green_agent.world_data import WorldData
+from kernel.task_ids import validate_task_id
+from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from green_agent.batch.checkpoint import BattleKey
-from green_agent.battle import BattleRequest, open_blue, run_on_slot
-from green_agent.errors import BadInputError, InfrastructureError
+from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.eval_run import RunConfig
 from green_agent.models.result import BattleResult
-from green_agent.processes import port_is_free
-from green_agent.settings import MAX_SLOTS, Settings
-from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+from kernel.ports import port_is_free
+from kernel.settings import MAX_SLOTS, Settings
+from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 
 BLUES_WITHOUT_GATEWAY = ("reference", "noop")
 """Built-in Blues that learn the gateway URL from the task message, so they can start before the slot."""

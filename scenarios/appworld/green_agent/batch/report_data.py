@@ -3,7 +3,7 @@
 For each row: the task (instruction, gold APIs) from `task.json`, the scope and AppWorld's failed
 tests from `result.json`, and the call sequence from the battle's archived call records
 (`mcp_calls.jsonl`, the gateway's records; else AppWorld's own `appworld/logs/api_calls.jsonl`).
-Arguments are redacted again here (`green_agent.archive.redact_value`), whatever the source did.
+Arguments are redacted again here (`kernel.redaction.redact`), whatever the source did.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.archive import CALLS_FILE, OUTPUTS_DIR, redact_value
+from green_agent.steps.archive import CALLS_FILE, OUTPUTS_DIR
+from kernel.redaction import redact
 from green_agent.batch.checkpoint import load_result
 from green_agent.batch.taskinfo import load_task_info
 from green_agent.models.eval_run import EvalRow, TaskInfo
@@ -53,7 +54,7 @@ class BattleDetail(BaseModel):
 
 
 def _args_text(value: Any) -> str:
-    text = json.dumps(redact_value(value), ensure_ascii=False, sort_keys=True, default=str)
+    text = json.dumps(redact(value, scrub_strings=True), ensure_ascii=False, sort_keys=True, default=str)
     return text if len(text) <= MAX_ARGS_CHARS else text[:MAX_ARGS_CHARS] + "…"
 
 

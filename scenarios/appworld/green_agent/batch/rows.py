@@ -12,13 +12,14 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
-                                          atomic_write_text, battle_dir, battle_keys, load_manifest, load_results,
+                                          battle_dir, battle_keys, load_manifest, load_results,
                                           read_events)
 from green_agent.batch.report_html import render_report
 from green_agent.batch.taskinfo import load_task_info
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.eval_run import AgentBeatsResults, EvalResults, EvalRow, RunStatus
 from green_agent.models.result import BattleResult
 

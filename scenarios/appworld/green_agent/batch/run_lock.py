@@ -20,8 +20,8 @@ from types import TracebackType
 
 from pydantic import ValidationError
 
-from green_agent.errors import RunDirLockedError
-from green_agent.file_lock import release, try_lock
+from kernel.errors import RunDirLockedError
+from green_agent.runtime.file_lock import release, try_lock
 from green_agent.models.eval_run import RunLockHolder
 
 log = logging.getLogger(__name__)

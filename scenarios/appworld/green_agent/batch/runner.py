@@ -34,7 +34,7 @@ from typing import Any
 
 from green_agent.batch.attempts import battle_id_for, mark_interrupted, prior_attempts, set_aside
 from green_agent.batch.checkpoint import BattleKey, append_event, battle_dir
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.result import BattleResult, ErrorRecord
 from green_agent.steps.report import collect_versions, write_result
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import scenario_of
-from green_agent.batch.checkpoint import TASK_INFO_FILE, atomic_write_text, task_dir
+from green_agent.batch.checkpoint import TASK_INFO_FILE, task_dir
 from green_agent.models.eval_run import TaskInfo
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 

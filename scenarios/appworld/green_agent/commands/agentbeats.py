@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from green_agent.agentbeats import harness
-from green_agent.settings import DEFAULT_BACKEND_MCP_PORT, Settings
+from kernel.settings import DEFAULT_BACKEND_MCP_PORT, Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

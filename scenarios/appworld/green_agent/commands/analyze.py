@@ -12,10 +12,10 @@ import re
 import sys
 from pathlib import Path
 
-from green_agent.errors import BadInputError
-from green_agent.settings import Settings
+from kernel.errors import BadInputError
+from kernel.settings import Settings
 from green_agent.trajectory import analyze_log
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")
 

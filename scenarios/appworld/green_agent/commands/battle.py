@@ -7,10 +7,10 @@ import signal
 from pathlib import Path
 from types import FrameType
 
-from green_agent.battle import BattleRequest, run_battle_request
+from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

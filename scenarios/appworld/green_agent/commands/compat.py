@@ -6,7 +6,7 @@ import argparse
 import json
 
 from green_agent.agentbeats_compat.install import install, status
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

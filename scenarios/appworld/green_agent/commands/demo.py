@@ -7,12 +7,13 @@ import logging
 
 from green_agent.batch.checkpoint import REPORT_FILE
 from green_agent.batch.evaluate import EvalRequest, run_eval
-from green_agent.battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot, world_data
+from green_agent.engine.config import world_data
+from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot
 from green_agent.commands.battle import install_sigterm_handler, summary
 from green_agent.commands.eval import summary as eval_summary
-from green_agent.errors import InfrastructureError
-from green_agent.settings import Settings
-from green_agent.task_ids import resolve_task
+from kernel.errors import InfrastructureError
+from kernel.settings import Settings
+from kernel.task_ids import resolve_task
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from green_agent.batch.live import parse_slot_ports
 from green_agent.commands.battle import install_sigterm_handler
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
-from green_agent.settings import Settings
+from kernel.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

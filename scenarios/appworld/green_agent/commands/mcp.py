@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from green_agent.settings import DEFAULT_GATEWAY_PORT, Settings
+from kernel.settings import DEFAULT_GATEWAY_PORT, Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from green_agent.processes import exit_without_teardown
+    from kernel.process_exit import exit_without_teardown
     from mcp_gateway.models import GatewayConfig
     from mcp_gateway.server import serve
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
 from green_agent.commands.eval import summary
-from green_agent.errors import BadInputError
-from green_agent.settings import Settings
+from kernel.errors import BadInputError
+from kernel.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

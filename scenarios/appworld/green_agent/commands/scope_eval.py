@@ -11,8 +11,8 @@ from pathlib import Path
 from green_agent.scoping.cache import DEFAULT_CACHE_DIR, PredictionCache
 from green_agent.scoping.evaluate import evaluate_split
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

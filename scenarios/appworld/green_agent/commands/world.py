@@ -1,6 +1,6 @@
 """`appworld-green world build|up|down`: build the offline world; start and stop world slots.
 
-`up` and `down` are thin wrappers over `green_agent.world_service`.
+`up` and `down` are thin wrappers over `green_agent.runtime.world_service`.
 
 The builder (`scenarios/appworld/world/build.py`) imports AppWorld, so it runs as a subprocess with
 `settings.appworld_python`; its output streams straight to this terminal. Its exit codes map to our
@@ -14,9 +14,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from green_agent.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
-from green_agent.settings import MAX_SLOTS, SCENARIO_DIR, Settings
-from green_agent.world_service import start_slots, stop_slots
+from kernel.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
+from kernel.settings import MAX_SLOTS, SCENARIO_DIR, Settings
+from green_agent.runtime.world_service import start_slots, stop_slots
 
 WORLD_DIR = SCENARIO_DIR / "world"
 BUILD_SCRIPT = WORLD_DIR / "build.py"

@@ -109,7 +109,7 @@ class BattleResult(BaseModel):
     blue_agent_name: str | None = Field(default=None, description="Name on Blue's agent card.")
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
-    outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.judge).")
+    outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")
     reason: str | None = Field(default=None, description="One line explaining the verdict.")
     difficulty: int | None = Field(default=None, description="Task difficulty 1-3, when known.")
     experiment_name: str | None = Field(default=None, description="AppWorld experiment of this battle's outputs.")

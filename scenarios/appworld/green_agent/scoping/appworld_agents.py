@@ -15,10 +15,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from green_agent.errors import BadInputError, InfrastructureError
+from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping.parsing import parse_api_lines
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 IMPORT_PATH = "appworld_agents.code.common.api_predictor"
 DEFAULT_TIMEOUT_S = 300.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from green_agent.errors import InfrastructureError
+from kernel.errors import InfrastructureError
 from green_agent.models.scope import COMPLETE_TASK_API, PredictorName, ScopePrediction, ScopeUsage
 
 __all__ = [

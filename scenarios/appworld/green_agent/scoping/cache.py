@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kernel.atomic import atomic_write_text
 from green_agent.models.scope import ScopeUsage
-from green_agent.settings import REPO_ROOT
+from kernel.settings import REPO_ROOT
 
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "scoping"
 
@@ -58,14 +57,4 @@ class PredictionCache:
         return entry if entry.key == key else None
 
     def put(self, entry: CacheEntry) -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        target = self.path(entry.key)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(entry.model_dump_json(indent=1))
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        return atomic_write_text(self.path(entry.key), entry.model_dump_json(indent=1))

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping.cache import PredictionCache
 from green_agent.scoping.select import predict_scope
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 WORST_COUNT = 3
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping import vocabulary as vocab
 from green_agent.scoping.base import PLUMBING_APIS, complete_task_first
-from green_agent.world_data import ApiDoc, WorldData
+from kernel.world_data import ApiDoc, WorldData
 
 NAME_WEIGHT = 3
 BM25_K1 = 1.2

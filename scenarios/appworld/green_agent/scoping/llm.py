@@ -16,7 +16,7 @@ from green_agent.scoping.base import ScopePredictorError
 from green_agent.scoping.cache import CacheEntry, PredictionCache, cache_key
 from green_agent.scoping.parsing import parse_api_lines
 from green_agent.scoping.pricing import approximate_cost_usd
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 1

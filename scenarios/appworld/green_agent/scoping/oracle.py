@@ -9,10 +9,10 @@ amazon APIs). That baseline is kept as `upstream_first20`, a name that says what
 
 from __future__ import annotations
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping.base import complete_task_first
-from green_agent.world_data import WorldData
+from kernel.world_data import WorldData
 
 
 class GroundTruthPredictor:

@@ -15,8 +15,8 @@ import json
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import UnknownTaskError
-from green_agent.world_data import WorldData
+from kernel.errors import UnknownTaskError
+from kernel.world_data import WorldData
 
 PROMPT_VERSION = "scope-v1"
 DEMO_SPLIT = "train"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.models.scope import PREDICTOR_CHOICES as MODEL_PREDICTOR_CHOICES
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping.appworld_agents import AppWorldAgentsPredictor
@@ -21,8 +21,8 @@ from green_agent.scoping.cache import DEFAULT_CACHE_DIR, PredictionCache
 from green_agent.scoping.lexical import LexicalPredictor
 from green_agent.scoping.llm import DEFAULT_TIMEOUT_S, LlmPredictor
 from green_agent.scoping.oracle import AllPredictor, GroundTruthPredictor, UpstreamFirst20Predictor
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 PREDICTOR_CHOICES = MODEL_PREDICTOR_CHOICES

@@ -1,5 +1,5 @@
-"""Plan steps that are not modules of their own: setup (2), scope (3), report (10), cleanup (11).
+"""The 11 steps of a battle, one module each, named after the step; `green_agent.engine.sequencer` runs them.
 
-The other steps live in `task_ids` (1), `task_message` (4), `dispatch` (5), `completion` (6),
-`archive` (7), `metrics` (8) and `judge` (9); `plan` runs them all in order.
+1 `task_id`, 2 `setup`, 3 `scope`, 4 `task_message`, 5 `dispatch`, 6 `wait`, 7 `archive`,
+8 `metrics`, 9 `judge`, 10 `cleanup`, 11 `report`.
 """

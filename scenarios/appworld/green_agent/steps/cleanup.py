@@ -1,11 +1,11 @@
-"""Step 11: close the task world and release the gateway, on every path (run from a `finally`)."""
+"""Step 10: close the task world and release the gateway, on every path (also after an error or Ctrl-C)."""
 
 from __future__ import annotations
 
 import logging
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.errors import WrongActiveTaskError
+from kernel.errors import WrongActiveTaskError
 from green_agent.gateway_client import GatewayClient
 from green_agent.models.result import CleanupRecord
 
@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 def cleanup(client: AppWorldClient, task_id: str | None, world_opened: bool, initialize_attempted: bool,
             gateway: GatewayClient | None, gateway_battle_set: bool) -> CleanupRecord:
-    """Step 11: `POST /close` and `DELETE /control/battle`; never raises, records what failed.
+    """Step 10: `POST /close` and `DELETE /control/battle`; never raises, records what failed.
 
     Args:
         client: env server client.

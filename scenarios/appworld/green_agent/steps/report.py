@@ -1,4 +1,4 @@
-"""Step 10: hand the result to reporters, and write `result.json` atomically.
+"""Step 11: hand the result to reporters, and write `result.json` atomically.
 
 `Reporter` is the seam for the AgentBeats backend reporter (added by the AgentBeats integration);
 the local file is always written by the plan runner, whatever the reporters do.
@@ -9,15 +9,14 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import logging
-import os
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Protocol
 
+from kernel.atomic import atomic_write_text
 from green_agent import __version__
 from green_agent.models.result import BattleResult, VersionsRecord
-from mcp_gateway.redaction import scrub_data
+from kernel.redaction import scrub_data
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +36,7 @@ def scrubbed(result: BattleResult) -> BattleResult:
 
 
 def report(result: BattleResult, reporters: list[Reporter]) -> list[str]:
-    """Step 10: call every reporter; return the problems (a failed reporter never loses the local file)."""
+    """Step 11: call every reporter; return the problems (a failed reporter never loses the local file)."""
     result = scrubbed(result)
     problems = []
     for reporter in reporters:
@@ -51,17 +50,7 @@ def report(result: BattleResult, reporters: list[Reporter]) -> list[str]:
 
 def write_result(result: BattleResult, run_dir: Path) -> Path:
     """Write `<run_dir>/result.json` atomically (temp file + rename)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    target = run_dir / RESULT_FILE
-    fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".json", dir=run_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(scrubbed(result).model_dump_json(indent=2))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write_text(run_dir / RESULT_FILE, scrubbed(result).model_dump_json(indent=2))
 
 
 def collect_versions(appworld_python: Path | None, appworld_version: str | None = None) -> VersionsRecord:

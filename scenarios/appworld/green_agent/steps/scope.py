@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from green_agent.errors import BadInputError
+from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
 from green_agent.models.result import ScopePolicy, ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
-from green_agent.settings import Settings
-from green_agent.world_data import WorldData
+from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def account_calls(scope: ScopeRecord, trajectory: dict[str, Any] | None) -> Scop
     """After the metrics step: count Blue's out-of-scope calls and, under enforce, the gold APIs it was refused.
 
     `trajectory` is the battle's `TrajectoryMetrics` as a dict (None when the log could not be read:
-    nothing is counted). A refused gold API makes the battle a `scope_error` (see `green_agent.judge`).
+    nothing is counted). A refused gold API makes the battle a `scope_error` (see `green_agent.steps.judge`).
     """
     if trajectory is None:
         return scope

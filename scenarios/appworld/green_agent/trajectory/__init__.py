@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from green_agent.models.call_record import CallRecord
+from kernel.call_record import CallRecord
 from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.trajectory.accumulator import TrajectoryAccumulator
 from green_agent.trajectory.api_selection import score_selection

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from green_agent.models.call_record import CallRecord
+from kernel.call_record import CallRecord
 from green_agent.trajectory import metrics
 from green_agent.trajectory.pagination import PaginationTracker
 

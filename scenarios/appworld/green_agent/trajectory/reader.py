@@ -26,8 +26,8 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from green_agent.errors import BadInputError
-from green_agent.models.call_record import CallRecord
+from kernel.errors import BadInputError
+from kernel.call_record import CallRecord
 
 MAX_LINE_BYTES = 1 << 20
 """Longest line read (1 MiB); the gateway's records are far smaller (it never logs results)."""

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BlueUnreachableError
+from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
 
 log = logging.getLogger(__name__)

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import psutil
 
-from green_agent.errors import InfrastructureError
-from green_agent.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
-from green_agent.settings import SCENARIO_DIR
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
+from kernel.settings import SCENARIO_DIR
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
 FORK_SERVER_READY_TIMEOUT_S = 120.0
@@ -69,7 +69,9 @@ class ForkServer:
 
     def spawn(self, server: ServerKind, port: int, log_path: Path, guard: str) -> int:
         """Fork one server listening on 127.0.0.1:`port`, guarded by `guard`, logging to `log_path`; returns its pid."""
-        request = json.dumps({"server": server, "port": port, "log_path": str(log_path), "guard": guard}) + "\n"
+        # the fork server's working directory is the AppWorld root: a relative path would land (or fail) there
+        request = json.dumps({"server": server, "port": port, "log_path": str(Path(log_path).resolve()),
+                              "guard": guard}) + "\n"
         with self._lock:
             if not self.alive() or self.popen is None or self.popen.stdin is None:
                 raise InfrastructureError(f"the AppWorld fork server is not running; see {self.log_path}")

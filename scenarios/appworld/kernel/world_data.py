@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError, InfrastructureError, UnknownTaskError
+from kernel.errors import BadInputError, InfrastructureError, UnknownTaskError
 
 _GOLD_API_PATTERN = re.compile(r"apis\.(\w+\.\w+)")
 _CANARY_PREFIX = "# Canary String:"

@@ -25,9 +25,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr
 
-from green_agent.batch.checkpoint import atomic_write_text
-from green_agent.errors import InfrastructureError
-from mcp_gateway.redaction import register_secrets
+from kernel.atomic import atomic_write_text
+from kernel.errors import InfrastructureError
+from kernel.redaction import register_secrets
 
 PRIVATE_DIR = Path(tempfile.gettempdir()) / f"appworld-green-{os.getuid()}"
 """Per OS user; also holds the machine-wide slot locks."""

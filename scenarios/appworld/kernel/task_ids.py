@@ -1,4 +1,4 @@
-"""Step 1: the task id, extracted from the battle's task config and validated before any use.
+"""The task-id rule: a task id extracted from a battle's task config and validated before any use.
 
 Accepted inputs (surrounding whitespace ignored):
 - `"Task description: <id>"` (the seed's `task_config`; the first token after the colon is used),
@@ -19,8 +19,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError, UnknownTaskError
-from green_agent.world_data import WorldData
+from kernel.errors import BadInputError, UnknownTaskError
+from kernel.world_data import WorldData
 
 TASK_ID_PATTERN = re.compile(r"[A-Za-z0-9]+_[0-9]+")
 MAX_TASK_ID_LEN = 64

@@ -1,9 +1,10 @@
-"""Credential redaction for everything the gateway logs.
+"""The one credential-redaction policy: for the gateway's call log, the archived evidence and reports.
 
-Keys that name a credential (`password`, `access_token`, anything containing password / token /
-secret / api_key / authorization) have their values replaced by `[REDACTED]`, recursively through
-dicts and lists. Free text (error messages) is scrubbed of the exact secret values seen in the
-call's arguments and of anything shaped like a JWT or a Bearer credential.
+Keys that name a credential (`password`, `access_token`, anything containing password / passwd /
+token / secret / api_key / authorization / credential) have their values replaced by `[REDACTED]`,
+recursively through dicts and lists. Free text (error messages, log lines) is scrubbed of the exact
+secret values seen in a call's arguments, of quoted `key: 'value'` pairs whose key names a
+credential, and of anything shaped like a JWT or a Bearer credential.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ REDACTED = "[REDACTED]"
 _SENSITIVE_PARTS = ("password", "passwd", "token", "secret", "api_key", "apikey", "authorization", "credential")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
+_QUOTED_PAIR = re.compile(
+    r"""(["']?[\w-]*(?:%s)[\w-]*["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""" % "|".join(_SENSITIVE_PARTS), re.IGNORECASE)
 _MIN_SECRET_LEN = 4
 """Shorter secret values are not scrubbed from free text (they would mangle ordinary words)."""
 
@@ -26,13 +29,26 @@ def is_sensitive_key(key: str) -> bool:
     return any(part in lowered for part in _SENSITIVE_PARTS)
 
 
-def redact(value: Any) -> Any:
-    """A copy of `value` with every credential-named key's value replaced by `[REDACTED]`."""
+def redact(value: Any, scrub_strings: bool = False) -> Any:
+    """A copy of `value` with every credential-named key's value replaced by `[REDACTED]`.
+
+    `scrub_strings`: also pass every string value through `redact_free_text` (evidence files, reports),
+    not only the call arguments' keys (the gateway's log keeps what the Blue sent otherwise verbatim)."""
     if isinstance(value, dict):
-        return {k: REDACTED if is_sensitive_key(str(k)) and v is not None else redact(v) for k, v in value.items()}
+        return {k: REDACTED if is_sensitive_key(str(k)) and v is not None else redact(v, scrub_strings)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact(item) for item in value]
+        return [redact(item, scrub_strings) for item in value]
+    if scrub_strings and isinstance(value, str):
+        return redact_free_text(value)
     return value
+
+
+def redact_free_text(text: str) -> str:
+    """`text` with quoted credential pairs (`"password": "..."`, `token='...'`), Bearer credentials and JWTs redacted."""
+    text = _QUOTED_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
+    text = _BEARER.sub(f"Bearer {REDACTED}", text)
+    return _JWT.sub(REDACTED, text)
 
 
 def secret_values(value: Any) -> list[str]:

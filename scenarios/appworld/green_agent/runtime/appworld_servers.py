@@ -2,11 +2,11 @@
 
 Both run in the AppWorld virtualenv through `scenarios/appworld/world/serve.py` (loopback-only
 launcher), either forked from the warm fork server (`launch="fork"`, the default: see
-`green_agent.appworld_forkserver`) or each as its own fresh process (`launch="exec"`: `world up`,
+`green_agent.runtime.forkserver`) or each as its own fresh process (`launch="exec"`: `world up`,
 whose servers outlive this process and are checked by command line). `AppWorldServers` is a
 context manager: it starts both, waits until they answer, and always stops them.
 
-Both are guarded by the slot's secret (`green_agent.slot_credentials`): `spec.credentials`, or new
+Both are guarded by the slot's secret (`kernel.slot_credentials`): `spec.credentials`, or new
 ones created (and saved for the slot's other processes) at start and removed at stop.
 """
 
@@ -19,11 +19,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from green_agent.appworld_forkserver import ForkedProcess
-from green_agent.errors import InfrastructureError
-from green_agent.processes import ManagedProcess, port_is_free
-from green_agent.settings import SCENARIO_DIR
-from green_agent.slot_credentials import SlotCredentials, remove_credentials, save_credentials
+from green_agent.runtime.forkserver import ForkedProcess
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import port_is_free
+from kernel.settings import SCENARIO_DIR
+from kernel.slot_credentials import SlotCredentials, remove_credentials, save_credentials
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
 GUARD_SECRET_ENV = "APPWORLD_GUARD_SECRET"

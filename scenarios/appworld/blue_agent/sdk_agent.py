@@ -12,8 +12,8 @@ import importlib
 import logging
 from typing import Any
 
-from green_agent.errors import BadInputError
-from green_agent.settings import REPO_ROOT, load_settings
+from kernel.errors import BadInputError
+from kernel.settings import REPO_ROOT, load_settings
 
 log = logging.getLogger(__name__)
 

@@ -7,20 +7,18 @@ exits early is reported with the tail of its log.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import requests
 
-from green_agent.errors import InfrastructureError
+from kernel.errors import InfrastructureError
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0
@@ -122,20 +120,6 @@ class ManagedProcess:
             return "(no log)"
 
 
-def exit_without_teardown(code: int = 0) -> None:
-    """Leave a server process now that its server loop has returned: flush logs and stdio, then
-    `os._exit`. Nothing is left to save (our servers write every record as it happens), and the
-    interpreter's teardown of thousands of imported modules took ~0.4 s per process, paid at every
-    slot and Blue stop."""
-    import logging
-    import sys
-
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-
-
 def stop_process_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
     """Stop a process group led by `pid`: SIGINT, wait, then SIGKILL."""
     try:
@@ -171,35 +155,3 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    """True if nothing listens on host:port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-_RECENT_PORTS: collections.deque[int] = collections.deque(maxlen=1024)
-"""Ports `free_port` returned lately in this process: the kernel may offer a just-released port again,
-and a caller asking for three ports in a row (one slot) would then start two servers on one port.
-Bounded: a port handed out 1024 calls ago is bound by its server by now, or was abandoned."""
-_RECENT_PORTS_LOCK = threading.Lock()
-
-
-def free_port(host: str = "127.0.0.1", avoid: Collection[int] = ()) -> int:
-    """An ephemeral port that is free right now, not among the last 1024 this process handed out, and
-    not in `avoid` (ports promised to servers that may not be listening yet, e.g. a slot's)."""
-    with _RECENT_PORTS_LOCK:
-        for _ in range(1000):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                sock.bind((host, 0))
-                port = sock.getsockname()[1]
-            if port not in _RECENT_PORTS and port not in avoid:
-                _RECENT_PORTS.append(port)
-                return port
-    raise InfrastructureError(f"no fresh ephemeral port on {host} after 1000 tries")

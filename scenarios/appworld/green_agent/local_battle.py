@@ -1,9 +1,8 @@
-"""The builder: turn Settings + command-line choices into live objects, then run the plan.
+"""The local driver of the battle engine: the CLI's `battle`, `demo` and the `eval` batch layer.
 
-Layers (tau2-bench style): `plan.run_battle` runs one battle on pre-built objects; this module
-starts or attaches to a world slot (`open_slot`), starts or addresses a Blue (`open_blue`), and
-builds the `BattleConfig`/`BattleDeps`. The CLI (`commands/battle.py`, `commands/demo.py`) and the
-batch layer call these functions; nothing here exits the process.
+It starts or attaches to a world slot (`open_slot`, which holds the slot's machine-wide lock),
+starts or addresses a Blue (`open_blue`), builds the battle with `engine.config.build_battle` and
+runs it with `engine.sequencer.run_battle`. Nothing here exits the process.
 """
 
 from __future__ import annotations
@@ -21,19 +20,18 @@ from urllib.parse import urlsplit
 import requests
 from pydantic import BaseModel, Field
 
-from green_agent.errors import BadInputError, InfrastructureError
-from green_agent.slot_clients import slot_env_client, slot_gateway
-from green_agent.http_sessions import session_for
+from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.result import BattleResult, ScopePolicy
 from green_agent.output_paths import check_output_dir, check_output_file
-from green_agent.plan import BattleConfig, BattleDeps, run_battle
-from green_agent.processes import ManagedProcess, free_port
-from green_agent.settings import SCENARIO_DIR, Settings
-from green_agent.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+from green_agent.engine.config import BattleChoices, build_battle, world_data
+from green_agent.engine.sequencer import run_battle
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import free_port
+from kernel.settings import SCENARIO_DIR, Settings
+from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
-from green_agent.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
-from green_agent.world_data import WorldData
+from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 
 BUILTIN_BLUES = ("reference", "noop", "llm")
 BLUE_READY_TIMEOUT_S = 60.0
@@ -55,12 +53,6 @@ class BattleRequest(BaseModel):
     out: Path | None = Field(default=None, description="Run directory; default runs/<timestamp>-<task>/.")
     deadline_s: float | None = Field(default=None, gt=0, description="Blue's deadline; default from settings.")
     battle_id: str | None = Field(default=None, description="Battle id; default generated.")
-
-
-def world_data(settings: Settings) -> WorldData | None:
-    """The world's files, or None when this machine cannot read them (attach to a remote world)."""
-    world = WorldData(settings.appworld_root)
-    return world if (world.data / "tasks").is_dir() else None
 
 
 def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | None:
@@ -141,18 +133,14 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
 
 def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue_url: str, run_dir: Path,
                 battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
-    """Build config and deps for one battle on a ready slot and Blue, and run it."""
-    config = BattleConfig(
-        battle_id=battle_id, task_config=request.task, blue=request.blue, blue_url=blue_url,
-        predictor=request.predictor or settings.scope_predictor,
-        scope_policy=request.scope_policy or settings.scope_policy,
-        deadline_s=request.deadline_s or settings.completion_deadline_s, run_dir=run_dir,
-        split=settings.default_split, launch_url_allowed=request.blue == "llm")  # the LLM Blue's --mcp
-    deps = BattleDeps(
-        client=slot_env_client(urls.env_url, urls.apis_url), apis_url=urls.apis_url, settings=settings,
-        world=world_data(settings), appworld_root=settings.appworld_root,
-        gateway=slot_gateway(urls.gateway_url, urls.apis_url),
-        call_log_path=settings.agentbeats_mcp_log_path, blue_session=session_for(blue_url), reporters=reporters or [])
+    """Build and run one battle on a ready slot and Blue."""
+    choices = BattleChoices(battle_id=battle_id, task=request.task, blue=request.blue, blue_url=blue_url,
+                            run_dir=run_dir, predictor=request.predictor, scope_policy=request.scope_policy,
+                            deadline_s=request.deadline_s,
+                            launch_url_allowed=request.blue == "llm")  # the LLM Blue's --mcp launch URL
+    config, deps = build_battle(choices, settings, env_url=urls.env_url, apis_url=urls.apis_url,
+                                gateway_url=urls.gateway_url, call_log_path=settings.agentbeats_mcp_log_path,
+                                reporters=reporters)
     return run_battle(config, deps)
 
 

@@ -26,20 +26,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
-from mcp_gateway.redaction import register_secrets
+from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
 
 log = logging.getLogger(__name__)
 
 CALLS_FILE = "mcp_calls.jsonl"
 OUTPUTS_DIR = "appworld"
-_SECRET_KEYS = re.compile(r"password|passwd|access_token|token|secret|authorization|api_key", re.IGNORECASE)
-_QUOTED_SECRET = re.compile(
-    r"""(["']?(?:password|passwd|access_token|token|secret|api_key)["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""",
-    re.IGNORECASE)
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
-REDACTED = "<redacted>"
-
-
 class ArchiveResult(BaseModel):
     """Step 7 output."""
 
@@ -159,14 +151,14 @@ def redact_sql_line(line: str) -> str:
     try:
         sql, params, many = json.loads(line)
     except (ValueError, TypeError):
-        return _redact_plain(line)
+        return redact_free_text(line)
     if not isinstance(sql, str) or not isinstance(params, list):
         return line
     match = _INSERT_COLUMNS.match(sql) or _UPDATE_SETS.search(sql)
     if match is None:
         return line
     columns = [c.split("=")[0].strip().strip('"`') for c in match.group(1).split(",")]
-    secret = {i for i, c in enumerate(columns) if _SECRET_KEYS.search(c)}
+    secret = {i for i, c in enumerate(columns) if is_sensitive_key(c)}
     if not secret:
         return line
     rows = params if many else [params]
@@ -177,28 +169,13 @@ def redact_sql_line(line: str) -> str:
 
 
 def redact_text(text: str, jsonl: bool = False) -> str:
-    """Blank credential values: JSON keys that name secrets, `key: 'value'` pairs and JWTs."""
-    if jsonl:
-        lines = []
-        for line in text.splitlines():
-            try:
-                lines.append(json.dumps(redact_value(json.loads(line))))
-            except ValueError:
-                lines.append(_redact_plain(line))
-        return "\n".join(lines) + ("\n" if lines else "")
-    return _redact_plain(text)
-
-
-def redact_value(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else redact_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_value(v) for v in value]
-    if isinstance(value, str):
-        return _redact_plain(value)
-    return value
-
-
-def _redact_plain(text: str) -> str:
-    text = _QUOTED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
-    return _JWT.sub(REDACTED, text)
+    """Blank credential values (the policy of `kernel.redaction`); a JSONL text line by line."""
+    if not jsonl:
+        return redact_free_text(text)
+    lines = []
+    for line in text.splitlines():
+        try:
+            lines.append(json.dumps(redact(json.loads(line), scrub_strings=True)))
+        except ValueError:
+            lines.append(redact_free_text(line))
+    return "\n".join(lines) + ("\n" if lines else "")

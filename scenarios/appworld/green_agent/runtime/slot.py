@@ -8,7 +8,7 @@ once, whoever started its servers and whatever their runs directories.
 
 `WorldSlot` owns its processes (start, always stop); `WorldSlot.attach(urls)` wraps servers that are
 already running (`world up`) without owning them. An owned slot creates the slot's credentials
-(`green_agent.slot_credentials`) before anything starts and removes them when it stops.
+(`kernel.slot_credentials`) before anything starts and removes them when it stops.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, model_validator
 
-from green_agent.appworld_servers import AppWorldServers, AppWorldServerSpec
-from green_agent.errors import InfrastructureError, SlotBusyError
-from green_agent.file_lock import release, try_lock
-from green_agent.processes import ManagedProcess, port_is_free
-from green_agent.settings import DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, SLOT_PORT_STRIDE
-from green_agent.slot_credentials import PRIVATE_DIR, SlotCredentials, remove_credentials, save_credentials
+from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
+from kernel.errors import InfrastructureError, SlotBusyError
+from green_agent.runtime.file_lock import release, try_lock
+from green_agent.runtime.processes import ManagedProcess
+from kernel.ports import port_is_free
+from kernel.settings import DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, SLOT_PORT_STRIDE
+from kernel.slot_credentials import PRIVATE_DIR, SlotCredentials, remove_credentials, save_credentials
 
 GATEWAY_READY_TIMEOUT_S = 60.0
 SLOT_LOCK_DIR = PRIVATE_DIR / "slot-locks"

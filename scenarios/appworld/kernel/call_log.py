@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from green_agent.models import CallRecord
+from kernel.call_record import CallRecord
 
 logger = logging.getLogger(__name__)
 

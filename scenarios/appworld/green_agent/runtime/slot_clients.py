@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from green_agent.appworld_client import AppWorldClient
 from green_agent.gateway_client import GatewayClient
-from green_agent.slot_credentials import load_credentials
+from kernel.slot_credentials import load_credentials
 
 
 def slot_env_client(env_url: str, apis_url: str) -> AppWorldClient:

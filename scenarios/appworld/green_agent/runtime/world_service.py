@@ -17,11 +17,12 @@ from pathlib import Path
 import psutil
 from pydantic import BaseModel, Field
 
-from green_agent.errors import InfrastructureError
-from green_agent.processes import stop_process_group
-from green_agent.settings import MAX_SLOTS, Settings
-from green_agent.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.slot_credentials import port_of, remove_credentials
+from kernel.atomic import atomic_write_text
+from kernel.errors import InfrastructureError
+from green_agent.runtime.processes import stop_process_group
+from kernel.settings import MAX_SLOTS, Settings
+from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from kernel.slot_credentials import port_of, remove_credentials
 
 STATE_FILE_NAME = "world-slots.json"
 
@@ -109,11 +110,7 @@ def _record(index: int, slot: WorldSlot) -> RunningSlot:
 
 
 def _write_state(settings: Settings, state: WorldState) -> None:
-    path = state_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state.model_dump(mode="json"), indent=2))
-    os.replace(tmp, path)
+    atomic_write_text(state_path(settings), json.dumps(state.model_dump(mode="json"), indent=2))
 
 
 def _is_same_process(process: RecordedProcess) -> bool:

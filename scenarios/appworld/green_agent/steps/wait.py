@@ -24,8 +24,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
-from green_agent.dispatch import DispatchHandle
-from green_agent.errors import BlueUnreachableError
+from green_agent.steps.dispatch import DispatchHandle
+from kernel.errors import BlueUnreachableError
 from green_agent.gateway_client import GatewayClient
 
 log = logging.getLogger(__name__)

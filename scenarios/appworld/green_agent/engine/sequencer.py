@@ -1,0 +1,337 @@
+"""The battle engine: the one sequencer of the 11 steps, driven by the CLI, `eval` and the AgentBeats session.
+
+`Battle` runs one battle over pre-built objects (`engine.config`). The order is `STEPS`:
+task_id, setup, scope, task_message, dispatch, wait, archive, metrics, judge, cleanup, report.
+The world is closed (step 10) before the result is reported (step 11): posting the result ends
+the battle on the AgentBeats backend, which may then reset the Green at once, and result.json
+records the cleanup too.
+
+Rules every driver gets:
+- every step runs at most once; a repeated call returns the stored output (`repeated: true`), and a
+  step first runs the steps it depends on (a driver may call `run_step("report")` straight away);
+- a step's wall time goes into `timings` under its name;
+- an infrastructure failure in steps 1-8 becomes `status: infra_error` with the failing step named
+  and the dead service's fix-it (`diagnose.explain`); steps 3-8 are then skipped, judge, cleanup
+  and report still run (the Blue is never charged for it);
+- bad input (`BadInputError`: a malformed or unknown task id) skips every step but cleanup; no
+  result is written, the observer is told, and `run_battle` raises it to the caller;
+- Ctrl-C / SIGTERM: cleanup runs, result.json records an `Interrupted` error, KeyboardInterrupt is re-raised;
+- an observer sees each step start and end (the AgentBeats driver posts progress from it).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from green_agent.diagnose import explain
+from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.state import BattleState
+from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord, EvaluationRecord
+from green_agent.steps.archive import archive
+from green_agent.steps.cleanup import cleanup
+from green_agent.steps.dispatch import dispatch
+from green_agent.steps.judge import judge
+from green_agent.steps.metrics import collect_metrics
+from green_agent.steps.report import collect_versions, report, write_result
+from green_agent.steps.scope import account_calls, apply_scope, choose_scope
+from green_agent.steps.setup import experiment_name_for, setup_task
+from green_agent.steps.task_id import resolve_step
+from green_agent.steps.task_message import build_task_message
+from green_agent.steps.wait import wait_for_completion
+from green_agent.task_check import task_problem
+from kernel.errors import BadInputError
+
+log = logging.getLogger(__name__)
+
+STEPS = ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "cleanup",
+         "report")
+"""The one step order: README, the Green's card, the tools and the progress titles all follow it."""
+ALWAYS_RUN = ("judge", "cleanup", "report")
+"""Steps that still run after an infrastructure error (the verdict is then a draw)."""
+
+StepOutput = dict[str, Any]
+
+
+class StepObserver(Protocol):
+    """Told about each step (the AgentBeats driver posts progress events from these)."""
+
+    def step_started(self, name: str, battle: "Battle") -> None: ...
+
+    def step_finished(self, name: str, output: StepOutput, battle: "Battle") -> None: ...
+
+    def bad_input(self, message: str, battle: "Battle") -> None: ...
+
+
+class Battle:
+    """One battle: its config, live objects, step outputs and state."""
+
+    def __init__(self, config: BattleConfig, deps: BattleDeps, observer: StepObserver | None = None) -> None:
+        self.config, self.deps, self.observer = config, deps, observer
+        self.state = BattleState()
+        self.started = datetime.now(timezone.utc)
+        self.outputs: dict[str, StepOutput] = {}
+        self.bad_input: str | None = None
+        self.bad_input_error: BadInputError | None = None
+        self.result: BattleResult | None = None
+        self._bodies: dict[str, Callable[[], StepOutput]] = {name: getattr(self, f"_{name}") for name in STEPS}
+
+    # -- driving ---------------------------------------------------------------------------------
+    def run_step(self, name: str) -> StepOutput:
+        """Run step `name` (and, first, the steps before it) at most once; its output."""
+        if name in self.outputs:
+            return {**self.outputs[name], "repeated": True}
+        if name != "cleanup" and self.bad_input is not None:
+            return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
+        index = STEPS.index(name)
+        if index > 0 and STEPS[index - 1] not in self.outputs:
+            self.run_step(STEPS[index - 1])
+            if name != "cleanup" and self.bad_input is not None:
+                return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
+        if self.state.error is not None and name not in ALWAYS_RUN:
+            output = {"ok": False, "step": name, "skipped": True,
+                      "error": f"skipped after an infrastructure error in step {self.state.error.step}"}
+        else:
+            output = self._execute(name)
+        self.outputs[name] = output
+        return output
+
+    def run_all(self) -> BattleResult | None:
+        """Every step in order; cleanup (and an `Interrupted` result.json) on Ctrl-C. None after bad input."""
+        try:
+            self.run_step("report")
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
+        if self.bad_input is not None and "cleanup" not in self.outputs:
+            self.run_step("cleanup")
+        return self.result
+
+    finish = run_all
+    """Complete whatever is left (finished steps are not rerun)."""
+
+    def build_result(self, finished: bool = False) -> BattleResult:
+        return build_result(self.config, self.deps, self.state, self.started, finished=finished)
+
+    def summary(self) -> StepOutput:
+        """The verdict so far (what the AgentBeats tools answer at the end)."""
+        result = self.result or self.build_result()
+        return {"battle_id": self.config.battle_id, "task_id": result.task_id, "status": result.status,
+                "winner": result.winner or "draw", "outcome": result.outcome, "reason": result.reason,
+                "run_dir": result.run_dir, "bad_input": self.bad_input}
+
+    # -- the steps -------------------------------------------------------------------------------
+    def _task_id(self) -> StepOutput:
+        self.state.ref = resolve_step(self.config.task_config, self.deps.world, self.config.split, self.deps.client)
+        return self.state.ref.model_dump()
+
+    def _setup(self) -> StepOutput:
+        task_id = self.state.ref.task_id
+        if self.deps.slot_lock is not None:
+            self.deps.slot_lock.acquire()  # never two battles on one world slot (SlotBusyError: infra, not Blue's)
+        self.state.initialize_attempted = True
+        self.state.setup = setup_task(self.deps.client, task_id, experiment_name_for(self.config.battle_id, task_id),
+                                      self.deps.apis_url, self.config.max_interactions)
+        return {"task": self.state.setup.task.model_dump(), "experiment_name": self.state.setup.experiment_name}
+
+    def _scope(self) -> StepOutput:
+        task = self.state.setup.task
+        self.state.scope = choose_scope(task.task_id, task.instruction, self.config.predictor, self.deps.settings,
+                                        self.deps.world, self.config.scope_policy)
+        self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
+                                              self.config.launch_url_allowed)
+        self.state.gateway_set = self.state.mcp_base_url is not None
+        scope = self.state.scope
+        return {"predictor": scope.predictor, "policy": scope.policy, "apis": scope.apis, "recall": scope.recall,
+                "missed_gold": scope.missed_gold, "fallback_reason": scope.fallback_reason,
+                "gateway_scoped": self.state.gateway_set}
+
+    def _task_message(self) -> StepOutput:
+        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url,
+                                                self.state.scope.policy)
+        return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
+                "mcp_url": self.state.message.mcp_url}
+
+    def _dispatch(self) -> StepOutput:
+        self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
+                                     context_id=self.config.battle_id)
+        return self.state.handle.result.model_dump()
+
+    def _wait(self) -> StepOutput:
+        config = self.config
+        self.state.completion = wait_for_completion(
+            self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
+            self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
+            reply_grace_s=config.reply_grace_s)
+        return self.state.completion.model_dump()
+
+    def _archive(self) -> StepOutput:
+        state = self.state
+        state.archive = archive(self.deps.client, state.ref.task_id, state.setup.experiment_name,
+                                self.deps.appworld_root, self.config.run_dir,
+                                self.deps.call_log_path if self.deps.gateway else None, self.config.battle_id)
+        if state.archive.call_log_problem:
+            state.report_problems.append(state.archive.call_log_problem)
+        return state.archive.model_dump(mode="json")
+
+    def _metrics(self) -> StepOutput:
+        state = self.state
+        call_log = Path(state.archive.call_log) if state.archive.call_log else None
+        state.metrics = collect_metrics(self.deps.client, state.ref.task_id, self.config.battle_id, call_log,
+                                        state.scope.gold_apis, state.scope.apis, paginated_apis(self.deps.world),
+                                        state.archive.call_log_problem)
+        state.scope = account_calls(state.scope, state.metrics.trajectory)
+        evaluation = state.metrics.evaluation
+        trajectory = state.metrics.trajectory
+        return {"success": evaluation.success, "tests_passed": len(evaluation.passes),
+                "tests_failed": len(evaluation.failures), "total_tests": evaluation.num_tests,
+                "difficulty": evaluation.difficulty,
+                "trajectory": trajectory_summary(trajectory),
+                "trajectory_error": state.metrics.trajectory_error}
+
+    def _judge(self) -> StepOutput:
+        state = self.state
+        metrics = state.metrics
+        state.judgement = judge(metrics.evaluation if metrics else None,
+                                bool(state.completion and state.completion.completed), state.error is not None,
+                                metrics.upstream_fault if metrics else None,
+                                state.scope.refused_gold if state.scope else None)
+        return state.judgement.model_dump()
+
+    def _cleanup(self) -> StepOutput:
+        state, deps = self.state, self.deps
+        try:
+            state.cleanup = cleanup(deps.client, state.ref.task_id if state.ref else None, state.setup is not None,
+                                    state.initialize_attempted, deps.gateway, state.gateway_set)
+        finally:
+            if deps.slot_lock is not None:
+                deps.slot_lock.release()
+        if state.cleanup.errors:
+            state.cleanup.errors = [explain(e, self._services()) for e in state.cleanup.errors]
+        return state.cleanup.model_dump()
+
+    def _report(self) -> StepOutput:
+        """Hand the finished record to the reporters, then write result.json (with any reporting problem in it)."""
+        started = time.perf_counter()
+        self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
+        self.state.timings["report"] = round(time.perf_counter() - started, 4)  # result.json is written inside the step
+        self.result = self.build_result(finished=True)
+        path = write_result(self.result, self.config.run_dir)
+        return {"problems": list(self.state.report_problems), "winner": self.result.winner or "draw",
+                "result_file": str(path)}
+
+    # -- machinery -------------------------------------------------------------------------------
+    def _execute(self, name: str) -> StepOutput:
+        if self.observer:
+            self.observer.step_started(name, self)
+        try:
+            with timed_step(self.state, name):
+                output = {"ok": True, "step": name, **self._bodies[name]()}
+        except BadInputError as exc:
+            self.bad_input, self.bad_input_error = str(exc), exc
+            if self.observer:
+                self.observer.bad_input(self.bad_input, self)
+            return {"ok": False, "step": name, "error": self.bad_input}
+        except Exception as exc:  # infrastructure: recorded, the Blue is never charged
+            output = {"ok": False, "step": name, "error": self._record_failure(name, exc)}
+        if self.observer:
+            self.observer.step_finished(name, output, self)
+        return output
+
+    def _record_failure(self, name: str, exc: Exception) -> str:
+        message = explain(str(exc), self._services())  # the symptom's service may not be the dead one
+        broken = task_problem(self.deps.world, self.state.ref.task_id) if self.deps.world and self.state.ref else None
+        if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
+            message = f"{broken} ({message})"
+        log.error("battle %s: step %s failed: %s", self.config.battle_id, name, message,
+                  exc_info=not hasattr(exc, "exit_code"))
+        if self.state.error is None:
+            self.state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=name)
+        return f"{type(exc).__name__}: {message[:500]}"
+
+    def _interrupted(self) -> None:
+        """Ctrl-C / SIGTERM: close the world, record why the battle has no verdict, write result.json."""
+        state = self.state
+        state.judgement = None
+        state.error = ErrorRecord(type="Interrupted", step=state.step, message=(
+            f"the run was interrupted (Ctrl-C or SIGTERM) during step {state.step}; the battle is not scored"))
+        if "cleanup" not in self.outputs:
+            self.outputs["cleanup"] = self._execute("cleanup")
+        self.result = self.build_result(finished=True)
+        write_result(self.result, self.config.run_dir)
+
+    def _services(self) -> dict[str, str | None]:
+        deps = self.deps
+        return {"AppWorld env server": deps.client.base_url, "AppWorld APIs server": deps.apis_url,
+                "MCP gateway": deps.gateway.base_url if deps.gateway else None}
+
+
+def run_battle(config: BattleConfig, deps: BattleDeps, observer: StepObserver | None = None) -> BattleResult:
+    """Run one battle end to end and write `<run_dir>/result.json`. Raises BadInputError only (after cleanup)."""
+    battle = Battle(config, deps, observer)
+    result = battle.run_all()
+    if battle.bad_input_error is not None:
+        raise battle.bad_input_error
+    return result
+
+
+@contextmanager
+def timed_step(state: BattleState, name: str) -> Iterator[None]:
+    state.step = name
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        state.timings[name] = round(time.perf_counter() - started, 4)
+
+
+def paginated_apis(world: Any) -> list[str] | None:
+    if world is None:
+        return None
+    try:
+        return world.paginated_apis()
+    except Exception:
+        return None
+
+
+def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, started: datetime,
+                 finished: bool = False) -> BattleResult:
+    verdict = state.judgement or judge(None, False, True)
+    evaluation = state.metrics.evaluation if state.metrics else None
+    completion = state.completion
+    appworld_version = state.archive.appworld_version if state.archive else None
+    return BattleResult(
+        battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
+        blue_agent_name=state.handle.result.agent.name if state.handle else None,
+        status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
+        reason=state.error.message if state.error else verdict.reason,
+        difficulty=evaluation.difficulty if evaluation else None,
+        experiment_name=state.setup.experiment_name if state.setup else None,
+        evaluation=EvaluationRecord.model_validate(evaluation.model_dump()) if evaluation else None, scope=state.scope,
+        completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
+            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
+        if completion else None,
+        trajectory=state.metrics.trajectory if state.metrics else None,
+        trajectory_error=state.metrics.trajectory_error if state.metrics else None,
+        archive=state.archive.model_dump(mode="json") if state.archive else None, report_problems=list(state.report_problems), timings=dict(state.timings),
+        error=state.error, cleanup=state.cleanup if state.cleanup else None,
+        versions=collect_versions(deps.settings.appworld_python, appworld_version),
+        run_dir=str(config.run_dir), started_at=started,
+        finished_at=datetime.now(timezone.utc) if finished else None,
+    )
+
+
+
+def trajectory_summary(trajectory: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The trajectory figures a step output shows (the full record is in result.json)."""
+    if not trajectory:
+        return None
+    keys = ("total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
+            "retry_count", "out_of_scope_calls", "pagination_sequences", "api_recall", "api_precision", "api_f1",
+            "calls_per_tool")
+    return {k: trajectory[k] for k in keys if k in trajectory}

@@ -1,0 +1,39 @@
+"""What the steps of one battle have produced so far (the engine's working memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from green_agent.models.result import CleanupRecord, ErrorRecord, ScopeRecord
+from green_agent.steps.archive import ArchiveResult
+from green_agent.steps.dispatch import DispatchHandle
+from green_agent.steps.judge import Judgement
+from green_agent.steps.metrics import MetricsResult
+from green_agent.steps.setup import SetupResult
+from green_agent.steps.task_message import TaskMessage
+from green_agent.steps.wait import CompletionResult
+from kernel.task_ids import TaskRef
+
+
+@dataclass
+class BattleState:
+    """Filled in step by step; `step` is the one running (or the last that ran)."""
+
+    step: str = "task_id"
+    timings: dict[str, float] = field(default_factory=dict)
+    ref: TaskRef | None = None
+    setup: SetupResult | None = None
+    initialize_attempted: bool = False
+    gateway_set: bool = False
+    mcp_base_url: str | None = None
+    """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
+    scope: ScopeRecord | None = None
+    message: TaskMessage | None = None
+    handle: DispatchHandle | None = None
+    completion: CompletionResult | None = None
+    archive: ArchiveResult | None = None
+    metrics: MetricsResult | None = None
+    judgement: Judgement | None = None
+    error: ErrorRecord | None = None
+    cleanup: CleanupRecord | None = None
+    report_problems: list[str] = field(default_factory=list)
