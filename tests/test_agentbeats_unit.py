@@ -23,7 +23,7 @@ import responses
 
 from green_agent.agentbeats import executor_hook, registry
 from green_agent.agentbeats.battle_start import parse_battle_start
-from green_agent.agentbeats.markdown import render_result_markdown
+from green_agent.agentbeats.result_post import render_markdown
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import load_scenario_config, resolve
 from kernel.errors import BadInputError, InfrastructureError
@@ -128,10 +128,10 @@ def sample_result(winner: str | None = "blue_agent") -> BattleResult:
 
 
 def test_markdown_summary_is_a_table_with_the_verdict() -> None:
-    text = render_result_markdown(sample_result())
-    assert "**Winner: Blue (agent under test)**" in text and "| Tests passed | 1/1 |" in text
+    text = render_markdown(sample_result())
+    assert text.startswith("## Blue wins (winner `blue_agent`)") and "| Tests passed | 1/1 |" in text
     assert "1/1 tests \\| passed" in text  # pipes escaped inside cells
-    assert "| setup | 0.50 s |" in text and "| Duration | 60.0 s |" in text
+    assert "| 2 setup | 0.50 s |" in text and "| Duration | 60.0 s |" in text
 
 
 @responses.activate

@@ -97,6 +97,10 @@ def render_markdown(result: BattleResult) -> str:
     if result.error:
         lines += [f"> **Infrastructure error** in step `{result.error.step}` ({result.error.type}): "
                   f"{cell(result.error.message)}. The Blue is not charged.", ""]
+    if result.outcome == "scope_error":
+        refused = ", ".join(result.scope.refused_gold if result.scope else [])
+        lines += [f"> **Scope error**: the enforced scope refused the Blue gold API(s) {cell(refused)}. "
+                  "A draw: the Blue is not charged.", ""]
     lines += table(_summary_rows(result), ("", ""))
     if evaluation and evaluation.failures:
         lines += ["", "### Failing tests", "", "| # | Requirement | Label |", "|---|---|---|"]
