@@ -5,7 +5,8 @@ the wheel's ScenarioManager in tmux (fresh TMUX_TMPDIR), exactly as for a battle
 1. the Green's launcher port is taken, so its launcher exits and its tmux window closes: the
    command fails at once (well inside its wait), names the Green, and quotes its log;
 2. the Blue's card file is missing, so its launcher runs but its agent never answers: after the
-   wait the command names the Blue and quotes the error from its log.
+   wait the command names the Blue and quotes the error from its log (the Green may or may not
+   be up by then on a busy machine, so only the Blue is checked).
 Each agent's log stays in `<runs>/agentbeats-launch/<session>/` after its window is gone.
 """
 
@@ -113,6 +114,7 @@ def test_an_agent_that_exits_is_named_at_once_with_its_log(tmp_path: Path, env: 
     assert done.returncode == 3, done.stdout + done.stderr
     assert took < 100, f"waited {took:.0f} s for an agent that had exited"
     assert "agent 'AppWorld Green' exited (its launch command ended)" in done.stderr, done.stderr
+    assert "AppWorld no-op Blue'" not in done.stderr  # still starting, not failed: not named
     assert "address already in use" in done.stderr.lower(), done.stderr  # the tail of its launch log
     log = tmp_path / "runs" / "agentbeats-launch" / SESSION / "AppWorld_Green.log"
     assert "address already in use" in log.read_text().lower()
@@ -123,11 +125,10 @@ def test_an_agent_that_never_answers_is_named_after_the_wait(tmp_path: Path, env
     ports = {name: free_port() for name in ("green_launcher", "green", "blue_launcher", "blue")}
     root = scenario(tmp_path, ports, "missing_card.toml")
     try:
-        done, took = run_scenario(root, env, ready_timeout=25)
+        done, took = run_scenario(root, env, ready_timeout=40)
     finally:
         subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "agent 'AppWorld no-op Blue' not answering after 25 s" in done.stderr, done.stderr
-    assert "AppWorld Green'" not in done.stderr  # the Green came up: not named
+    assert "agent 'AppWorld no-op Blue' not answering after 40 s" in done.stderr, done.stderr
     assert "missing_card.toml" in done.stderr  # the agent's own error, from its launch log
     assert wait_free(list(ports.values()))
