@@ -173,6 +173,15 @@ def test_local_paths_are_replaced_and_urls_kept(tmp_path: Path) -> None:
     assert str(tmp_path) not in out and str(Path.home()) not in out and not ABSOLUTE.search(out)
 
 
+@responses.activate
+def test_the_battle_token_in_a_gateway_url_is_never_posted() -> None:
+    responses.post(f"{BACKEND}/battles/b-1", status=204)
+    token = "3LivTmH4GPMN_b_24txrep3cwp-8ercQazFnkg_bXj4"
+    BackendReporter("b-1", BACKEND).progress("Step 4/11", {"mcp_url": f"http://127.0.0.1:10000/b/{token}/mcp"})
+    body = json.loads(responses.calls[0].request.body)
+    assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "http://127.0.0.1:10000/b/[REDACTED]/mcp"
+
+
 def test_fixits_name_scenario_toml_keys() -> None:
     out = outbound.scenario_fixits("start it (`appworld-green world up`) or fix --env-url; or use --predictor none")
     assert "`env_url` in the [appworld] table of scenario.toml" in out

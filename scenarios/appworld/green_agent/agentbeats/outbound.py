@@ -6,7 +6,9 @@ Every event the Green posts passes through `prepare(event)` (in `BackendReporter
    `<label>/rest` (e.g. `<runs>/<battle>/result.json`), any other absolute path under a common
    filesystem root (`/tmp`, `/home`, `/work`, `/usr`, ...) becomes `<local>/<its last part>`;
    URLs (`http://host:port/a/b`) are left alone;
-3. rewrites the CLI's fix-its for the AgentBeats path, where settings are keys of the
+3. masks the per-battle capability token in gateway URLs (`/b/<token>/mcp` -> `/b/[REDACTED]/mcp`):
+   it is the Blue's key to its battle, and the page is public;
+4. rewrites the CLI's fix-its for the AgentBeats path, where settings are keys of the
    `[appworld]` table of scenario.toml, not command-line flags (`--env-url` -> `env_url`).
 The full record, with its paths, stays in the run directory on disk.
 """
@@ -30,6 +32,7 @@ SCENARIO_KEYS = {"--env-url": "env_url", "--apis-url": "apis_url", "--gateway-ur
 _FLAG_WITH_VALUE = re.compile(r"(?<![\w-])(--predictor|--scope-policy|--split)\s+([A-Za-z0-9_]+)")
 _FLAG = re.compile(r"(?<![\w-])(%s)(?![\w-])" % "|".join(map(re.escape, SCENARIO_KEYS)))
 _WHERE = "in the [appworld] table of scenario.toml"
+_GATEWAY_TOKEN = re.compile(r"(/b/)[A-Za-z0-9_\-]{8,}(?=/|$)")
 _ROOTS: dict[str, str] = {}
 _LOCK = threading.Lock()
 
@@ -65,7 +68,7 @@ def scenario_fixits(text: str) -> str:
 
 def _texts(value: Any) -> Any:
     if isinstance(value, str):
-        return scenario_fixits(scrub_paths(value))
+        return scenario_fixits(_GATEWAY_TOKEN.sub(r"\1[REDACTED]", scrub_paths(value)))
     if isinstance(value, dict):
         return {_texts(k) if isinstance(k, str) else k: _texts(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -74,5 +77,5 @@ def _texts(value: Any) -> Any:
 
 
 def prepare(event: dict[str, Any]) -> dict[str, Any]:
-    """The event as it may be posted: secrets redacted, local paths replaced, fix-its for scenario.toml."""
+    """The event as it may be posted: secrets and battle tokens redacted, local paths replaced, scenario.toml fix-its."""
     return _texts(scrub_data(event))

@@ -71,8 +71,8 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
         blue_calls=trajectory.get("total_calls"), failed_calls=trajectory.get("failed_calls"),
         out_of_scope_calls=trajectory.get("out_of_scope_calls"),
         refused_calls=sum((result.cleanup.refused_calls if result.cleanup else {}).values()),
-        api_recall=trajectory.get("api_recall"), scope=_scope_text(result),
-        wait=f"{completion.ended_by} after {completion.waited_s:.1f} s of {completion.deadline_s:.0f} s" if completion else None,
+        api_recall=_rounded(trajectory.get("api_recall")), scope=_scope_text(result),
+        wait=_wait_text(result),
         world_closed=result.cleanup.closed if result.cleanup else None,
         duration_s=round(duration, 1) if duration is not None else None,
         error=f"{result.error.step}: {result.error.type}: {result.error.message[:200]}" if result.error else None,
@@ -122,9 +122,7 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
     if result.evaluation:
         rows.append(("Tests passed", f"{len(result.evaluation.passes)}/{result.evaluation.num_tests}"))
     if result.completion:
-        c = result.completion
-        rows.append(("Wait", f"{'completed' if c.completed else 'not completed'} ({c.ended_by}, "
-                             f"{c.waited_s:.1f} s of {c.deadline_s:.0f} s)"))
+        rows.append(("Wait", _wait_text(result)))
     if result.scope:
         rows.append(("Scope", _scope_text(result)))
         if result.scope.missed_gold:
@@ -132,7 +130,8 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
     if trajectory:
         rows.append(("Blue's MCP calls", f"{trajectory.get('total_calls')} ({trajectory.get('failed_calls')} failed, "
                                          f"{trajectory.get('out_of_scope_calls') or 0} out of scope)"))
-        rows.append(("API recall / precision", f"{trajectory.get('api_recall')} / {trajectory.get('api_precision')}"))
+        rows.append(("API recall / precision", f"{_rounded(trajectory.get('api_recall'))} / "
+                                               f"{_rounded(trajectory.get('api_precision'))}"))
     elif result.trajectory_error:
         rows.append(("Trajectory", result.trajectory_error))
     if result.cleanup:
@@ -142,6 +141,18 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
     if result.started_at and result.finished_at:
         rows.append(("Duration", f"{(result.finished_at - result.started_at).total_seconds():.1f} s"))
     return rows
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 2) if isinstance(value, float) else value
+
+
+def _wait_text(result: BattleResult) -> str | None:
+    c = result.completion
+    if c is None:
+        return None
+    how = "the Blue called complete_task" if c.completed else f"not completed ({c.ended_by})"
+    return f"{how} after {c.waited_s:.1f} s of {c.deadline_s:.0f} s"
 
 
 def _scope_text(result: BattleResult) -> str | None:
