@@ -64,7 +64,7 @@ def generate(path: Path, lines: int, calls_per_battle: int) -> None:
 
 def _naive(log: Path, battle_id: str) -> dict:
     from green_agent.trajectory import analyze_records
-    from green_agent.trajectory.reader import to_record
+    from kernel.call_log_reader import to_record
 
     records = []
     with log.open("rb") as handle:
@@ -86,7 +86,7 @@ def _ours(log: Path, battle_id: str) -> dict:
 def worker(impl: str, log: Path, battle_id: str) -> None:
     """Measure one analysis in this (fresh) process and print {seconds, peak_rss_delta_mb, metrics}."""
     import green_agent.trajectory  # noqa: F401  (imports are not part of the measured memory)
-    import green_agent.trajectory.reader  # noqa: F401
+    import kernel.call_log_reader  # noqa: F401
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()

@@ -4,7 +4,7 @@
   that "starts" a slot (a world slot + Blue) on enter and "stops" it on exit; it records starts and
   stops and flags two battles on one slot at once.
 - `FakeBattles` stands for `green_agent.batch.live.battle_fn`: it writes `<dir>/result.json` like
-  the plan runner (atomically, via `write_result`) and returns the `BattleResult`; outcomes are
+  the battle engine (atomically, via `write_result`) and returns the `BattleResult`; outcomes are
   scripted per task, and a task can be made to end in `infra_error` for its first N attempts.
 """
 
@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from green_agent.batch.checkpoint import BattleKey
+from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.models.result import (BattleResult, ErrorRecord, EvalTestRecord, EvaluationRecord, ScopeRecord,
                                        VersionsRecord)
 from green_agent.steps.report import write_result
@@ -26,7 +27,7 @@ from green_agent.steps.report import write_result
 
 def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, difficulty: int = 1,
                 calls: int = 3, instruction_hint: str = "") -> BattleResult:
-    """A `BattleResult` as the plan runner would write it (evaluation, scope and trajectory filled)."""
+    """A `BattleResult` as the battle engine would write it (evaluation, scope and trajectory filled)."""
     now = datetime.now(timezone.utc)
     infra = outcome == "infra_error"
     passed = outcome == "passed"
@@ -42,8 +43,9 @@ def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, diffi
         reason=instruction_hint or outcome, difficulty=None if infra else difficulty, evaluation=evaluation,
         scope=ScopeRecord(predictor="ground_truth", apis=["simple_note.login", "supervisor.complete_task"],
                           gold_apis=["simple_note.login", "simple_note.create_note"], recall=0.5),
-        trajectory=None if infra else {"total_calls": calls, "failed_calls": 1, "error_rate": round(1 / calls, 4),
-                                       "p50_duration_ms": 12.5, "p95_duration_ms": 40.0, "api_f1": 0.8},
+        trajectory=None if infra else TrajectoryMetrics(
+            log_path="calls.jsonl", log_found=True, battle_id=battle_id, total_calls=calls, successful_calls=calls - 1, failed_calls=1,
+            error_rate=round(1 / calls, 4), p50_duration_ms=12.5, p95_duration_ms=40.0, api_f1=0.8),
         error=ErrorRecord(type="AppWorldUnavailableError", message="env server down", step="setup") if infra else None,
         versions=VersionsRecord(appworld_green="test"), run_dir=str(run_dir),
         started_at=now - timedelta(seconds=1.5), finished_at=now)

@@ -14,7 +14,6 @@ manager to keep one MCP connection open for many calls; outside a `with`, each c
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import AsyncExitStack
 from typing import Any, Literal
@@ -26,6 +25,7 @@ from mcp.client.sse import sse_client
 
 from kernel.errors import GatewayError
 from kernel.slot_credentials import new_secret, require_credentials
+from kernel.mcp_results import tool_result_payload
 from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply,
                                 ScopePolicy)
 
@@ -104,7 +104,7 @@ class GatewayClient:
         async def action(client: Client) -> types.CallToolResult:
             return await client.call_tool(name, arguments or {})
 
-        return result_payload(await self._run(action))
+        return tool_result_payload(await self._run(action))
 
 
 
@@ -158,18 +158,3 @@ class GatewayControl:
         if response.status_code != 200:
             raise GatewayError(f"the MCP gateway refused {method} {path}: HTTP {response.status_code} {response.text[:300]}")
         return response.json()
-
-
-def result_payload(result: types.CallToolResult) -> dict[str, Any]:
-    """`{"response": ...}` of a tool result (structured content, else parsed text), as upstream's client."""
-    text = "".join(block.text for block in result.content if isinstance(block, types.TextContent))
-    if result.is_error:
-        message = text or (result.structured_content or {}).get("response", {}).get("message", "tool error")
-        return {"response": {"message": message, "is_error": True}}
-    if isinstance(result.structured_content, dict) and "response" in result.structured_content:
-        return result.structured_content
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return {"response": text}
-    return parsed if isinstance(parsed, dict) and "response" in parsed else {"response": parsed}

@@ -5,7 +5,7 @@ Mocked contracts:
 - backend `POST {backend}/battles/{id}` -> 204 (400 once the battle is finished);
 - env server: `GET /tasks/{id}` -> {"output": TaskInfo}; `POST /initialize`
   -> {"output": TaskInfo}; `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str};
-  `POST /save_logs`, `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation};
+  `POST /save_logs`, `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord};
 - Blue (A2A 0.3): `GET /.well-known/agent.json` -> card; `POST /` message/send -> JSON-RPC result.
 """
 
@@ -21,6 +21,7 @@ import pytest
 import requests
 import responses
 
+from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotUrls, WorldSlot
 from green_agent.agentbeats import executor_hook, registry
 from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.agentbeats.result_post import render_markdown
@@ -312,11 +313,13 @@ def test_llm_mode_finishes_what_the_model_left_undone(scenario: Path) -> None:
 
 
 @responses.activate
-def test_a_busy_world_slot_is_an_infra_error_not_a_loss(scenario: Path) -> None:
+def test_a_slot_held_by_a_cli_battle_is_an_infra_error_not_a_loss(scenario: Path) -> None:
     env_mocks()
     session = registry.open_session(parse_battle_start(start_message()))
-    holder = type(session.slot_lock)(session.slot_lock.path.parent, session.slot_lock.path.stem.removeprefix("slot-"))
-    holder.acquire()  # another battle (e.g. `appworld-green battle` attached to the same env server)
+    # the lock `appworld-green battle`/`eval` take when attached to the same env server (WorldSlot.attach)
+    holder = WorldSlot.attach(SlotUrls(env_url=ENV, apis_url=APIS, gateway_url=None), lock_dir=SLOT_LOCK_DIR).lock
+    assert holder.path == session.slot_lock.path  # one machine-wide lock directory for every driver
+    holder.acquire()
     try:
         summary = session.run_all()
     finally:

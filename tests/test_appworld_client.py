@@ -42,7 +42,7 @@ def test_initialize_sends_remote_apis_url_and_never_ground_truth_mode() -> None:
 
 @responses.activate
 def test_evaluate_always_suppresses_errors_and_parses_tests() -> None:
-    # POST /evaluate {"task_id", "suppress_errors", "report"} -> {"output": Evaluation}
+    # POST /evaluate {"task_id", "suppress_errors", "report"} -> {"output": EvaluationRecord}
     responses.post(f"{ENV}/evaluate", json={"output": EVALUATION})
     evaluation = client().evaluate(TASK)
     assert json.loads(responses.calls[0].request.body)["suppress_errors"] is True  # B2
@@ -153,7 +153,7 @@ def test_malformed_json_and_missing_output() -> None:
 def test_evaluate_with_unexpected_shape_or_422() -> None:
     # POST /evaluate -> {"output": "<plain-text report>"} (what report=true gives), then a 422 validation error
     responses.post(f"{ENV}/evaluate", json={"output": "Report: 1/2"})
-    with pytest.raises(AppWorldUnavailableError, match="Evaluation"):
+    with pytest.raises(AppWorldUnavailableError, match="EvaluationRecord"):
         client().evaluate(TASK)
     responses.replace(responses.POST, f"{ENV}/evaluate", json={"detail": "bad"}, status=422)
     with pytest.raises(AppWorldUnavailableError, match="HTTP 422"):

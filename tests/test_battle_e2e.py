@@ -38,7 +38,7 @@ from kernel.errors import WrongActiveTaskError
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
-from green_agent.steps.task_message import parse_task_message
+from kernel.task_message import parse_task_message
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
@@ -78,7 +78,7 @@ class StubBlue(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
         if self.mode == "env_solver":
-            task_id = parse_task_message(text)["task_id"]
+            task_id = parse_task_message(text).task_id
             code = self.world.solution_source(task_id) + "\nsolution(apis, requester)\n"
             for path, body in (("/execute", {"task_id": task_id, "code": code}),
                                ("/task_completed", {"task_id": task_id})):
@@ -149,13 +149,13 @@ def test_reference_blue_wins(e2e_settings: Settings, slot: SlotUrls, task_id: st
     assert result.evaluation is not None and result.evaluation.success
     assert result.completion is not None and result.completion.detected_via == "gateway"
     assert result.completion.detection_latency_s is not None and result.completion.detection_latency_s < 0.5
-    assert result.trajectory is not None and result.trajectory["total_calls"] >= 2
+    assert result.trajectory is not None and result.trajectory.total_calls >= 2
     assert result.scope is not None and result.scope.predictor == "ground_truth" and result.scope.recall == 1.0
     assert len(result.timings) == 11 and result.cleanup is not None and result.cleanup.ok
     assert result.versions.appworld and result.versions.appworld.startswith("0.1.3")
     run_dir = Path(result.run_dir or "")
     assert (run_dir / "result.json").is_file() and (run_dir / "appworld" / "dbs").is_dir()
-    assert (run_dir / "mcp_calls.jsonl").read_text().count('"battle_id":"e2e-reference"') == result.trajectory["total_calls"]
+    assert (run_dir / "mcp_calls.jsonl").read_text().count('"battle_id":"e2e-reference"') == result.trajectory.total_calls
     _assert_no_world_passwords(e2e_settings, result.experiment_name or "", task_id, run_dir)
     _assert_closed(slot, task_id)
 

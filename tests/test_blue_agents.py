@@ -14,11 +14,12 @@ import pytest
 
 from blue_agent.a2a_server import build_app, make_card
 from blue_agent.apis_shim import McpApis, UnavailableRequester, run_solution, unwrap_response
-from blue_agent.errors import AppWorldApiError, GatewayCallError, ReferenceSolutionError, TaskMessageError
-from blue_agent.gateway_client import tool_result_payload
+from blue_agent.errors import AppWorldApiError, GatewayCallError, ReferenceSolutionError
+from kernel.errors import TaskMessageError
+from kernel.mcp_results import tool_result_payload
 from blue_agent.llm_tools import call_appworld_tool, read_api_doc
 from blue_agent.secret_vault import MissingSecretError, SecretVault
-from blue_agent.task_message import is_battle_info, parse_task_message
+from kernel.task_message import is_battle_info, parse_task_message
 from kernel.errors import BadInputError
 from kernel.world_data import WorldData
 

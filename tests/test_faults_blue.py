@@ -34,7 +34,7 @@ from green_agent.models.result import BattleResult
 from kernel.ports import free_port
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
-from green_agent.steps.task_message import parse_task_message
+from kernel.task_message import parse_task_message
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
@@ -75,7 +75,7 @@ def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
 
     async def flood(text: str) -> str:
         started = time.monotonic()
-        flood_stats["answered"] = await _flood(parse_task_message(text)["mcp_url"])
+        flood_stats["answered"] = await _flood(parse_task_message(text).mcp_url)
         flood_stats["seconds"] = time.monotonic() - started
         return "flooded"
 
@@ -148,7 +148,7 @@ def test_flooding_blue_leaves_an_intact_log_and_exact_counts(shared_env: Setting
     assert stats["answered"] == sent, stats
     assert result.status == "completed" and result.trajectory is not None, result.reason
     per_kind = FLOOD_CALLS // len(FLOOD_MIX)
-    trajectory = result.trajectory
+    trajectory = result.trajectory.model_dump()
     assert trajectory["total_calls"] == sent and trajectory["malformed_lines"] == 0
     assert trajectory["calls_per_tool"] == {"supervisor__show_profile": 2 * per_kind, "nope__not_a_tool": per_kind,
                                             "supervisor__complete_task": 1}

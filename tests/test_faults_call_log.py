@@ -2,7 +2,7 @@
 
 The readers under test are the real ones: the trajectory analyzer (`green_agent.trajectory`), the
 archive step's per-battle copy (`archive.filter_call_log`) and the gateway's own reader
-(`kernel.call_log.read_call_log`); the writer is the gateway's `CallLogWriter`, driven from
+(`kernel.call_log_reader.read_call_log`); the writer is the gateway's `CallLogWriter`, driven from
 several processes at once. No servers: these are files on disk.
 """
 
@@ -16,8 +16,9 @@ from pathlib import Path
 from green_agent.steps.archive import filter_call_log
 from kernel.call_record import CallRecord
 from green_agent.trajectory import analyze_log
-from green_agent.trajectory.reader import MAX_LINE_BYTES
-from kernel.call_log import CallLogWriter, read_call_log
+from kernel.call_log_reader import MAX_LINE_BYTES
+from kernel.call_log import CallLogWriter
+from kernel.call_log_reader import read_call_log
 
 BATTLE = "battle-log-faults"
 

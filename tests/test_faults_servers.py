@@ -25,7 +25,8 @@ import requests
 from faults_support import (assert_no_open_world, blue_server, complete_through_gateway, fault_settings, first_task, kill,
                             revive_slot, start_slot)
 from green_agent.agentbeats.reporter import winner_for
-from green_agent.appworld_client import AppWorldClient, Evaluation
+from green_agent.appworld_client import AppWorldClient
+from green_agent.models.result import EvaluationRecord
 from green_agent.gateway_client import GatewayClient
 from kernel.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
@@ -86,7 +87,7 @@ class KillBeforeEvaluate(AppWorldClient):
 
     before_evaluate: Callable[[], None] = staticmethod(lambda: None)
 
-    def evaluate(self, task_id: str) -> Evaluation:
+    def evaluate(self, task_id: str) -> EvaluationRecord:
         self.before_evaluate()
         return super().evaluate(task_id)
 

@@ -91,8 +91,8 @@ def test_control_routes_are_not_on_the_blue_facing_port(shared_env: Settings, sh
     assert seen["health"] == {"status": "ok"}  # no battle id, task id or scope
     assert no_secret.status_code == 401
     assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed"), result.reason
-    assert result.trajectory is not None and result.trajectory["total_calls"] == 1  # its call stayed its battle's
-    assert result.trajectory["calls_per_tool"] == {"supervisor__complete_task": 1}
+    assert result.trajectory is not None and result.trajectory.total_calls == 1  # its call stayed its battle's
+    assert result.trajectory.calls_per_tool == {"supervisor__complete_task": 1}
 
 
 def test_appworld_servers_refuse_a_blue_that_knows_their_ports(shared_env: Settings, shared_slot: WorldSlot,
@@ -152,7 +152,7 @@ def test_a_blue_left_over_from_the_previous_battle_touches_nothing(shared_env: S
     for reply in late_reply.values():
         assert reply["result"]["isError"] and "does not belong to the running battle" in reply["result"]["content"][0]["text"]
     assert (result.status, result.outcome) == ("timeout", "timeout"), result.reason  # its complete_task did not count
-    assert result.trajectory is not None and result.trajectory["total_calls"] == 0
+    assert result.trajectory is not None and result.trajectory.total_calls == 0
     assert result.cleanup is not None and result.cleanup.refused_calls == {"wrong_token": 2}
 
 
@@ -180,7 +180,7 @@ def test_a_stalled_apis_server_is_an_infrastructure_error_not_a_loss(shared_env:
     assert seen["stalled"]["result"]["isError"] and "did not answer" in seen["stalled"]["result"]["content"][0]["text"]
     assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error"), result.reason
     assert "supervisor__show_profile" in result.reason and "timeout" in result.reason
-    assert result.trajectory is not None and result.trajectory["upstream_faults"] == 1
+    assert result.trajectory is not None and result.trajectory.upstream_faults == 1
 
 
 def _key_echoing_endpoint(calls: list[str]) -> Starlette:

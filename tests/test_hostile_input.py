@@ -36,7 +36,7 @@ from kernel.slot_credentials import create_credentials, port_of, remove_credenti
 from kernel.settings import Settings
 from kernel.task_ids import resolve_task
 from kernel.world_data import WorldData
-from kernel.call_log import read_call_log
+from kernel.call_log_reader import read_call_log
 
 HOSTILE_IDS = {
     "traversal": "../../etc/passwd",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from green_agent.appworld_client import Evaluation, EvalTest
+from green_agent.models.result import EvaluationRecord, EvalTestRecord
 from green_agent.steps.judge import judge
 
 
-def evaluation(passes: list[str], failures: list[str]) -> Evaluation:
-    return Evaluation(success=not failures, difficulty=2, num_tests=len(passes) + len(failures),
-                      passes=[EvalTest(requirement=f"p{i}", label=l) for i, l in enumerate(passes)],
-                      failures=[EvalTest(requirement=f"f{i}", label=l, trace="t") for i, l in enumerate(failures)])
+def evaluation(passes: list[str], failures: list[str]) -> EvaluationRecord:
+    return EvaluationRecord(success=not failures, difficulty=2, num_tests=len(passes) + len(failures),
+                      passes=[EvalTestRecord(requirement=f"p{i}", label=l) for i, l in enumerate(passes)],
+                      failures=[EvalTestRecord(requirement=f"f{i}", label=l, trace="t") for i, l in enumerate(failures)])
 
 
 def test_success_means_blue_wins() -> None:
@@ -27,12 +27,12 @@ def test_graded_failures() -> None:
 
 def test_answer_checks_earn_no_partial_credit() -> None:
     # A no-op Blue on a non-question task passes only "completed with no answer": that is a failure.
-    e = Evaluation(success=False, difficulty=1, num_tests=3,
-                   passes=[EvalTest(requirement="assert the task was completed with no answer (null).", label="no_op_fail")],
-                   failures=[EvalTest(requirement="assert one note was added.", label="no_op_fail", trace="t"),
-                             EvalTest(requirement="assert answers match.", label="no_op_fail", trace="t")])
+    e = EvaluationRecord(success=False, difficulty=1, num_tests=3,
+                   passes=[EvalTestRecord(requirement="assert the task was completed with no answer (null).", label="no_op_fail")],
+                   failures=[EvalTestRecord(requirement="assert one note was added.", label="no_op_fail", trace="t"),
+                             EvalTestRecord(requirement="assert answers match.", label="no_op_fail", trace="t")])
     assert judge(e, True).outcome == "failed"
-    e.passes.append(EvalTest(requirement="assert the note has the title.", label="no_op_fail"))
+    e.passes.append(EvalTestRecord(requirement="assert the note has the title.", label="no_op_fail"))
     assert judge(e, True).outcome == "partial"
 
 

@@ -26,7 +26,7 @@ from green_agent.runtime.appworld_servers import AppWorldServers
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import free_port
 from kernel.world_data import TaskSpec, WorldData
-from kernel.call_log import read_call_log
+from kernel.call_log_reader import read_call_log
 from mcp_gateway.tools import build_tool_specs
 from mcp_test_client import GatewayClient, GatewayControl, battle_url
 

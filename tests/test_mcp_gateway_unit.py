@@ -22,7 +22,8 @@ from jsonschema import Draft202012Validator
 
 from kernel.call_record import CallRecord
 from kernel.world_data import ApiDoc
-from kernel.call_log import CallLogWriter, append_line, read_call_log
+from kernel.call_log import CallLogWriter, append_line
+from kernel.call_log_reader import read_call_log
 from mcp_gateway.forwarding import UPSTREAM_NOT_FOUND_MESSAGE, ApiForwarder, ArgumentError
 from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope

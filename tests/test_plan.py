@@ -1,12 +1,12 @@
-"""The plan runner against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
+"""The battle engine (`engine.sequencer`) against mocked endpoints: every path ends judged or infra_error, cleanup always runs.
 
 Mocked contracts (AppWorld's env server; the gateway control API in green_agent.gateway_client;
 A2A 0.3 JSON-RPC for Blue):
 - env `GET /tasks/{id}` -> {"output": TaskInfo} | 500 unknown; `POST /initialize` -> {"output": TaskInfo};
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
-  `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": Evaluation}.
+  `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord}.
 - gateway control listener (bearer secret): `PUT/DELETE /control/battle` -> {};
-  `GET /control/completion` -> {"completed","at","status"}.
+  `GET /control/completion` -> {"battle_id","completed","at","status"} (`mcp_gateway.models.CompletionReply`).
 - Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.
 """
 
@@ -79,7 +79,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     blue_mocks()
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={"cleared": "b-1", "battle": {"refused": {"wrong_token": 2}}})
-    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
                                           + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
     config, deps = setup(tmp_path, gateway=True)
@@ -100,7 +100,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     assert [c.request.method for c in calls_to("/control/battle")] == ["PUT", "DELETE"]
     assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed
     assert result.cleanup.refused_calls == {"wrong_token": 2}
-    assert result.archive is not None and result.archive["call_records"] == 1
+    assert result.archive is not None and result.archive.call_records == 1
     saved = json.loads((tmp_path / "run" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["versions"]["appworld_green"]
 
@@ -202,15 +202,15 @@ def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_traj
     blue_mocks()
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={})
-    responses.get(f"{CONTROL}/control/completion", json={"completed": True, "at": "2023-05-18T12:00:01Z",
-                                                          "status": "success"})
+    responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True,
+                                                          "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory
     config, deps = setup(tmp_path, gateway=True)
     result = run_battle(config, deps)
     assert result.outcome == "passed"  # the verdict is AppWorld's; the missing evidence is reported beside it
     assert result.trajectory is None and "calls.jsonl" in (result.trajectory_error or "")
     assert any("call log" in p and "not a regular file" in p for p in result.report_problems)
-    assert result.archive is not None and result.archive["call_log"] is None
+    assert result.archive is not None and result.archive.call_log is None
 
 
 @responses.activate

@@ -13,7 +13,8 @@ from kernel.errors import SlotBusyError
 from green_agent.runtime.slot import SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
 from green_agent.steps.scope import recall
 from green_agent.steps.setup import experiment_name_for
-from green_agent.steps.task_message import build_task_message, parse_task_message
+from green_agent.steps.task_message import build_task_message
+from kernel.task_message import parse_task_message
 
 TASK = TaskInfo(task_id="7c1a0e2_1", instruction="Create a note titled 'Groceries'.", datetime="2023-05-18T12:00:00",
                 supervisor=Supervisor(first_name="Ava", last_name="Lopez", email="ava@x.com", phone_number="5550001"))
@@ -58,11 +59,9 @@ def test_task_message_has_the_machine_readable_lines_and_blue_parses_them() -> N
     assert "supervisor__complete_task, simple_note__create_note" in text and "answer=" in text
     with pytest.raises(ValueError):
         json.loads(text)  # never a JSON object (AgentBeats would take it for battle_info)
-    assert parse_task_message(text) == {"task_id": "7c1a0e2_1", "mcp_url": "http://127.0.0.1:10000/mcp",
-                                        "sse_url": "http://127.0.0.1:10000/sse"}
-    from blue_agent.task_message import parse_task_message as blue_parse  # the Blues' own parser
-    parsed = blue_parse(text)
-    assert (parsed.task_id, parsed.mcp_url) == ("7c1a0e2_1", "http://127.0.0.1:10000/mcp")
+    parsed = parse_task_message(text)  # the Blues' parser of the kernel's format
+    assert (parsed.task_id, parsed.mcp_url, parsed.sse_url) == ("7c1a0e2_1", "http://127.0.0.1:10000/mcp",
+                                                                "http://127.0.0.1:10000/sse")
 
 
 def test_call_log_filter_keeps_only_this_battle(tmp_path: Path) -> None:

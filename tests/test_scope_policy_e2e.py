@@ -59,7 +59,7 @@ def test_advised_scope_serves_the_missed_apis_and_logs_them_out_of_scope(tmp_pat
     result = result_of(results, tmp_path / "advise", "f0f4d44_2")
     assert (result.outcome, result.winner, result.scope.policy) == ("passed", "blue_agent", "advise")
     assert result.scope.missed_gold == MISSED and result.scope.refused_gold == []
-    assert result.scope.out_of_scope_calls == result.trajectory["out_of_scope_calls"] >= 2
+    assert result.scope.out_of_scope_calls == result.trajectory.out_of_scope_calls >= 2
     calls = [json.loads(line) for line in (tmp_path / "advise" / Path(results.rows[0].result_path).parent
                                            / "mcp_calls.jsonl").read_text().splitlines()]
     outside = {(c["tool_name"], c["success"]) for c in calls if not c["in_scope"]}

@@ -24,7 +24,7 @@ from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TaskState,
 from a2a.utils import new_agent_text_message, new_task
 from starlette.applications import Starlette
 
-from blue_agent.task_message import is_battle_info
+from kernel.task_message import is_battle_info
 from kernel.errors import GreenError
 
 BlueHandler = Callable[[str], Awaitable[str]]

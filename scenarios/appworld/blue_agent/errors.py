@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from kernel.errors import BadInputError, GatewayError, GreenError
-
-
-class TaskMessageError(BadInputError):
-    """The A2A message does not carry a usable task id or MCP endpoint."""
+from kernel.errors import GatewayError, GreenError
 
 
 class GatewayCallError(GatewayError):

@@ -4,43 +4,23 @@ The session lives on its own event loop in a daemon thread, so a reference solut
 plain synchronous Python (`apis.app.api(...)`) and an async agent tool can both use it, and the
 whole run shares one connection instead of opening one per call.
 
-Tool results are returned as the gateway's JSON payload, `{"response": <api json>}`. An
-MCP-level failure (unknown tool, schema violation) becomes `{"response": {"message": ..,
-"is_error": true}}`, the same shape upstream AppWorld's MCP client gives it.
+Tool results are returned as the gateway's JSON payload (`kernel.mcp_results.tool_result_payload`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import threading
 from typing import Any
 
 from mcp.client.client import Client
 
 from blue_agent.errors import GatewayCallError
+from kernel.mcp_results import tool_result_payload
 
 DEFAULT_CALL_TIMEOUT_S = 120.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
-
-
-def tool_result_payload(result: Any) -> dict[str, Any]:
-    """Turn an MCP `CallToolResult` into the gateway's JSON payload (see module docstring)."""
-    text = "".join(getattr(part, "text", "") or "" for part in (getattr(result, "content", None) or []))
-    if getattr(result, "is_error", False):
-        return {"response": {"message": text or "MCP tool call failed", "is_error": True}}
-    structured = getattr(result, "structured_content", None)
-    if structured is None and text:
-        try:
-            structured = json.loads(text)
-        except ValueError:
-            return {"response": text}
-    if isinstance(structured, dict) and set(structured) == {"result"} and isinstance(structured["result"], dict):
-        structured = structured["result"]  # a server that wraps non-object returns
-    if isinstance(structured, dict) and "response" in structured:
-        return structured
-    return {"response": structured}
 
 
 class GatewaySession:

@@ -21,7 +21,7 @@ from typing import Any
 from blue_agent.errors import GatewayCallError
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.secret_vault import MissingSecretError, SecretVault
-from blue_agent.task_message import validate_http_url
+from kernel.task_message import validate_http_url
 from kernel.errors import GreenError
 from kernel.settings import Settings, load_settings
 from kernel.world_data import WorldData

@@ -15,7 +15,7 @@ from blue_agent.a2a_server import BlueHandler
 from blue_agent.apis_shim import unwrap_response
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
-from blue_agent.task_message import parse_task_message
+from kernel.task_message import parse_task_message
 from kernel.settings import Settings
 
 NAME = "AppWorld no-op Blue"

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.errors import AppWorldUnavailableError, UnknownTaskError, WorldChangedError, WrongActiveTaskError
 from green_agent.http_sessions import session_for
+from green_agent.models.result import EvaluationRecord
 from kernel.slot_credentials import SlotCredentials
 
 log = logging.getLogger(__name__)
@@ -60,24 +61,6 @@ class TaskInfo(BaseModel):
     instruction: str = Field(description="What the supervisor asks for.")
     supervisor: Supervisor = Field(description="Whose accounts Blue uses.")
     datetime: str = Field(description="The task's frozen date and time (ISO 8601).")
-
-
-class EvalTest(BaseModel):
-    """One of AppWorld's evaluation tests, passed or failed."""
-
-    requirement: str = Field(description="What the test checks, in words.")
-    label: str | None = Field(default=None, description="no_op_fail (checks the wanted change) or no_op_pass (collateral damage).")
-    trace: str | None = Field(default=None, description="Failure trace (failures only).")
-
-
-class Evaluation(BaseModel):
-    """`/evaluate` output (0.1.3 shape)."""
-
-    success: bool = Field(description="True iff every test passed.")
-    difficulty: int | None = Field(default=None, description="1-3.")
-    num_tests: int = Field(description="Number of tests.")
-    passes: list[EvalTest] = Field(default_factory=list, description="Tests that passed.")
-    failures: list[EvalTest] = Field(default_factory=list, description="Tests that failed.")
 
 
 class AppWorldClient:
@@ -153,11 +136,11 @@ class AppWorldClient:
             raise AppWorldUnavailableError(f"/task_completed at {self.base_url} returned {output!r}, expected a boolean")
         return output
 
-    def evaluate(self, task_id: str) -> Evaluation:
+    def evaluate(self, task_id: str) -> EvaluationRecord:
         """`POST /evaluate` with `suppress_errors: true` (B2). Call `persist_state` first (B5)."""
         body = {"task_id": task_id, "suppress_errors": True, "report": False}
         output = self._request("POST", "/evaluate", body, task_id=task_id, idempotent=True, timeout_s=INITIALIZE_TIMEOUT_S)
-        return self._parse(Evaluation, output, "/evaluate")
+        return self._parse(EvaluationRecord, output, "/evaluate")
 
     def save_state(self, task_id: str, state_id: str) -> str:
         """`POST /save_state`: a checkpoint under the outputs dir (never `/load_state`, B4)."""

@@ -17,22 +17,15 @@ from __future__ import annotations
 from typing import Any
 
 import requests
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
+from mcp_gateway.models import CompletionReply
 from kernel.errors import GatewayError
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
 
 CONTROL_TIMEOUT_S = 10.0
 MAX_LONG_POLL_S = 60.0
-
-
-class GatewayCompletion(BaseModel):
-    """`GET /control/completion` answer."""
-
-    completed: bool = Field(description="True once Blue called supervisor__complete_task in this battle.")
-    at: Any = Field(default=None, description="When it did (gateway's timestamp), or None.")
-    status: str | None = Field(default=None, description="success | fail | None.")
 
 
 class GatewayClient:
@@ -79,12 +72,12 @@ class GatewayClient:
         refused = battle.get("refused") if isinstance(battle, dict) else None
         return {str(k): int(v) for k, v in refused.items()} if isinstance(refused, dict) else {}
 
-    def completion(self, battle_id: str, wait_s: float) -> GatewayCompletion:
+    def completion(self, battle_id: str, wait_s: float) -> CompletionReply:
         wait_s = max(0.0, min(wait_s, MAX_LONG_POLL_S))
         body = self._call("GET", "/control/completion", params={"battle_id": battle_id, "wait": round(wait_s, 3)},
                           timeout_s=wait_s + CONTROL_TIMEOUT_S)
         try:
-            return GatewayCompletion.model_validate(body)
+            return CompletionReply.model_validate(body)
         except ValidationError as exc:
             raise GatewayError(f"MCP gateway at {self.base_url} returned an unexpected completion answer: {body!r:.200}") from exc
 

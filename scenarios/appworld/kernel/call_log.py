@@ -14,7 +14,6 @@ import fcntl
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 from kernel.call_record import CallRecord
@@ -68,23 +67,3 @@ def _ends_with_newline(fd: int) -> bool:
     """True if the file is empty or its last byte is a newline."""
     size = os.fstat(fd).st_size
     return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
-
-
-def iter_call_log(path: Path) -> Iterator[CallRecord]:
-    """Valid records of a call log, in file order (a missing file yields nothing; damaged lines are skipped)."""
-    path = Path(path)
-    if not path.is_file():
-        return
-    with path.open("rb") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                yield CallRecord.model_validate_json(line)
-            except ValueError:  # truncated, binary or foreign line: the analyzer counts these, we skip them
-                logger.debug("skipping a malformed line of %s", path)
-
-
-def read_call_log(path: Path, battle_id: str | None = None) -> list[CallRecord]:
-    """All records of a call log, or only those of one battle."""
-    return [r for r in iter_call_log(path) if battle_id is None or r.battle_id == battle_id]

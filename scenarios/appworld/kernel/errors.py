@@ -66,3 +66,7 @@ class GatewayError(InfrastructureError):
 
 class SlotBusyError(InfrastructureError):
     """A world slot is already running a battle; two tasks never share a slot."""
+
+
+class TaskMessageError(BadInputError):
+    """The Green's task message does not carry a usable task id or MCP endpoint (a Blue's complaint)."""

@@ -9,7 +9,7 @@
 - `blue_feed`: the Blue's calls from the gateway's call log, posted in batches under its name.
 - `sdk_tool_log`: the SDK's `Calling tool` entries folded under the Green's own name.
 - `markdown`: table cells for the markdown.
-- `session`: one battle's state and one method per plan step (idempotent, dependency-ordered).
+- `session`: the AgentBeats driver of the battle engine (one session per battle; progress posted per step).
 - `registry`: the sessions of this Green process, keyed by battle_id.
 - `tool_api`: what each tool in `orchestration_tools.py` does (find the session, run a step, JSON out).
 - `executor_hook`: the hook the tools file installs on the SDK executor (battle_start handling;

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kernel.call_record import CallRecord
-from green_agent.trajectory.reader import MAX_LINE_BYTES, to_record
+from kernel.call_log_reader import MAX_LINE_BYTES, to_record
 
 log = logging.getLogger(__name__)
 

@@ -105,10 +105,7 @@ def _final_reply(summary: dict[str, Any], model_reply: str = "") -> str:
 
 def _report_malformed(problem: str) -> None:
     """Tell the UI why the battle will not run, using the battle context set by battle_info."""
-    try:
-        from agentbeats.logging import get_backend_url, get_battle_id
-    except ImportError:
-        return
+    from agentbeats.logging import get_backend_url, get_battle_id
     battle_id, backend_url = get_battle_id(), get_backend_url()
     if battle_id and backend_url:
         BackendReporter(battle_id, backend_url).progress(f"Malformed battle_start: {problem}"[:300])

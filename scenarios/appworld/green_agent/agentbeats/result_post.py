@@ -61,17 +61,17 @@ def blue_name(result: BattleResult) -> str:
 
 
 def compact_detail(result: BattleResult) -> dict[str, Any]:
-    trajectory = result.trajectory or {}
-    evaluation, completion, scope = result.evaluation, result.completion, result.scope
+    trajectory, evaluation = result.trajectory, result.evaluation
     duration = (result.finished_at - result.started_at).total_seconds() if result.finished_at else None
     return ResultDetail(
         battle_id=result.battle_id, task_id=result.task_id, blue=blue_name(result), winner=winner_of(result),
         status=result.status, outcome=result.outcome, reason=(result.reason or "")[:MAX_REASON] or None,
         tests_passed=f"{len(evaluation.passes)}/{evaluation.num_tests}" if evaluation else None,
-        blue_calls=trajectory.get("total_calls"), failed_calls=trajectory.get("failed_calls"),
-        out_of_scope_calls=trajectory.get("out_of_scope_calls"),
+        blue_calls=trajectory.total_calls if trajectory else None,
+        failed_calls=trajectory.failed_calls if trajectory else None,
+        out_of_scope_calls=trajectory.out_of_scope_calls if trajectory else None,
         refused_calls=sum((result.cleanup.refused_calls if result.cleanup else {}).values()),
-        api_recall=_rounded(trajectory.get("api_recall")), scope=_scope_text(result),
+        api_recall=_rounded(trajectory.api_recall) if trajectory else None, scope=_scope_text(result),
         wait=_wait_text(result),
         world_closed=result.cleanup.closed if result.cleanup else None,
         duration_s=round(duration, 1) if duration is not None else None,
@@ -117,7 +117,7 @@ def render_markdown(result: BattleResult) -> str:
 
 
 def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
-    trajectory = result.trajectory or {}
+    trajectory = result.trajectory
     rows: list[tuple[str, Any]] = [("Blue", blue_name(result)), ("Difficulty", result.difficulty)]
     if result.evaluation:
         rows.append(("Tests passed", f"{len(result.evaluation.passes)}/{result.evaluation.num_tests}"))
@@ -128,10 +128,9 @@ def _summary_rows(result: BattleResult) -> list[tuple[str, Any]]:
         if result.scope.missed_gold:
             rows.append(("Gold APIs not in scope", ", ".join(result.scope.missed_gold)))
     if trajectory:
-        rows.append(("Blue's MCP calls", f"{trajectory.get('total_calls')} ({trajectory.get('failed_calls')} failed, "
-                                         f"{trajectory.get('out_of_scope_calls') or 0} out of scope)"))
-        rows.append(("API recall / precision", f"{_rounded(trajectory.get('api_recall'))} / "
-                                               f"{_rounded(trajectory.get('api_precision'))}"))
+        rows.append(("Blue's MCP calls", f"{trajectory.total_calls} ({trajectory.failed_calls} failed, "
+                                         f"{trajectory.out_of_scope_calls} out of scope)"))
+        rows.append(("API recall / precision", f"{_rounded(trajectory.api_recall)} / {_rounded(trajectory.api_precision)}"))
     elif result.trajectory_error:
         rows.append(("Trajectory", result.trajectory_error))
     if result.cleanup:

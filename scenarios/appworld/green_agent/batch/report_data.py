@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from green_agent.steps.archive import CALLS_FILE, OUTPUTS_DIR
+from kernel.call_log_reader import read_call_log
 from kernel.redaction import redact
 from green_agent.batch.checkpoint import load_result
 from green_agent.batch.taskinfo import load_task_info
@@ -73,14 +74,13 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 def read_calls(directory: Path) -> tuple[list[CallView], list[float], int, str | None]:
     """(calls shown, all durations, total count, source file name) of one battle directory."""
     gateway_log = directory / CALLS_FILE
-    if gateway_log.is_file() and (records := _read_jsonl(gateway_log)):
-        records.sort(key=lambda r: (str(r.get("timestamp", "")), r.get("seq", 0)))
-        durations = [float(r["duration_ms"]) for r in records if isinstance(r.get("duration_ms"), (int, float))]
-        views = [CallView(seq=i, tool=str(r.get("tool_name", "?")), arguments=_args_text(r.get("arguments", {})),
-                          success=r.get("success"), duration_ms=r.get("duration_ms"),
-                          error=str(r["error"])[:300] if r.get("error") else None)
-                 for i, r in enumerate(records[:MAX_CALLS_SHOWN], start=1)]
-        return views, durations, len(records), CALLS_FILE
+    if gateway_log.is_file() and (calls := read_call_log(gateway_log)):
+        calls.sort(key=lambda r: (r.timestamp, r.seq or 0))
+        durations = [float(r.duration_ms) for r in calls if r.duration_ms is not None]
+        views = [CallView(seq=i, tool=r.tool_name, arguments=_args_text(r.arguments), success=r.success,
+                          duration_ms=r.duration_ms, error=r.error[:300] if r.error else None)
+                 for i, r in enumerate(calls[:MAX_CALLS_SHOWN], start=1)]
+        return views, durations, len(calls), CALLS_FILE
     appworld_log = directory / OUTPUTS_DIR / "logs" / "api_calls.jsonl"
     if appworld_log.is_file() and (records := _read_jsonl(appworld_log)):
         views = [CallView(seq=i, tool=f"{str(r.get('method', '?')).upper()} {r.get('url', '?')}",

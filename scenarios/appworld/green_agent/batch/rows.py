@@ -28,8 +28,8 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
                     difficulty: int | None = None) -> EvalRow:
     """Flatten one battle's result into a row."""
     evaluation = result.evaluation
-    traj = result.trajectory or {}
-    usage = (result.scope.usage if result.scope else None) or {}
+    traj = result.trajectory.model_dump() if result.trajectory else {}
+    usage = result.scope.usage.model_dump() if result.scope and result.scope.usage else {}
     duration = (result.finished_at - result.started_at).total_seconds() if result.finished_at else None
     return EvalRow(
         task_id=key.task_id, trial=key.trial, scenario_id=scenario_of(key.task_id),

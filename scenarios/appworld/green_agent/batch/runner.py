@@ -7,7 +7,7 @@ Contract:
   restarted first (a fresh world, gateway and Blue). A slot that fails to start yields an
   `infra_error` result for the battle at hand (step `slot`), retried the same way.
 - Every attempt has its own battle id, numbered over the run directory's history (a resume continues
-  the count; see `green_agent.batch.attempts`), writes its own `result.json` (the plan runner does,
+  the count; see `green_agent.batch.attempts`), writes its own `result.json` (the battle engine does,
   atomically) and start/finish lines in `events.jsonl`; the previous attempt's files are set aside
   in `attempts/<battle id>/`. The runner hands finished results to `on_result` from the calling thread.
 - Ctrl-C / SIGTERM (KeyboardInterrupt in the calling thread): no new battle starts, every slot is

@@ -61,8 +61,8 @@ def summary(result: BattleResult) -> str:
         lines.append(f"  scope {result.scope.predictor}: {size}{recall}{fallback}")
     if result.trajectory:
         t = result.trajectory
-        lines.append(f"  calls {t.get('total_calls')} ({t.get('failed_calls')} failed), "
-                     f"API recall {t.get('api_recall')}, precision {t.get('api_precision')}")
+        lines.append(f"  calls {t.total_calls} ({t.failed_calls} failed), "
+                     f"API recall {t.api_recall}, precision {t.api_precision}")
     lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
     for problem in result.report_problems:
         lines.append(f"  not reported: {problem}")

@@ -32,7 +32,8 @@ from typing import Any, Protocol
 from green_agent.diagnose import explain
 from green_agent.engine.config import BattleConfig, BattleDeps
 from green_agent.engine.state import BattleState
-from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord, EvaluationRecord
+from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord
+from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.steps.archive import archive
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
@@ -312,13 +313,13 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         reason=state.error.message if state.error else verdict.reason,
         difficulty=evaluation.difficulty if evaluation else None,
         experiment_name=state.setup.experiment_name if state.setup else None,
-        evaluation=EvaluationRecord.model_validate(evaluation.model_dump()) if evaluation else None, scope=state.scope,
+        evaluation=evaluation, scope=state.scope,
         completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
             include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
         if completion else None,
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
-        archive=state.archive.model_dump(mode="json") if state.archive else None, report_problems=list(state.report_problems), timings=dict(state.timings),
+        archive=state.archive, report_problems=list(state.report_problems), timings=dict(state.timings),
         error=state.error, cleanup=state.cleanup if state.cleanup else None,
         versions=collect_versions(deps.settings.appworld_python, appworld_version),
         run_dir=str(config.run_dir), started_at=started,
@@ -327,11 +328,11 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
 
 
 
-def trajectory_summary(trajectory: dict[str, Any] | None) -> dict[str, Any] | None:
+SUMMARY_FIGURES = {"total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
+                   "retry_count", "out_of_scope_calls", "pagination_sequences", "api_recall", "api_precision", "api_f1",
+                   "calls_per_tool"}
+
+
+def trajectory_summary(trajectory: TrajectoryMetrics | None) -> dict[str, Any] | None:
     """The trajectory figures a step output shows (the full record is in result.json)."""
-    if not trajectory:
-        return None
-    keys = ("total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
-            "retry_count", "out_of_scope_calls", "pagination_sequences", "api_recall", "api_precision", "api_f1",
-            "calls_per_tool")
-    return {k: trajectory[k] for k in keys if k in trajectory}
+    return trajectory.model_dump(mode="json", include=SUMMARY_FIGURES) if trajectory else None

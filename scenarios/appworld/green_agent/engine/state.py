@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from green_agent.models.result import CleanupRecord, ErrorRecord, ScopeRecord
-from green_agent.steps.archive import ArchiveResult
+from green_agent.models.result import ArchiveRecord, CleanupRecord, ErrorRecord, ScopeRecord
 from green_agent.steps.dispatch import DispatchHandle
 from green_agent.steps.judge import Judgement
 from green_agent.steps.metrics import MetricsResult
@@ -31,7 +30,7 @@ class BattleState:
     message: TaskMessage | None = None
     handle: DispatchHandle | None = None
     completion: CompletionResult | None = None
-    archive: ArchiveResult | None = None
+    archive: ArchiveRecord | None = None
     metrics: MetricsResult | None = None
     judgement: Judgement | None = None
     error: ErrorRecord | None = None

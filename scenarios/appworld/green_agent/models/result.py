@@ -1,4 +1,4 @@
-"""`result.json`: the record of one battle, written by the plan runner, read by batch and reports.
+"""`result.json`: the record of one battle, written by the battle engine (`green_agent.engine.sequencer`), read by batch and reports.
 
 No secrets: credentials never enter this record (errors quote URLs and ids, not arguments).
 """
@@ -6,12 +6,17 @@ No secrets: credentials never enter this record (errors quote URLs and ids, not 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-RESULT_SCHEMA_VERSION = 2
-"""2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold."""
+from green_agent.models.scope import ScopeUsage
+from green_agent.models.trajectory import TrajectoryMetrics
+
+RESULT_SCHEMA_VERSION = 3
+"""2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold.
+3: `trajectory`, `archive` and `scope.usage` are typed records (TrajectoryMetrics, ArchiveRecord, ScopeUsage)
+where 2 declared plain dicts; the JSON is the same shape, so version-2 files still load."""
 
 BattleStatus = Literal["completed", "timeout", "infra_error"]
 BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error"]
@@ -54,7 +59,7 @@ class ScopeRecord(BaseModel):
                                            "call log); None when not counted.")
     refused_gold: list[str] = Field(default_factory=list, description="Gold APIs the gateway refused Blue "
                                     "(enforce only): the reason for a scope_error.")
-    usage: dict[str, Any] | None = Field(default=None, description="Tokens/cost of an LLM prediction.")
+    usage: ScopeUsage | None = Field(default=None, description="Tokens/cost of an LLM prediction.")
     cached: bool | None = Field(default=None, description="Prediction came from the cache.")
     model: str | None = Field(default=None, description="Model of an LLM predictor.")
 
@@ -91,6 +96,20 @@ class CleanupRecord(BaseModel):
     errors: list[str] = Field(default_factory=list, description="Cleanup problems.")
 
 
+class ArchiveRecord(BaseModel):
+    """What step 7 archived into the run directory."""
+
+    state_persisted: bool = Field(description="The B5 `pass` execute ran.")
+    logs_saved: bool = Field(description="/save_logs succeeded.")
+    outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
+    call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
+    call_records: int = Field(default=0, description="Number of this battle's call records.")
+    appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
+    problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
+    call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
+                                         "(then `call_log` is None: no trajectory, never a silent zero).")
+
+
 class VersionsRecord(BaseModel):
     """Versions of what took part."""
 
@@ -102,7 +121,7 @@ class VersionsRecord(BaseModel):
 class BattleResult(BaseModel):
     """One battle, judged or not."""
 
-    schema_version: Literal[2] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
     battle_id: str = Field(description="Battle id (also in the call log records).")
     task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
     blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")
@@ -116,9 +135,9 @@ class BattleResult(BaseModel):
     evaluation: EvaluationRecord | None = Field(default=None, description="AppWorld's evaluation (None if not reached).")
     scope: ScopeRecord | None = Field(default=None, description="The scope given to Blue.")
     completion: CompletionRecord | None = Field(default=None, description="How the wait ended.")
-    trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics of this battle.")
+    trajectory: TrajectoryMetrics | None = Field(default=None, description="Trajectory metrics of this battle.")
     trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
-    archive: dict[str, Any] | None = Field(default=None, description="What was archived into the run directory.")
+    archive: ArchiveRecord | None = Field(default=None, description="What was archived into the run directory.")
     report_problems: list[str] = Field(default_factory=list, description="What this result could not report: "
                                        "reporters (e.g. the AgentBeats backend) that failed to take it, and evidence "
                                        "that could not be read (the gateway's call log); the verdict still stands.")

@@ -23,39 +23,26 @@ import re
 import shutil
 from pathlib import Path
 
-from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
+from green_agent.models.result import ArchiveRecord
+from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
 from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
 
 log = logging.getLogger(__name__)
 
 CALLS_FILE = "mcp_calls.jsonl"
 OUTPUTS_DIR = "appworld"
-class ArchiveResult(BaseModel):
-    """Step 7 output."""
-
-    state_persisted: bool = Field(description="The B5 `pass` execute ran.")
-    logs_saved: bool = Field(description="/save_logs succeeded.")
-    outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
-    call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
-    call_records: int = Field(default=0, description="Number of this battle's call records.")
-    appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
-    problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
-    call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
-                                         "(then `call_log` is None: no trajectory, never a silent zero).")
-
-
 def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Path:
     return Path(appworld_root) / "experiments" / "outputs" / experiment_name / "tasks" / task_id
 
 
 def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld_root: Path, run_dir: Path,
-            call_log_path: Path | None, battle_id: str) -> ArchiveResult:
+            call_log_path: Path | None, battle_id: str) -> ArchiveRecord:
     """Step 7. Raises (infrastructure) only if the world state cannot be persisted."""
     run_dir.mkdir(parents=True, exist_ok=True)
     client.persist_state(task_id)
-    result = ArchiveResult(state_persisted=True, logs_saved=False)
+    result = ArchiveRecord(state_persisted=True, logs_saved=False)
     try:
         client.save_logs(task_id)
         result.logs_saved = True
@@ -87,7 +74,7 @@ def call_log_problem(source: Path) -> str | None:
     return None
 
 
-def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResult) -> None:
+def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecord) -> None:
     """Step 3: this battle's records to `target`, or a `call_log_problem` when the log cannot be read."""
     problem = call_log_problem(source)
     if problem is None:
@@ -104,19 +91,17 @@ def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveResul
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
     """Copy the lines of `battle_id` from a JSONL log to `target`; returns the count.
 
-    Lines are read as bytes with the trajectory reader's bounded line reader: truncated, binary,
+    Lines are read as bytes with the trajectory reader's bounded line reader (`kernel.call_log_reader.bounded_lines`): truncated, binary,
     non-object and oversized (> 1 MiB, never held in memory) lines are left out, so one damaged or
     hostile line cannot stop the archive or the analysis that reads the copy.
     """
-    from green_agent.trajectory.reader import MAX_LINE_BYTES, _iter_lines  # lazy: the archive step stays light
-
     count = 0
     needle = battle_id.encode("utf-8", "replace")
     with open(target, "wb") as out:
         if not source.is_file():
             return 0
         with open(source, "rb") as lines:
-            for line in _iter_lines(lines, MAX_LINE_BYTES):
+            for line in bounded_lines(lines, MAX_LINE_BYTES):
                 if line is None or needle not in line:
                     continue
                 try:

@@ -23,28 +23,24 @@ such a no-op run must grade `failed`, not `partial`.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from green_agent.appworld_client import Evaluation
+from green_agent.models.result import BattleOutcome, BattleStatus, BattleWinner, EvaluationRecord
 
 _ANSWER_CHECK = re.compile(r"\banswers?\b", re.IGNORECASE)
-Outcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error"]
-Status = Literal["completed", "timeout", "infra_error"]
-Winner = Literal["blue_agent", "green_agent"]
 
 
 class Judgement(BaseModel):
     """The verdict of one battle."""
 
-    status: Status = Field(description="completed: Blue finished; timeout: it did not; infra_error: not judgeable.")
-    winner: Winner | None = Field(description="blue_agent iff evaluation.success; None for infra_error, scope_error.")
-    outcome: Outcome = Field(description="Graded outcome (see module docstring for the precedence).")
+    status: BattleStatus = Field(description="completed: Blue finished; timeout: it did not; infra_error: not judgeable.")
+    winner: BattleWinner | None = Field(description="blue_agent iff evaluation.success; None for infra_error, scope_error.")
+    outcome: BattleOutcome = Field(description="Graded outcome (see module docstring for the precedence).")
     reason: str = Field(description="One line explaining the verdict.")
 
 
-def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = False,
+def judge(evaluation: EvaluationRecord | None, completed: bool, infra_error: bool = False,
           upstream_fault: str | None = None, refused_gold: list[str] | None = None) -> Judgement:
     """Judge a battle from AppWorld's evaluation, whether Blue completed, any infrastructure fault that
     reached the Blue, and the gold APIs it was refused."""
@@ -67,8 +63,8 @@ def judge(evaluation: Evaluation | None, completed: bool, infra_error: bool = Fa
     return Judgement(status="completed", winner="green_agent", outcome=grade_failure(evaluation), reason=tests)
 
 
-def grade_failure(evaluation: Evaluation) -> Outcome:
-    """Outcome of an unsuccessful evaluation: collateral_damage, partial or failed."""
+def grade_failure(evaluation: EvaluationRecord) -> BattleOutcome:
+    """BattleOutcome of an unsuccessful evaluation: collateral_damage, partial or failed."""
     if any(f.label == "no_op_pass" for f in evaluation.failures):
         return "collateral_damage"
     if any(p.label == "no_op_fail" and not _ANSWER_CHECK.search(p.requirement) for p in evaluation.passes):

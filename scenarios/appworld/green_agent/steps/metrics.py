@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.appworld_client import AppWorldClient, Evaluation
+from green_agent.appworld_client import AppWorldClient
+from green_agent.models.trajectory import TrajectoryMetrics
+from green_agent.trajectory import analyze_log
+from green_agent.models.result import EvaluationRecord
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +24,8 @@ log = logging.getLogger(__name__)
 class MetricsResult(BaseModel):
     """Step 8 output (what `get_complete_task_metrics` returns)."""
 
-    evaluation: Evaluation = Field(description="AppWorld's verdict.")
-    trajectory: dict[str, Any] | None = Field(default=None, description="TrajectoryMetrics dump, if computed.")
+    evaluation: EvaluationRecord = Field(description="AppWorld's verdict.")
+    trajectory: TrajectoryMetrics | None = Field(default=None, description="Trajectory metrics, if computed.")
     trajectory_error: str | None = Field(default=None, description="Why the trajectory is missing.")
     upstream_fault: str | None = Field(default=None, description=(
         "The first APIs-server fault that reached the Blue through the gateway (the battle is then not judgeable)."))
@@ -36,26 +38,22 @@ def collect_metrics(client: AppWorldClient, task_id: str, battle_id: str, call_l
     evaluation = client.evaluate(task_id)
     trajectory, error = analyze_trajectory(call_log, battle_id, task_id, gold_apis, scope_apis, paginated_apis,
                                            no_log_reason)
-    faults = (trajectory or {}).get("upstream_faults") or 0
-    fault = f"{faults} call(s) hit an APIs-server fault; first: {trajectory['first_upstream_fault']}" if faults else None
+    faults = trajectory.upstream_faults if trajectory else 0
+    fault = f"{faults} call(s) hit an APIs-server fault; first: {trajectory.first_upstream_fault}" if faults else None
     return MetricsResult(evaluation=evaluation, trajectory=trajectory, trajectory_error=error, upstream_fault=fault)
 
 
 def analyze_trajectory(call_log: Path | None, battle_id: str, task_id: str, gold_apis: list[str] | None,
                        scope_apis: list[str] | None,
                        paginated_apis: list[str] | None,
-                       no_log_reason: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
-    """TrajectoryMetrics of one battle as a dict, or (None, reason)."""
+                       no_log_reason: str | None = None) -> tuple[TrajectoryMetrics | None, str | None]:
+    """TrajectoryMetrics of one battle, or (None, reason)."""
     if call_log is None:
         return None, no_log_reason or "no call log (battle ran without the MCP gateway)"
-    try:
-        from green_agent.trajectory import analyze_log  # lazy: optional module, heavy import
-    except ImportError as exc:
-        return None, f"trajectory analyzer unavailable: {exc}"
     try:
         metrics = analyze_log(call_log, battle_id=battle_id, task_id=task_id, gold_apis=gold_apis,
                               scope=scope_apis, paginated_apis=paginated_apis)
     except Exception as exc:  # metrics are evidence; never turn them into a verdict
         log.warning("trajectory analysis of %s failed: %s", call_log, exc)
         return None, f"trajectory analysis failed: {type(exc).__name__}: {exc}"
-    return metrics.model_dump(mode="json"), None
+    return metrics, None

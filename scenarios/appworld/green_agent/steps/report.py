@@ -1,7 +1,7 @@
 """Step 11: hand the result to reporters, and write `result.json` atomically.
 
 `Reporter` is the seam for the AgentBeats backend reporter (added by the AgentBeats integration);
-the local file is always written by the plan runner, whatever the reporters do.
+the local file is always written by the battle engine, whatever the reporters do.
 """
 
 from __future__ import annotations

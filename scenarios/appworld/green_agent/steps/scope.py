@@ -10,12 +10,13 @@ scoping module is missing, `upstream_first20`/`auto` fall back to upstream's cut
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
 from green_agent.models.result import ScopePolicy, ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
+from green_agent.models.trajectory import TrajectoryMetrics
+from green_agent.scoping.select import predict_scope
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 
@@ -41,20 +42,11 @@ def _predicted_scope(task_id: str, instruction: str, predictor: str, settings: S
                            missed_gold=None if gold is None else [])
     if world is None:
         raise BadInputError(f"scope predictor {predictor!r} needs the world's data files; use --predictor none")
-    try:
-        from green_agent.scoping.select import predict_scope
-    except ImportError as exc:
-        if predictor not in (UPSTREAM_CUT, "auto"):
-            raise BadInputError(f"scope predictor {predictor!r} is unavailable ({exc}); use all or none") from exc
-        apis = all_apis(world, settings.max_predicted_apis)
-        return ScopeRecord(predictor=UPSTREAM_CUT, requested=predictor, apis=apis, gold_apis=gold,
-                           recall=recall(apis, gold), missed_gold=missed_gold(apis, gold),
-                           fallback_reason=f"scoping module unavailable: {exc}" if predictor != UPSTREAM_CUT else None)
     prediction = predict_scope(task_id, instruction, settings, world, predictor=predictor)
     return ScopeRecord(predictor=prediction.predictor, requested=prediction.requested, apis=list(prediction.apis),
                        fallback_reason=prediction.fallback_reason, gold_apis=gold, recall=recall(prediction.apis, gold),
                        missed_gold=missed_gold(prediction.apis, gold),
-                       usage=prediction.usage.model_dump(), cached=prediction.cached, model=prediction.model)
+                       usage=prediction.usage, cached=prediction.cached, model=prediction.model)
 
 
 def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord,
@@ -71,19 +63,19 @@ def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, sco
     return gateway.start_battle(battle_id, task_id, tools, scope.policy, launch_url_allowed=launch_url_allowed)
 
 
-def account_calls(scope: ScopeRecord, trajectory: dict[str, Any] | None) -> ScopeRecord:
+def account_calls(scope: ScopeRecord, trajectory: TrajectoryMetrics | None) -> ScopeRecord:
     """After the metrics step: count Blue's out-of-scope calls and, under enforce, the gold APIs it was refused.
 
-    `trajectory` is the battle's `TrajectoryMetrics` as a dict (None when the log could not be read:
+    `trajectory` is the battle's `TrajectoryMetrics` (None when the log could not be read:
     nothing is counted). A refused gold API makes the battle a `scope_error` (see `green_agent.steps.judge`).
     """
     if trajectory is None:
         return scope
-    tools = trajectory.get("out_of_scope_tools") or []
+    tools = trajectory.out_of_scope_tools
     refused: list[str] = []
     if scope.policy == "enforce" and scope.apis is not None and scope.gold_apis:
         refused = sorted({tool.replace("__", ".", 1) for tool in tools} & set(scope.gold_apis))
-    return scope.model_copy(update={"out_of_scope_calls": trajectory.get("out_of_scope_calls", 0),
+    return scope.model_copy(update={"out_of_scope_calls": trajectory.out_of_scope_calls,
                                     "refused_gold": refused})
 
 

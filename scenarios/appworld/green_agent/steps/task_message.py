@@ -1,13 +1,8 @@
 """Step 4: the text message that hands the task to Blue.
 
 Plain text (never a JSON object: AgentBeats would take one with agent_name/battle_id keys for its
-own battle_info). Blues parse these exact machine-readable lines:
-
-    AppWorld task id: <task_id>
-    MCP endpoint (Streamable HTTP): <gateway_url>/mcp
-    MCP endpoint (SSE): <gateway_url>/sse
-
-followed by the instruction, the supervisor, the task's date and time, the scoped tools as
+own battle_info). The machine-readable lines Blues parse (task id, the gateway's two endpoints) are
+the format of `kernel.task_message`; they are followed by the instruction, the supervisor, the task's date and time, the scoped tools as
 `app__api` names, and how to finish (`supervisor__complete_task`, with `answer=` for questions).
 Under the `advise` policy the message also names the API-docs tools and `call_api`, with which any
 AppWorld API outside the scope can be looked up and called; under `enforce` only the scope is offered.
@@ -18,13 +13,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import TaskInfo
+from kernel.task_message import machine_lines
 
 DOCS_TOOLS = ("api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc")
 """What the gateway lists beside an advised scope (the same names as `mcp_gateway.call_api`)."""
 CALL_API_TOOL = "call_api"
-TASK_ID_LINE = "AppWorld task id: "
-MCP_HTTP_LINE = "MCP endpoint (Streamable HTTP): "
-MCP_SSE_LINE = "MCP endpoint (SSE): "
 
 
 class TaskMessage(BaseModel):
@@ -59,9 +52,7 @@ def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
     lines = [
         "You are being evaluated on an AppWorld task. Act on the supervisor's behalf using the AppWorld tools.",
         "",
-        f"{TASK_ID_LINE}{task.task_id}",
-        f"{MCP_HTTP_LINE}{mcp_url or 'unavailable'}",
-        f"{MCP_SSE_LINE}{sse_url or 'unavailable'}",
+        *machine_lines(task.task_id, mcp_url, sse_url),
         "",
         "Task instruction:",
         task.instruction,
@@ -94,14 +85,3 @@ def _tool_lines(tools: list[str], unscoped: bool, policy: str) -> list[str]:
         "If you need an AppWorld API that is not listed, look it up with " + ", ".join(DOCS_TOOLS)
         + f", then call it with {CALL_API_TOOL}(app_name, api_name, arguments).",
     ]
-
-
-def parse_task_message(text: str) -> dict[str, str]:
-    """Read the machine-readable lines back (what Blues do): task_id, mcp_url, sse_url when present."""
-    keys = {TASK_ID_LINE: "task_id", MCP_HTTP_LINE: "mcp_url", MCP_SSE_LINE: "sse_url"}
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        for prefix, key in keys.items():
-            if line.startswith(prefix) and key not in found:
-                found[key] = line[len(prefix):].strip()
-    return found

@@ -16,7 +16,7 @@ from kernel.call_record import CallRecord
 from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.trajectory.accumulator import TrajectoryAccumulator
 from green_agent.trajectory.api_selection import score_selection
-from green_agent.trajectory.reader import CallLogReader, ReadStats
+from kernel.call_log_reader import CallLogReader, ReadStats
 
 __all__ = ["analyze_log", "analyze_records", "CallLogReader", "TrajectoryMetrics"]
 

@@ -1,4 +1,4 @@
-"""Streaming, filtered, malformed-tolerant reader of the gateway's JSONL call log.
+"""The one reader of the gateway's JSONL call log: streaming, filtered, malformed-tolerant.
 
 One pass over the file, one line in memory at a time. With a battle (or task) filter, a line is
 JSON-parsed only if its raw bytes contain the quoted id, so the lines of other battles cost a
@@ -55,7 +55,7 @@ def _needle(value: str | None) -> bytes | None:
     return b'"' + value.encode("ascii") + b'"'
 
 
-def _iter_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[bytes | None]:
+def bounded_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[bytes | None]:
     """Yield each line (bytes), or None for a line longer than `max_line_bytes` (skipped in chunks)."""
     limit = max_line_bytes + 1
     readline = handle.readline
@@ -142,7 +142,7 @@ class CallLogReader:
     def _records(self, handle: BinaryIO) -> Iterator[CallRecord]:
         stats = self.stats
         needle = _needle(self.battle_id) if self.battle_id is not None else _needle(self.task_id)
-        for line in _iter_lines(handle, self.max_line_bytes):
+        for line in bounded_lines(handle, self.max_line_bytes):
             stats.lines_scanned += 1
             if line is None:
                 stats.malformed_lines += 1
@@ -177,3 +177,8 @@ def _load(line: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def read_call_log(path: str | Path, battle_id: str | None = None) -> list[CallRecord]:
+    """All valid records of a call log, or only those of one battle (a missing file: none)."""
+    return list(CallLogReader(path, battle_id=battle_id))

@@ -1,6 +1,7 @@
-"""Parse the Green's task message: the one A2A text a Blue receives per battle.
+"""The Green->Blue task message format: the one A2A text a Blue receives per battle.
 
-The Green's message is prose with a few fixed lines (the contract between Green and Blue):
+The Green's message (composed by `green_agent.steps.task_message`) is prose with a few fixed lines,
+written by `machine_lines` and read back by `parse_task_message` (the contract between Green and Blue):
 
     AppWorld task id: <task_id>
     MCP endpoint (Streamable HTTP): <url>/mcp
@@ -19,16 +20,24 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from blue_agent.errors import TaskMessageError
 from kernel import task_ids
-from kernel.errors import BadInputError
+from kernel.errors import BadInputError, TaskMessageError
 
 MAX_MESSAGE_CHARS = 200_000
+TASK_ID_LINE = "AppWorld task id: "
+MCP_HTTP_LINE = "MCP endpoint (Streamable HTTP): "
+MCP_SSE_LINE = "MCP endpoint (SSE): "
 
 _TASK_LINE = re.compile(r"^[ \t]*AppWorld task id:[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _MCP_LINE = re.compile(r"^[ \t]*MCP endpoint \(Streamable HTTP\):[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _SSE_LINE = re.compile(r"^[ \t]*MCP endpoint \(SSE\):[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 _BATTLE_INFO_KEYS = frozenset({"agent_name", "agent_id", "battle_id", "backend_url"})
+
+
+def machine_lines(task_id: str, mcp_url: str | None, sse_url: str | None) -> list[str]:
+    """The lines a Blue reads: the task id and the gateway's two endpoints ('unavailable' when there is none)."""
+    return [f"{TASK_ID_LINE}{task_id}", f"{MCP_HTTP_LINE}{mcp_url or 'unavailable'}",
+            f"{MCP_SSE_LINE}{sse_url or 'unavailable'}"]
 
 
 class BlueTask(BaseModel):
