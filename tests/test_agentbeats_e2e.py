@@ -16,6 +16,7 @@ For battles 1, 3 and 4 the stored battle is what a person follows on the page (`
 at most 4 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the
 result), the Blue's calls reported under its name, a compact result, no absolute local path.
 Afterwards the tmux server is killed and nothing the test started is left listening.
+`AGENTBEATS_E2E_RECORD=FILE` keeps battle 4's stored record (the evidence of the page) in FILE.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 - `backend`: the wheel's backend + MCP server with the database under `--data-dir` (D2, D6, D12).
 - `run-scenario DIR`: what `agentbeats run_scenario DIR` does (launch in tmux, register, start the
   battle), but it waits for the agents instead of sleeping 10 s (an agent that does not come up is
-  named, with the tail of its launch log `<runs>/agentbeats-launch/<session>/<agent>.log`, exit 3), then (unless `--no-wait`) waits
-  for the battle's end and prints the winner; `--stop` kills the scenario's tmux session afterwards;
-  `--no-battle` only launches the agents.
+  named, with the tail of its launch log `<runs>/agentbeats-launch/<session>/<agent>.log`, exit 3),
+  then (unless `--no-wait`) waits for the battle's end and prints the winner; `--stop` kills the
+  scenario's tmux session afterwards; `--no-battle` only launches the agents.
 """
 
 from __future__ import annotations
