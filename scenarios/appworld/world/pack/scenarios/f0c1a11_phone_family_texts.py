@@ -10,7 +10,8 @@ off one alarm and create another (action).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (from_nadia, when, message)
 NADIA_TEXTS = (
@@ -59,11 +60,7 @@ def seed_alarms(ctx: SeedContext) -> None:
         ctx.models.phone.Alarm.create_save(user_id=maya.id, time=time, label=label, enabled=True, repeat_days=days)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    phone_number = apis.supervisor.show_profile()["phone_number"]
-    token = apis.phone.login(username=phone_number, password=passwords["phone"])["access_token"]
-'''
+LOGIN = login_preamble("phone")
 MOTHER = '''
     mother = apis.phone.search_contacts(relationship="parent", access_token=token)[0]
 '''
@@ -75,31 +72,13 @@ COUNT_TEXTS = TaskDef(
                  "both days included? My phone contacts say who she is."),
     answer=FROM_NADIA_IN_WINDOW,
     required_apps=("phone",),
-    solution="def solution(apis, requester):" + LOGIN + MOTHER + '''
-    messages = []
-    page_index = 0
-    while True:
-        page = apis.phone.show_text_message_window(
-            phone_number=mother["phone_number"], page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        messages += page
-        page_index += 1
+    solution=solution(LOGIN, MOTHER, block(paginate(
+        "messages", "phone.show_text_message_window", 'phone_number=mother["phone_number"]'), '''
     count = sum(1 for message in messages if message["sender"]["phone_number"] == mother["phone_number"]
                 and "2023-05-12" <= message["sent_at"][:10] <= "2023-05-17")
     apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of texts the user's mother sent from May 12 to May 17.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
+''')),
+    evaluation=question_evaluation("the number of texts the user's mother sent from May 12 to May 17"),
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -109,15 +88,11 @@ TEXT_MOTHER = TaskDef(
     instruction=f"Text my mother on my phone: '{MESSAGE}' My phone contacts say who she is.",
     required_apps=("phone",),
     private_data={"receiver_phone": "4155550113", "message": MESSAGE},
-    solution="def solution(apis, requester):" + LOGIN + MOTHER + f'''
+    solution=solution(LOGIN, MOTHER, f'''
     apis.phone.send_text_message(phone_number=mother["phone_number"], message={MESSAGE!r}, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert a new text from the user to the mother carries the requested message.
     """):
@@ -138,7 +113,7 @@ TEXT_MOTHER = TaskDef(
         assert nothing outside the phone's text messages changed.
     """):
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
 )
 
@@ -150,27 +125,15 @@ ALARMS = TaskDef(
     required_apps=("phone",),
     seed_task=seed_alarms,
     private_data={"off_label": "Wake up", "time": "07:30", "label": "Gym", "days": ["friday", "monday", "wednesday"]},
-    solution="def solution(apis, requester):" + LOGIN + '''
-    alarms = []
-    page_index = 0
-    while True:
-        page = apis.phone.show_alarms(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        alarms += page
-        page_index += 1
+    solution=solution(LOGIN, block(paginate("alarms", "phone.show_alarms"), '''
     for alarm in alarms:
         if alarm["label"] == "Wake up":
             apis.phone.update_alarm(alarm_id=alarm["alarm_id"], enabled=False, access_token=token)
     apis.phone.create_alarm(time="07:30", label="Gym", repeat_days=["monday", "wednesday", "friday"],
                             access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+''')),
+    evaluation=action_evaluation('''
     with test("""
         assert the 'Wake up' alarm still exists and is now disabled.
     """):
@@ -194,7 +157,7 @@ ALARMS = TaskDef(
         test.case(len(removed), "==", 0)
         test.case([a.label for a in updated if a.label != private_data.off_label], "is_falsy")
         test.case(models.changed_model_names() - {"phone.Alarm"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
 )
 

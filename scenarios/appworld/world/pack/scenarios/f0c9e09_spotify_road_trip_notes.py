@@ -13,7 +13,11 @@ playlist's songs, add the songs of the note to the playlist.
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, page_loop, paginate,
+    question_evaluation, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 WREN, TIDEWATER = "Wren Calloway", "Tidewater Youth"
 ARTISTS = ((WREN, "folk", "Northbound Letters", "2022-10-07T00:00:00"),
@@ -89,28 +93,14 @@ def seed_music(ctx: SeedContext) -> None:
     )
 
 
-SPOTIFY_LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.spotify.login(username=email, password=passwords["spotify"])["access_token"]
-'''
+SPOTIFY_LOGIN = login_preamble("spotify")
 
-FIND_PLAYLIST = f'''
-    playlists = []
-    page_index = 0
-    while True:
-        page = apis.spotify.show_playlist_library(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        playlists += page
-        page_index += 1
+FIND_PLAYLIST = block(paginate("playlists", "spotify.show_playlist_library"), f'''
     playlist_id = [p for p in playlists if p["title"] == "{PLAYLIST}"][0]["playlist_id"]
     playlist = apis.spotify.show_playlist(playlist_id=playlist_id, access_token=token)
-'''
+''')
 
-NOTE_LOGIN = '''
-    note_token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
-'''
+NOTE_LOGIN = login("simple_note", "email", token="note_token")
 
 
 COUNT_WREN = TaskDef(
@@ -120,27 +110,14 @@ COUNT_WREN = TaskDef(
     answer=LIBRARY_WREN_COUNT,
     required_apps=("spotify",),
     seed_task=seed_music,
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + f'''
-    count = 0
-    page_index = 0
-    while True:
-        page = apis.spotify.show_song_library(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        count += sum(1 for song in page if "{WREN}" in [artist["name"] for artist in song["artists"]])
-        page_index += 1
-    apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=EVALUATION_HEADER + f'''
-    with test("""
-        assert the answer matches the number of songs by {WREN} in the user's song library.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
+    solution=solution(SPOTIFY_LOGIN, block(
+        "    count = 0",
+        page_loop("spotify.show_song_library", body=f'''
+    count += sum(1 for song in page if "{WREN}" in [artist["name"] for artist in song["artists"]])
+'''),
+        "    apis.supervisor.complete_task(answer=count)",
+    )),
+    evaluation=question_evaluation(f"the number of songs by {WREN} in the user's song library"),
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -154,16 +131,12 @@ LIST_PLAYLIST = TaskDef(
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"title": LIST_NOTE, "songs": sorted(ROAD_TRIP_SONGS)},
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    solution=solution(SPOTIFY_LOGIN, FIND_PLAYLIST, NOTE_LOGIN, f'''
     titles = [song["title"] for song in playlist["songs"]]
     apis.simple_note.create_note(title="{LIST_NOTE}", content="\\n".join(titles), access_token=note_token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert exactly one note was added, owned by the user, with the requested title.
     """):
@@ -185,7 +158,7 @@ LIST_PLAYLIST = TaskDef(
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
 )
 
@@ -199,7 +172,7 @@ ADD_IDEAS = TaskDef(
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"playlist": PLAYLIST, "added": IDEAS_TO_ADD},
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    solution=solution(SPOTIFY_LOGIN, FIND_PLAYLIST, NOTE_LOGIN, f'''
     found = apis.simple_note.search_notes(query="{IDEAS_NOTE}", page_limit=20, access_token=note_token)
     note_id = [n for n in found if n["title"] == "{IDEAS_NOTE}"][0]["note_id"]
     note = apis.simple_note.show_note(note_id=note_id, access_token=note_token)
@@ -211,14 +184,11 @@ ADD_IDEAS = TaskDef(
         song = [s for s in results if s["title"] == title][0]
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song["song_id"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    evaluation=evaluation('''
     maya = models.end.spotify.User.find_from(main_user)
     playlist = models.end.spotify.Playlist.find_one(user_id=maya.id, title=private_data.playlist)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+''', NULL_ANSWER_TEST, '''
     with test("""
         assert the songs added to playlists are exactly the note's songs missing from the user's playlist
         (private_data.added), each added once, all to that playlist.
@@ -233,7 +203,7 @@ ADD_IDEAS = TaskDef(
         added, updated, removed = models.changed_records("spotify.PlaylistSong")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"spotify.PlaylistSong"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
 )
 

@@ -12,7 +12,8 @@ section over to Chloe and add a task there (action).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_evaluation, block, login_preamble, page_loop, question_evaluation, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 PROJECT = "Apartment Move"
 TODAY = "2023-05-18"
@@ -78,21 +79,12 @@ def seed_apartment_move(ctx: SeedContext) -> None:
                                      due_date=ctx.at(f"{due}T17:00:00"), is_completed=done, order_index=index)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.todoist.login(username=email, password=passwords["todoist"])["access_token"]
-    project_id = None
-    page_index = 0
-    while project_id is None:
-        page = apis.todoist.show_projects(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        for project in page:
-            if project["name"] == "Apartment Move":
-                project_id = project["project_id"]
-        page_index += 1
-'''
+LOGIN = block(login_preamble("todoist"), "    project_id = None", page_loop(
+    "todoist.show_projects", condition="project_id is None", body=f'''
+    for project in page:
+        if project["name"] == "{PROJECT}":
+            project_id = project["project_id"]
+'''))
 OVERDUE_TASKS = '''
     listing = apis.todoist.show_tasks(project_id=project_id, is_completed=False, overdue=True, access_token=token)
     overdue = listing["no_section_tasks"] + [task for section in listing["sections"] for task in section["tasks"]]
@@ -109,19 +101,10 @@ COUNT_OVERDUE = TaskDef(
     answer=len(OVERDUE),
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
-    solution="def solution(apis, requester):" + LOGIN + OVERDUE_TASKS + '''
+    solution=solution(LOGIN, OVERDUE_TASKS, '''
     apis.supervisor.complete_task(answer=len(overdue))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of incomplete overdue tasks in 'Apartment Move'.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
+'''),
+    evaluation=question_evaluation("the number of incomplete overdue tasks in 'Apartment Move'"),
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -135,16 +118,12 @@ RESCHEDULE = TaskDef(
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
     private_data={"titles": OVERDUE, "due_date": NEW_DUE, "priority": "high"},
-    solution="def solution(apis, requester):" + LOGIN + OVERDUE_TASKS + '''
+    solution=solution(LOGIN, OVERDUE_TASKS, '''
     for task in overdue:
         apis.todoist.update_task(task_id=task["task_id"], due_date="2023-05-21", priority="high", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert exactly the incomplete overdue tasks (private_data.titles) were updated, each now due on
         private_data.due_date with high priority and still not completed.
@@ -167,7 +146,7 @@ RESCHEDULE = TaskDef(
             test.case((task.title, task.project_id, task.section_id), "==",
                       (before.title, before.project_id, before.section_id))
         test.case(models.changed_model_names() - {"todoist.Task", "todoist.Notification"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
 )
 
@@ -183,7 +162,7 @@ HAND_OVER = TaskDef(
     seed_task=seed_apartment_move,
     private_data={"assigned_titles": UTILITIES_OPEN, "assignee_email": "chloe.nguyen@gmail.com",
                   "project": PROJECT, "new_task": NEW_TASK},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     project = apis.todoist.show_project(project_id=project_id, access_token=token)
     section_id = [section["id"] for section in project["sections"] if section["name"] == "Utilities"][0]
     chloe_email = [person["email"] for person in project["collaborators"] if person["name"].startswith("Chloe")][0]
@@ -197,12 +176,8 @@ HAND_OVER = TaskDef(
         due_date="2023-05-31", priority="high", access_token=token,
     )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert exactly the open Utilities tasks (private_data.assigned_titles) changed assignee among the
         existing tasks, each now assigned to Chloe.
@@ -240,7 +215,7 @@ HAND_OVER = TaskDef(
             before = originals[task.id]
             test.case([getattr(task, name) for name in fields], "==", [getattr(before, name) for name in fields])
         test.case(models.changed_model_names() - {"todoist.Task", "todoist.Notification"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
 )
 

@@ -9,7 +9,8 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_evaluation, login_preamble, paginate, question_evaluation, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
 REPLY = "Count me in for the grill."
@@ -67,19 +68,7 @@ def seed_inbox(ctx: SeedContext) -> None:
         _thread(ctx, [(sender, ["maya"], subject, f"Hi Maya,\n\nSee below.\n\n{ctx.people[sender].first_name}", when)])
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.gmail.login(username=email, password=passwords["gmail"])["access_token"]
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        threads += page
-        page_index += 1
-'''
+LOGIN = login_preamble("gmail") + paginate("threads", "gmail.show_inbox_threads")
 PARTY_THREAD = '''
     party = [t for t in threads if t["subject"] == "Block party planning"][0]
     details = apis.gmail.show_thread(email_thread_id=party["email_thread_id"], access_token=token)
@@ -92,19 +81,10 @@ COUNT_EMAILS = TaskDef(
     answer=len(PARTY),
     required_apps=("gmail",),
     seed_task=seed_inbox,
-    solution="def solution(apis, requester):" + LOGIN + PARTY_THREAD + '''
+    solution=solution(LOGIN, PARTY_THREAD, '''
     apis.supervisor.complete_task(answer=len(details["emails"]))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of emails in the block party thread.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
+'''),
+    evaluation=question_evaluation("the number of emails in the block party thread"),
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -115,17 +95,13 @@ REPLY_LATEST = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subject": SUBJECT, "body": REPLY, "latest_sender": "oscar.lindqvist@gmail.com"},
-    solution="def solution(apis, requester):" + LOGIN + PARTY_THREAD + f'''
+    solution=solution(LOGIN, PARTY_THREAD, f'''
     latest = sorted(details["emails"], key=lambda e: e["created_at"])[-1]
     apis.gmail.reply_to_email(email_thread_id=party["email_thread_id"], email_id=latest["email_id"],
                               body={REPLY!r}, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert exactly one new email from the user, in the block party thread, carries the reply and reaches the
         sender of its latest email.
@@ -147,7 +123,7 @@ REPLY_LATEST = TaskDef(
         test.case(len(updated) + len(removed), "==", 0)
         allowed = {"gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
 )
 
@@ -158,17 +134,13 @@ ARCHIVE_NEWSLETTERS = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subjects": sorted(subject for _, subject, _ in NEWSLETTERS)},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     for thread in threads:
         if thread["subject"].startswith("Newsletter:"):
             apis.gmail.mark_thread_archived(email_thread_id=thread["email_thread_id"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert every newsletter thread of the user (private_data.subjects) is now archived.
     """):
@@ -189,7 +161,7 @@ ARCHIVE_NEWSLETTERS = TaskDef(
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         test.case(len(added) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
 )
 

@@ -12,7 +12,8 @@ the friends who are coming (action, needs each RSVP's body).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "RSVP: Kira's bridal shower"
 RESERVATION_CODE = "LKL-4821"
@@ -78,22 +79,10 @@ def seed_shower(ctx: SeedContext) -> None:
         _thread(ctx, key, [ctx.supervisor.key], subject, f"Hi Maya,\n\n{line}\n\n{ctx.people[key].first_name}", when)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.gmail.login(username=email, password=passwords["gmail"])["access_token"]
-'''
-RSVP_THREADS = '''
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        threads += page
-        page_index += 1
+LOGIN = login_preamble("gmail")
+RSVP_THREADS = block(paginate("threads", "gmail.show_inbox_threads"), '''
     rsvps = [thread for thread in threads if thread["subject"] == "RSVP: Kira's bridal shower"]
-'''
+''')
 
 
 VENUE_CODE = TaskDef(
@@ -106,17 +95,8 @@ VENUE_CODE = TaskDef(
     answer=RESERVATION_CODE,
     required_apps=("gmail",),
     seed_task=seed_shower,
-    solution="def solution(apis, requester):" + LOGIN + '''
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(
-            from_email="grace.kim@gmail.com", page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        threads += page
-        page_index += 1
+    solution=solution(LOGIN, block(
+        paginate("threads", "gmail.show_inbox_threads", 'from_email="grace.kim@gmail.com"'), '''
     code = None
     for thread in threads:
         details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
@@ -124,17 +104,8 @@ VENUE_CODE = TaskDef(
             if "reservation code is " in email["body"]:
                 code = email["body"].split("reservation code is ")[1].split(";")[0].strip()
     apis.supervisor.complete_task(answer=code)
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer is the venue's reservation code from Grace's email.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
+''')),
+    evaluation=question_evaluation("the venue's reservation code from Grace's email", verb="is"),
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -145,16 +116,12 @@ LABEL_RSVPS = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"label": LABEL, "subject": SUBJECT, "senders": sorted(EMAILS.values())},
-    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    solution=solution(LOGIN, RSVP_THREADS, '''
     for thread in rsvps:
         apis.gmail.label_thread(email_thread_id=thread["email_thread_id"], label="Shower RSVPs", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert exactly the user's seven RSVP threads (one per sender in private_data.senders, subject
         private_data.subject) were updated, each now labelled private_data.label.
@@ -186,7 +153,7 @@ LABEL_RSVPS = TaskDef(
                   if models.end.gmail.Email.find_one(id=thread.email_ids[0]).subject != private_data.subject]
         test.case(others, "is_falsy")
         test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
 )
 
@@ -201,7 +168,7 @@ REPLY_COMING = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"body": REPLY, "subject": SUBJECT, "coming": sorted(EMAILS[key] for key in COMING)},
-    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    solution=solution(LOGIN, RSVP_THREADS, '''
     coming_words = ("I'll be there", "I'm coming")
     for thread in rsvps:
         details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
@@ -212,12 +179,8 @@ REPLY_COMING = TaskDef(
                 body="Thanks for confirming! See you on June 10.", access_token=token,
             )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert each friend who is coming (private_data.coming) got exactly one new email from the user, with the
         requested body.
@@ -267,7 +230,7 @@ REPLY_COMING = TaskDef(
             test.case([getattr(thread, name) for name in fields], "==", [getattr(before, name) for name in fields])
         allowed = {"gmail.Email", "gmail.UserEmailThread", "gmail.GlobalEmailThread"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
 )
 

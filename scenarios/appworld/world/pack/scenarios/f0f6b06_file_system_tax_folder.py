@@ -10,7 +10,8 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_evaluation, login_preamble, question_evaluation, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
 TAXES = HOME + "documents/taxes_2022/"
@@ -71,23 +72,8 @@ def seed_tax_folder(ctx: SeedContext) -> None:
         fs.File.create_save(path=HOME + path, user_id=maya.id, content=content, created_at=when, updated_at=when)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.file_system.login(username=email, password=passwords["file_system"])["access_token"]
-'''
-
-
-QUESTION_TESTS = '''
-    with test("""
-        assert the answer matches the expected answer about the user's tax folder.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
+LOGIN = login_preamble("file_system")
+QUESTION_EVALUATION = question_evaluation("the expected answer about the user's tax folder")
 
 COUNT_FILES = TaskDef(
     variant=1,
@@ -99,13 +85,13 @@ COUNT_FILES = TaskDef(
     answer=TAX_FILE_COUNT,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     paths = apis.file_system.show_directory(
         directory_path="~/documents/taxes_2022/", entry_type="files", recursive=True, access_token=token
     )
     apis.supervisor.complete_task(answer=len(paths))
-''',
-    evaluation=EVALUATION_HEADER + QUESTION_TESTS,
+'''),
+    evaluation=QUESTION_EVALUATION,
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -119,7 +105,7 @@ DONATIONS_TOTAL = TaskDef(
     answer=DONATION_TOTAL,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     paths = apis.file_system.show_directory(
         directory_path="~/documents/taxes_2022/receipts/", entry_type="files", recursive=False, access_token=token
     )
@@ -131,8 +117,8 @@ DONATIONS_TOTAL = TaskDef(
                 if line.startswith("Amount:"):
                     total += float(line.split("$")[1].replace(",", ""))
     apis.supervisor.complete_task(answer=round(total, 2))
-''',
-    evaluation=EVALUATION_HEADER + QUESTION_TESTS,
+'''),
+    evaluation=QUESTION_EVALUATION,
     test_labels=("no_op_fail", "no_op_pass"),
 )
 
@@ -151,7 +137,7 @@ FILE_FORMS = TaskDef(
         "index_path": TAXES + "forms/index.txt",
         "index_lines": INDEX_LINES,
     },
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     downloads = apis.file_system.show_directory(
         directory_path="~/downloads/", entry_type="files", recursive=False, access_token=token
     )
@@ -169,12 +155,8 @@ FILE_FORMS = TaskDef(
         file_path="~/documents/taxes_2022/forms/index.txt", content="\\n".join(names), access_token=token
     )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
+'''),
+    evaluation=action_evaluation('''
     with test("""
         assert each downloaded 1099 form now exists only in the forms folder (private_data.moved maps old to
         new path), with its content unchanged.
@@ -209,7 +191,7 @@ FILE_FORMS = TaskDef(
         originals = {directory.id: directory.path for directory in models.start.file_system.Directory.all()}
         test.case([d.path for d in updated if d.path != originals[d.id]], "is_falsy")
         test.case(models.changed_model_names() - {"file_system.File", "file_system.Directory"}, "is_falsy")
-''',
+'''),
     test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
 )
 
