@@ -188,12 +188,21 @@ def evaluation(*blocks: str) -> str:
     return EVALUATION_HEADER + "\n" + block(*blocks)
 
 
-def question_evaluation(what: str, verb: str = "matches") -> str:
-    """Evaluation of a question task: the answer is `what`, and nothing changed.
+QUESTION_LABELS = ("no_op_fail", "no_op_pass")
+"""The labels of `question_evaluation`'s two tests: the answer test, then "no model changed"."""
 
-    Labels: `("no_op_fail", "no_op_pass")`.
-    """
+
+def question_evaluation(what: str, verb: str = "matches") -> str:
+    """Evaluation of a question task: the answer is `what`, and nothing changed (labels: `QUESTION_LABELS`)."""
     return evaluation(answer_test(what, verb), NOTHING_CHANGED_TEST)
+
+
+def question_checks(what: str, verb: str = "matches") -> dict[str, object]:
+    """The `evaluation` and `test_labels` of a question task: `TaskDef(..., **question_checks(what))`.
+
+    The labels come with the template, so a scenario cannot pair them wrongly.
+    """
+    return {"evaluation": question_evaluation(what, verb), "test_labels": QUESTION_LABELS}
 
 
 def action_evaluation(*tests: str) -> str:

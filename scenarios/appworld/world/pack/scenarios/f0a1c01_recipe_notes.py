@@ -7,7 +7,7 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
@@ -49,8 +49,7 @@ COUNT = TaskDef(
     solution=solution(LOGIN, '''
     apis.supervisor.complete_task(answer=len(recipes))
 '''),
-    evaluation=question_evaluation("the number of the user's notes tagged 'recipe'"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of the user's notes tagged 'recipe'"),
 )
 
 TAG_QUICK = TaskDef(

@@ -9,7 +9,7 @@ simple_note + phone; a text to anyone else is collateral damage).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
@@ -51,8 +51,7 @@ LATE = TaskDef(
     late = [c for c in contacts if int(c["birthday"][5:7]) >= 7]
     apis.supervisor.complete_task(answer=len(late))
 '''),
-    evaluation=question_evaluation("the number of coworkers born from July to December"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of coworkers born from July to December"),
 )
 
 BIRTHDAY_NOTE = TaskDef(

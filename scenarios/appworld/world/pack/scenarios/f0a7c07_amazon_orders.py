@@ -11,7 +11,7 @@ re-add the items of the latest order shipped to the Work address.
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, action_evaluation, evaluation, login_preamble, paginate, question_evaluation, solution,
+    NULL_ANSWER_TEST, action_evaluation, evaluation, login_preamble, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -117,8 +117,7 @@ MARCH_SPENDING = TaskDef(
     total = sum(order["paid_amount"] for order in orders if order["created_at"].startswith("2023-03"))
     apis.supervisor.complete_task(answer=round(total, 2))
 '''),
-    evaluation=question_evaluation("the total paid for the user's Amazon orders placed in March 2023"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the total paid for the user's Amazon orders placed in March 2023"),
 )
 
 CHEAP_TO_CART = TaskDef(

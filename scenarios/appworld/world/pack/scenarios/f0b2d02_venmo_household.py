@@ -11,7 +11,7 @@ roommates found in the phone's contacts.
 from __future__ import annotations
 
 from pack.snippets import (
-    action_evaluation, block, login, login_preamble, page_loop, paginate, question_evaluation, solution,
+    action_evaluation, block, login, login_preamble, page_loop, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -78,8 +78,7 @@ FARID_TOTAL = TaskDef(
 '''), '''
     apis.supervisor.complete_task(answer=round(total, 2))
 ''')),
-    evaluation=question_evaluation("the total Farid Haddad sent the user in April 2023"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the total Farid Haddad sent the user in April 2023"),
 )
 
 APPROVE_CHLOE = TaskDef(

@@ -11,7 +11,7 @@ most for the group's expenses (question, paginated).
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, block, evaluation, login_preamble, page_loop, question_evaluation, solution,
+    NULL_ANSWER_TEST, block, evaluation, login_preamble, page_loop, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -107,11 +107,10 @@ FARID_BALANCE = TaskDef(
             if b["email"] == "farid.haddad@gmail.com"]
     apis.supervisor.complete_task(answer=round(owed[0], 2))
 '''),
-    evaluation=question_evaluation(
+    **question_checks(
         f"what Farid Haddad owes the user within '{GROUP}' (his shares of the user's expenses, "
         "minus the user's shares of his, minus his payment to the user)"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 RECORD_GROCERIES = TaskDef(
@@ -192,11 +191,10 @@ TOP_PAYER = TaskDef(
     top = max(totals, key=lambda payer_email: totals[payer_email])
     apis.supervisor.complete_task(answer=names[top])
 ''')),
-    evaluation=question_evaluation(
+    **question_checks(
         f"the full name of the member of '{GROUP}', other than the user, whose paid expenses in the group "
         "add up to the most"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,7 @@ off one alarm and create another (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (from_nadia, when, message)
@@ -78,8 +78,7 @@ COUNT_TEXTS = TaskDef(
                 and "2023-05-12" <= message["sent_at"][:10] <= "2023-05-17")
     apis.supervisor.complete_task(answer=count)
 ''')),
-    evaluation=question_evaluation("the number of texts the user's mother sent from May 12 to May 17"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of texts the user's mother sent from May 12 to May 17"),
 )
 
 TEXT_MOTHER = TaskDef(

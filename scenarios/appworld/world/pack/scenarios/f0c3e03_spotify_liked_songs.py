@@ -11,7 +11,7 @@ the Juniper Vale songs in her likes or library (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 JUNIPER = "Juniper Vale"
@@ -74,7 +74,7 @@ def seed_liked_songs(ctx: SeedContext) -> None:
 
 LOGIN = login_preamble("spotify") + paginate("liked", "spotify.show_liked_songs")
 
-QUESTION_EVALUATION = question_evaluation("the expected answer about the user's liked songs")
+QUESTION_CHECKS = question_checks("the expected answer about the user's liked songs")
 
 COUNT_JUNIPER = TaskDef(
     variant=1,
@@ -90,8 +90,7 @@ COUNT_JUNIPER = TaskDef(
             count += 1
     apis.supervisor.complete_task(answer=count)
 '''),
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+    **QUESTION_CHECKS,
 )
 
 MOST_PLAYED_LIKED = TaskDef(
@@ -109,8 +108,7 @@ MOST_PLAYED_LIKED = TaskDef(
             best_title, best_plays = details["title"], details["play_count"]
     apis.supervisor.complete_task(answer=best_title)
 '''),
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+    **QUESTION_CHECKS,
 )
 
 PICKS_PLAYLIST = TaskDef(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pack.snippets import (
     NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, page_loop, paginate,
-    question_evaluation, solution,
+    question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -117,8 +117,7 @@ COUNT_WREN = TaskDef(
 '''),
         "    apis.supervisor.complete_task(answer=count)",
     )),
-    evaluation=question_evaluation(f"the number of songs by {WREN} in the user's song library"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks(f"the number of songs by {WREN} in the user's song library"),
 )
 
 LIST_PLAYLIST = TaskDef(

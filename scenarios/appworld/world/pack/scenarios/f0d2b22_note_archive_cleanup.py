@@ -9,7 +9,7 @@ delete the duplicates (action: deleting any other note is collateral damage), ap
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 TAG = "archive-2022"
@@ -57,8 +57,7 @@ COUNT_INVOICES = TaskDef(
     solution=solution(LOGIN, '''
     apis.supervisor.complete_task(answer=sum(1 for content in contents.values() if "invoice" in content.lower()))
 '''),
-    evaluation=question_evaluation("the number of archive-2022 notes whose content mentions an invoice"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of archive-2022 notes whose content mentions an invoice"),
 )
 
 DELETE_DUPLICATES = TaskDef(

@@ -12,7 +12,7 @@ section over to Chloe and add a task there (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, page_loop, question_evaluation, solution
+from pack.snippets import action_evaluation, block, login_preamble, page_loop, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 PROJECT = "Apartment Move"
@@ -104,8 +104,7 @@ COUNT_OVERDUE = TaskDef(
     solution=solution(LOGIN, OVERDUE_TASKS, '''
     apis.supervisor.complete_task(answer=len(overdue))
 '''),
-    evaluation=question_evaluation("the number of incomplete overdue tasks in 'Apartment Move'"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of incomplete overdue tasks in 'Apartment Move'"),
 )
 
 RESCHEDULE = TaskDef(

@@ -11,7 +11,7 @@ assigned to coworkers (question), text each coworker a reminder per open task du
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, block, evaluation, login, login_preamble, paginate, question_evaluation, solution,
+    NULL_ANSWER_TEST, block, evaluation, login, login_preamble, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
@@ -102,8 +102,7 @@ JULY_BIRTHDAY = TaskDef(
     july = [c for c in coworkers if c["birthday"] and c["birthday"][5:7] == "07"]
     apis.supervisor.complete_task(answer=july[0]["first_name"] + " " + july[0]["last_name"])
 '''),
-    evaluation=question_evaluation("the full name of the user's only coworker contact born in July"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the full name of the user's only coworker contact born in July"),
 )
 
 COUNT_OPEN = TaskDef(
@@ -120,10 +119,9 @@ COUNT_OPEN = TaskDef(
     count = sum(len(open_tasks_of(coworker["email"])) for coworker in coworkers)
     apis.supervisor.complete_task(answer=count)
 '''),
-    evaluation=question_evaluation(
+    **question_checks(
         f"the number of incomplete tasks in '{PROJECT}' whose assignee is one of the user's coworker contacts"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 TEXT_REMINDERS = TaskDef(

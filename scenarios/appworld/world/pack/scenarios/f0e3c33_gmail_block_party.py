@@ -9,7 +9,7 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
@@ -84,8 +84,7 @@ COUNT_EMAILS = TaskDef(
     solution=solution(LOGIN, PARTY_THREAD, '''
     apis.supervisor.complete_task(answer=len(details["emails"]))
 '''),
-    evaluation=question_evaluation("the number of emails in the block party thread"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the number of emails in the block party thread"),
 )
 
 REPLY_LATEST = TaskDef(

@@ -12,7 +12,7 @@ the friends who are coming (action, needs each RSVP's body).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_evaluation, solution
+from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "RSVP: Kira's bridal shower"
@@ -105,8 +105,7 @@ VENUE_CODE = TaskDef(
                 code = email["body"].split("reservation code is ")[1].split(";")[0].strip()
     apis.supervisor.complete_task(answer=code)
 ''')),
-    evaluation=question_evaluation("the venue's reservation code from Grace's email", verb="is"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the venue's reservation code from Grace's email", verb="is"),
 )
 
 LABEL_RSVPS = TaskDef(

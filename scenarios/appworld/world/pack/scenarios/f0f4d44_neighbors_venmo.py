@@ -12,7 +12,7 @@ neighbour (phone + venmo; a request to anyone else is collateral damage).
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, paginate, question_evaluation,
+    NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, paginate, question_checks,
     solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
@@ -95,8 +95,7 @@ MAY_TO_NEIGHBORS = TaskDef(
             page_index += 1
     apis.supervisor.complete_task(answer=round(total, 2))
 '''),
-    evaluation=question_evaluation("the total the user sent the neighbors on Venmo in May 2023"),
-    test_labels=("no_op_fail", "no_op_pass"),
+    **question_checks("the total the user sent the neighbors on Venmo in May 2023"),
 )
 
 PAY_HEDGE = TaskDef(

@@ -10,7 +10,7 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, question_evaluation, solution
+from pack.snippets import action_evaluation, login_preamble, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
@@ -73,7 +73,7 @@ def seed_tax_folder(ctx: SeedContext) -> None:
 
 
 LOGIN = login_preamble("file_system")
-QUESTION_EVALUATION = question_evaluation("the expected answer about the user's tax folder")
+QUESTION_CHECKS = question_checks("the expected answer about the user's tax folder")
 
 COUNT_FILES = TaskDef(
     variant=1,
@@ -91,8 +91,7 @@ COUNT_FILES = TaskDef(
     )
     apis.supervisor.complete_task(answer=len(paths))
 '''),
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+    **QUESTION_CHECKS,
 )
 
 DONATIONS_TOTAL = TaskDef(
@@ -118,8 +117,7 @@ DONATIONS_TOTAL = TaskDef(
                     total += float(line.split("$")[1].replace(",", ""))
     apis.supervisor.complete_task(answer=round(total, 2))
 '''),
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+    **QUESTION_CHECKS,
 )
 
 FILE_FORMS = TaskDef(
