@@ -156,58 +156,56 @@ def evaluate(test, public_data, private_data, main_user, models, ground_truth_an
 '''
 """The opening every evaluation shares: read the supervisor's task row and its answer."""
 
-NULL_ANSWER_TEST = '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-'''
-"""The answer test of an action task (`no_op_fail`: a no-op never completes the task)."""
-
-NOTHING_CHANGED_TEST = '''
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
-"""The collateral-damage test of a question task (`no_op_pass`)."""
+Check = tuple[str, str]
+"""One test of an evaluation: its label and its `with test(...)` block (see `check`)."""
 
 
-def answer_test(what: str, verb: str = "matches") -> str:
-    """The answer test of a question task: `assert the answer <verb> <what>.` (`no_op_fail`)."""
-    return f'''
-    with test("""
-        assert the answer {verb} {what}.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-'''
+def check(label: str, requirement: str, body: str) -> Check:
+    """One `with test(\"\"\"<requirement>\"\"\"):` block running `body`, labelled `"no_op_fail"` or `"no_op_pass"`.
+
+    `requirement` and `body` are dedented here; the requirement keeps its line breaks (the builder takes
+    `test_data.json` from them), the body its relative indentation.
+    """
+    text = indent_lines(dedent(requirement).strip("\n"), " " * 8)
+    code = indent_lines(dedent(body).strip("\n"), " " * 8)
+    return label, f'    with test("""\n{text}\n    """):\n{code}\n'
 
 
-def evaluation(*blocks: str) -> str:
-    """Source of `evaluate(...)`: the shared header, a blank line, then `blocks` (setup code, tests)."""
-    return EVALUATION_HEADER + "\n" + block(*blocks)
+def checks(*parts: str | Check) -> dict[str, object]:
+    """The `evaluation` and `test_labels` of a task, to unpack into it: `TaskDef(..., **checks(...))`.
+
+    `parts` in source order: code strings (setup lines, no test) and `check(...)` tests. The evaluation is
+    the shared header, a blank line, then the parts; the labels are the checks' labels, in the same order.
+    """
+    code = [part if isinstance(part, str) else part[1] for part in parts]
+    labels = tuple(part[0] for part in parts if not isinstance(part, str))
+    return {"evaluation": EVALUATION_HEADER + "\n" + block(*code), "test_labels": labels}
 
 
-QUESTION_LABELS = ("no_op_fail", "no_op_pass")
-"""The labels of `question_evaluation`'s two tests: the answer test, then "no model changed"."""
+ANSWER_TEST_BODY = "test.answer(predicted_answer, ground_truth_answer)"
+"""What an answer test runs (every task has one, an action task's expects null)."""
+
+NULL_ANSWER_CHECK = check("no_op_fail", "assert the task was completed with no answer (null).", ANSWER_TEST_BODY)
+"""The answer test of an action task (a no-op never completes the task)."""
+
+NOTHING_CHANGED_CHECK = check("no_op_pass", "assert no model changed (a question must not modify anything).",
+                              'test.case(models.changed_model_names(), "is_falsy")')
+"""The collateral-damage test of a question task."""
 
 
-def question_evaluation(what: str, verb: str = "matches") -> str:
-    """Evaluation of a question task: the answer is `what`, and nothing changed (labels: `QUESTION_LABELS`)."""
-    return evaluation(answer_test(what, verb), NOTHING_CHANGED_TEST)
+def answer_check(what: str, verb: str = "matches") -> Check:
+    """The answer test of a question task: `assert the answer <verb> <what>.`"""
+    return check("no_op_fail", f"assert the answer {verb} {what}.", ANSWER_TEST_BODY)
 
 
 def question_checks(what: str, verb: str = "matches") -> dict[str, object]:
-    """The `evaluation` and `test_labels` of a question task: `TaskDef(..., **question_checks(what))`.
+    """A question task's evaluation: the answer is `what` (`answer_check`), and nothing changed."""
+    return checks(answer_check(what, verb), NOTHING_CHANGED_CHECK)
 
-    The labels come with the template, so a scenario cannot pair them wrongly.
+
+def action_checks(*parts: str | Check) -> dict[str, object]:
+    """An action task's evaluation: the null-answer test, then `parts` (see `checks`).
+
+    An evaluation with setup code before its first test uses `checks(setup, NULL_ANSWER_CHECK, ...)`.
     """
-    return {"evaluation": question_evaluation(what, verb), "test_labels": QUESTION_LABELS}
-
-
-def action_evaluation(*tests: str) -> str:
-    """Evaluation of an action task: the null-answer test, then `tests` (one label per block of them).
-
-    An evaluation that needs setup code before its tests uses `evaluation(setup, NULL_ANSWER_TEST, ...)`.
-    """
-    return evaluation(NULL_ANSWER_TEST, *tests)
+    return checks(NULL_ANSWER_CHECK, *parts)

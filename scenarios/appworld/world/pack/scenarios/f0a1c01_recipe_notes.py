@@ -7,7 +7,7 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
@@ -69,32 +69,30 @@ TAG_QUICK = TaskDef(
             apis.simple_note.update_note(note_id=note["note_id"], tags=note["tags"] + ["quick"], access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert the only changed model is simple_note.Note.
-    """):
+    """, '''
         test.case(models.changed_model_names(), "==", {"simple_note.Note"})
-    with test("""
+    '''), check("no_op_fail", """
         assert exactly the quick recipes (private_data.quick_titles) were updated, each now tagged 'quick'
         in addition to its original tags.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(sorted(note.title for note in updated), "==", private_data.quick_titles)
         originals = {note.id: note for note in models.start.simple_note.Note.all()}
         for note in updated:
             test.case(sorted(note.tags), "==", sorted(originals[note.id].tags + ["quick"]))
-    with test("""
+    '''), check("no_op_pass", """
         assert no note was added or removed, no note outside the quick recipes was updated, and the
         updated notes kept their title and content.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added) + len(removed), "==", 0)
         test.case({note.title for note in updated} - set(private_data.quick_titles), "is_falsy")
         originals = {note.id: note for note in models.start.simple_note.Note.all()}
         for note in updated:
             test.case(note.content, "==", originals[note.id].content)
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 INDEX = TaskDef(
@@ -111,10 +109,9 @@ INDEX = TaskDef(
     apis.simple_note.create_note(title="Recipe Index", content="\\n".join(titles), tags=["index"], access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one note was added, owned by the user, titled 'Recipe Index' and tagged 'index'.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added), "==", 1)
         note = added[0]
@@ -122,19 +119,18 @@ INDEX = TaskDef(
         test.case(note.user_id, "==", owner.id)
         test.case(note.title, "==", private_data.title, normalize_text=True)
         test.case(sorted(tag.lower() for tag in note.tags), "==", private_data.tags)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new note's non-empty lines are all recipe titles, in alphabetical order.
-    """):
+    """, '''
         lines = [line.strip().lstrip("-*0123456789. ").strip() for line in note.content.splitlines()]
         test.case([line.lower() for line in lines if line], "==", [title.lower() for title in private_data.lines])
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing note was updated or removed and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -9,7 +9,7 @@ simple_note + phone; a text to anyone else is collateral damage).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
@@ -67,30 +67,28 @@ BIRTHDAY_NOTE = TaskDef(
     apis.simple_note.create_note(title="Coworker birthdays", content="\\n".join(lines), access_token=note_token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one note was added, owned by the user and titled 'Coworker birthdays'.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         owner = models.end.simple_note.User.find_from(main_user)
         test.case(len(added), "==", 1)
         test.case(added[0].user_id, "==", owner.id)
         test.case(added[0].title, "==", private_data.title, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new note's non-empty lines are exactly one 'First Last: YYYY-MM-DD' line per coworker.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added), ">", 0)
         lines = [line.strip().lstrip("-* ").strip().lower() for line in added[0].content.splitlines()]
         test.case(sorted(line for line in lines if line), "==", [line.lower() for line in private_data.lines])
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing note was edited or deleted and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 TEXT_RULES = TaskDef(
@@ -109,10 +107,9 @@ TEXT_RULES = TaskDef(
         apis.phone.send_text_message(phone_number=contact["phone_number"], message=content, access_token=phone_token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert each roommate got exactly one new text from the user whose message is the note's content.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         maya = models.end.phone.User.find_from(main_user)
         for number in private_data.receivers:
@@ -120,19 +117,18 @@ TEXT_RULES = TaskDef(
             texts = [t for t in added if t.sender_id == maya.id and t.receiver_id == roommate.id]
             test.case(len(texts), "==", 1)
             test.case(texts[0].message, "==", private_data.message, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no text went to anyone who is not a roommate and no text was changed or deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         ids = {models.end.phone.User.find_one(phone_number=number).id for number in private_data.receivers}
         test.case([t.id for t in added if t.receiver_id not in ids], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside the phone's text messages changed (the note is untouched).
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

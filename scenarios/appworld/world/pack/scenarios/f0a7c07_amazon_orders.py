@@ -10,9 +10,7 @@ re-add the items of the latest order shipped to the Work address.
 
 from __future__ import annotations
 
-from pack.snippets import (
-    NULL_ANSWER_TEST, action_evaluation, evaluation, login_preamble, paginate, question_checks, solution,
-)
+from pack.snippets import NULL_ANSWER_CHECK, check, checks, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # Base-world products used by the orders, with the prices world.py gives them (checked when seeding).
@@ -138,40 +136,38 @@ CHEAP_TO_CART = TaskDef(
             )
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
+    **checks('''
     def product_name(entry):
         return models.end.amazon.Product.find_one(id=entry.product_id).name
 
     maya = models.end.amazon.User.find_from(main_user)
-''', NULL_ANSWER_TEST, '''
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the user's cart now holds exactly the cheap wish-list items (private_data.moved) with their full
         quantities, plus the item that was already in the cart, unchanged.
-    """):
+    """, '''
         cart = {product_name(entry): entry.quantity for entry in models.end.amazon.CartEntry.find_all(user_id=maya.id)}
         expected = dict(private_data.moved)
         expected[private_data.cart_item] = private_data.cart_quantity
         test.case(cart, "==", expected)
-    with test("""
+    '''), check("no_op_fail", """
         assert none of the moved items is left on the wish list.
-    """):
+    """, '''
         wish_list = {product_name(entry) for entry in models.end.amazon.WishListEntry.find_all(user_id=maya.id)}
         test.case(len(wish_list), ">", 0)
         test.case(wish_list & set(private_data.moved), "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert the wish-list items costing $30 or more are still on the wish list, unchanged.
-    """):
+    """, '''
         start = {e.id: e.quantity for e in models.start.amazon.WishListEntry.find_all(user_id=maya.id)
                  if models.start.amazon.Product.find_one(id=e.product_id).price >= 30}
         end = {e.id: e.quantity for e in models.end.amazon.WishListEntry.find_all(user_id=maya.id) if e.id in start}
         test.case(len(start), ">", 0)
         test.case(end, "==", start)
-    with test("""
+    '''), check("no_op_pass", """
         assert no order was placed and nothing outside the cart and wish list changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"amazon.CartEntry", "amazon.WishListEntry"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 REORDER_WORK = TaskDef(
@@ -194,24 +190,22 @@ REORDER_WORK = TaskDef(
         )
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
+    **checks('''
     maya = models.end.amazon.User.find_from(main_user)
-''', NULL_ANSWER_TEST, '''
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the user's cart now holds exactly the products of the latest Work-address order
         (private_data.added) in their ordered quantities, plus the item that was already in the cart, unchanged.
-    """):
+    """, '''
         cart = {models.end.amazon.Product.find_one(id=entry.product_id).name: entry.quantity
                 for entry in models.end.amazon.CartEntry.find_all(user_id=maya.id)}
         expected = dict(private_data.added)
         expected[private_data.cart_item] = private_data.cart_quantity
         test.case(cart, "==", expected)
-    with test("""
+    '''), check("no_op_pass", """
         assert no order was placed or changed, the wish list is unchanged, and nothing outside the cart changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"amazon.CartEntry"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

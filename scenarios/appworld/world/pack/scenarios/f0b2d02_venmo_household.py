@@ -11,7 +11,7 @@ roommates found in the phone's contacts.
 from __future__ import annotations
 
 from pack.snippets import (
-    action_evaluation, block, login, login_preamble, page_loop, paginate, question_checks, solution,
+    action_checks, block, check, login, login_preamble, page_loop, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -97,18 +97,17 @@ APPROVE_CHLOE = TaskDef(
             apis.venmo.approve_payment_request(payment_request_id=request["payment_request_id"], access_token=token)
     apis.supervisor.complete_task()
 ''')),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly Chloe's pending requests (private_data.descriptions) are now approved and not denied.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         test.case(sorted(request.description for request in updated), "==", private_data.descriptions)
         for request in updated:
             test.case(request.approved_at, "is not", None)
             test.case(request.denied_at, "is", None)
-    with test("""
+    '''), check("no_op_fail", """
         assert one payment per approved request went from the user to Chloe, for the requested amount.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
@@ -116,26 +115,25 @@ APPROVE_CHLOE = TaskDef(
         to_chloe = [t for t in added if (t.sender_id, t.receiver_id) == (maya.id, chloe.id)]
         test.case(len(to_chloe), "==", len(private_data.descriptions))
         test.case(sorted(t.amount for t in to_chloe), "==", sorted(r.amount for r in requests))
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment went to or from anyone but the user and Chloe.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
         test.case([t.id for t in added if (t.sender_id, t.receiver_id) != (maya.id, chloe.id)], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment request was added or removed and none from anyone else was changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
         test.case(len(added) + len(removed), "==", 0)
         test.case([r.id for r in updated if r.sender_id != chloe.id], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo changed.
-    """):
+    """, '''
         test.case({name for name in models.changed_model_names() if not name.startswith("venmo.")}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 PAY_ROOMMATES = TaskDef(
@@ -158,37 +156,35 @@ PAY_ROOMMATES = TaskDef(
         )
     apis.supervisor.complete_task()
 ''')),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert each roommate (private_data.receivers) got exactly one new Venmo payment from the user.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         roommates = [models.end.venmo.User.find_one(email=email).id for email in private_data.receivers]
         to_roommates = [t for t in added if t.sender_id == maya.id and t.receiver_id in roommates]
         test.case(sorted(t.receiver_id for t in to_roommates), "==", sorted(roommates))
-    with test("""
+    '''), check("no_op_fail", """
         assert every new payment to a roommate is for the requested amount with the description 'May utilities'.
-    """):
+    """, '''
         test.case(len(to_roommates), ">", 0)
         for transaction in to_roommates:
             test.case(transaction.amount, "==", private_data.amount)
             test.case(transaction.description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no new payment went to anyone who is not a roommate.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         roommates = {models.end.venmo.User.find_one(email=email).id for email in private_data.receivers}
         test.case([t.id for t in added if t.receiver_id not in roommates], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment request, phone contact or other app data changed, and no transaction was altered.
-    """):
+    """, '''
         allowed = {"venmo.Transaction", "venmo.User", "venmo.Notification"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
         added, updated, removed = models.changed_records("venmo.Transaction")
         test.case(len(updated) + len(removed), "==", 0)
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,9 +10,7 @@ most for the group's expenses (question, paginated).
 
 from __future__ import annotations
 
-from pack.snippets import (
-    NULL_ANSWER_TEST, block, evaluation, login_preamble, page_loop, question_checks, solution,
-)
+from pack.snippets import NULL_ANSWER_CHECK, block, check, checks, login_preamble, page_loop, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 GROUP = "Tahoe Cabin Weekend"
@@ -132,14 +130,13 @@ RECORD_GROCERIES = TaskDef(
     )
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
+    **checks('''
     maya = models.end.splitwise.User.find_from(main_user)
     group = models.end.splitwise.Group.find_one(user_id=maya.id, name=private_data.group)
-''', NULL_ANSWER_TEST, '''
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert exactly one expense was added, in the group, paid by the user, for the stated amount and
         with the stated description.
-    """):
+    """, '''
         added = models.changed_records("splitwise.Expense")[0]
         test.case(len(added), "==", 1)
         expense = added[0]
@@ -147,25 +144,24 @@ RECORD_GROCERIES = TaskDef(
         test.case(expense.payer_id, "==", maya.id)
         test.case(round(expense.amount, 2), "==", private_data.amount)
         test.case(expense.description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert each of the four other members owes an equal fifth of the expense (private_data.share), and the
         user's own share, if recorded, is that fifth too.
-    """):
+    """, '''
         shares = {models.end.splitwise.User.find_one(id=share.debtor_id).email: round(share.share_amount, 2)
                   for share in models.end.splitwise.ExpenseShare.find_all(expense_id=expense.id)}
         others = {email: amount for email, amount in shares.items() if email != maya.email}
         test.case(others, "==", {email: private_data.share for email in private_data.others})
         test.case(shares.get(maya.email, private_data.share), "==", private_data.share)
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing expense or payment was changed or removed, and only expense records (and
         Splitwise notifications) changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("splitwise.Expense")
         test.case(len(updated) + len(removed), "==", 0)
         allowed = {"splitwise.Expense", "splitwise.ExpenseShare", "splitwise.Notification"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 TOP_PAYER = TaskDef(

@@ -10,7 +10,7 @@ off one alarm and create another (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (from_nadia, when, message)
@@ -91,29 +91,27 @@ TEXT_MOTHER = TaskDef(
     apis.phone.send_text_message(phone_number=mother["phone_number"], message={MESSAGE!r}, access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert a new text from the user to the mother carries the requested message.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         maya = models.end.phone.User.find_from(main_user)
         mother = models.end.phone.User.find_one(phone_number=private_data.receiver_phone)
         to_mother = [t for t in added if t.sender_id == maya.id and t.receiver_id == mother.id]
         test.case(len(to_mother), "==", 1)
         test.case(to_mother[0].message, "==", private_data.message, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no text went to anyone but the mother and no text was changed or deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         mother = models.end.phone.User.find_one(phone_number=private_data.receiver_phone)
         test.case([t.id for t in added if t.receiver_id != mother.id], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside the phone's text messages changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 ALARMS = TaskDef(
@@ -132,32 +130,30 @@ ALARMS = TaskDef(
                             access_token=token)
     apis.supervisor.complete_task()
 ''')),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert the 'Wake up' alarm still exists and is now disabled.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         switched = [a for a in updated if a.label == private_data.off_label]
         test.case(len(switched), "==", 1)
         test.case(switched[0].enabled, "is_falsy")
-    with test("""
+    '''), check("no_op_fail", """
         assert exactly one alarm was added: 07:30, labelled 'Gym', enabled, repeating Monday, Wednesday, Friday.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         test.case(len(added), "==", 1)
         test.case(added[0].time, "==", private_data.time)
         test.case(added[0].label, "==", private_data.label, normalize_text=True)
         test.case(added[0].enabled, "is_truthy")
         test.case(sorted(added[0].repeat_days or []), "==", private_data.days)
-    with test("""
+    '''), check("no_op_pass", """
         assert no alarm was deleted, no alarm other than 'Wake up' was changed, and nothing outside phone.Alarm changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         test.case(len(removed), "==", 0)
         test.case([a.label for a in updated if a.label != private_data.off_label], "is_falsy")
         test.case(models.changed_model_names() - {"phone.Alarm"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

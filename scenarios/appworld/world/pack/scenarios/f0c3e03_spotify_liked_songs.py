@@ -11,7 +11,7 @@ the Juniper Vale songs in her likes or library (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 JUNIPER = "Juniper Vale"
@@ -133,10 +133,9 @@ PICKS_PLAYLIST = TaskDef(
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song_id, access_token=token)
     apis.supervisor.complete_task()
 ''')),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one playlist was added, owned by the user, titled 'Juniper Vale Picks' and private.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("spotify.Playlist")
         test.case(len(added), "==", 1)
         playlist = added[0]
@@ -144,24 +143,23 @@ PICKS_PLAYLIST = TaskDef(
         test.case(playlist.user_id, "==", owner.id)
         test.case(playlist.title, "==", private_data.title, normalize_text=True)
         test.case(playlist.is_public, "==", False)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new playlist holds exactly the Juniper Vale songs of the user's likes and library
         (private_data.song_titles), and no song was added to any other playlist.
-    """):
+    """, '''
         added_songs = models.changed_records("spotify.PlaylistSong")[0]
         test.case({row.playlist_id for row in added_songs}, "==", {playlist.id})
         titles = sorted(models.end.spotify.Song.find_one(id=row.song_id).title for row in added_songs)
         test.case(titles, "==", sorted(private_data.song_titles))
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing playlist or playlist song was updated or removed, and nothing outside
         spotify.Playlist and spotify.PlaylistSong changed (likes and library untouched).
-    """):
+    """, '''
         for model_name in ("spotify.Playlist", "spotify.PlaylistSong"):
             added, updated, removed = models.changed_records(model_name)
             test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"spotify.Playlist", "spotify.PlaylistSong"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -14,8 +14,8 @@ playlist's songs, add the songs of the note to the playlist.
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, page_loop, paginate,
-    question_checks, solution,
+    NULL_ANSWER_CHECK, action_checks, block, check, checks, login, login_preamble, page_loop, paginate, question_checks,
+    solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -135,30 +135,28 @@ LIST_PLAYLIST = TaskDef(
     apis.simple_note.create_note(title="{LIST_NOTE}", content="\\n".join(titles), access_token=note_token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one note was added, owned by the user, with the requested title.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added), "==", 1)
         note = added[0]
         owner = models.end.simple_note.User.find_from(main_user)
         test.case(note.user_id, "==", owner.id)
         test.case(note.title, "==", private_data.title, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new note's non-empty lines are exactly the titles of the songs in the user's playlist
         (private_data.songs), each once, in any order.
-    """):
+    """, '''
         lines = [line.strip().lstrip("-*0123456789.) ").strip() for line in note.content.splitlines()]
         test.case(sorted(line.lower() for line in lines if line), "==", [title.lower() for title in private_data.songs])
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing note was updated or removed and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 ADD_IDEAS = TaskDef(
@@ -184,26 +182,24 @@ ADD_IDEAS = TaskDef(
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song["song_id"], access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
+    **checks('''
     maya = models.end.spotify.User.find_from(main_user)
     playlist = models.end.spotify.Playlist.find_one(user_id=maya.id, title=private_data.playlist)
-''', NULL_ANSWER_TEST, '''
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the songs added to playlists are exactly the note's songs missing from the user's playlist
         (private_data.added), each added once, all to that playlist.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("spotify.PlaylistSong")
         titles = sorted(models.end.spotify.Song.find_one(id=entry.song_id).title for entry in added)
         test.case(titles, "==", private_data.added)
         test.case({entry.playlist_id for entry in added}, "==", {playlist.id})
-    with test("""
+    '''), check("no_op_pass", """
         assert no song was removed from any playlist, and nothing but playlist songs changed (the note included).
-    """):
+    """, '''
         added, updated, removed = models.changed_records("spotify.PlaylistSong")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"spotify.PlaylistSong"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -9,7 +9,7 @@ delete the duplicates (action: deleting any other note is collateral damage), ap
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, block, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 TAG = "archive-2022"
@@ -73,21 +73,19 @@ DELETE_DUPLICATES = TaskDef(
             apis.simple_note.delete_note(note_id=note_id, access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert every duplicate archive note (private_data.titles) was deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(sorted({note.title for note in removed} & set(private_data.titles)), "==", private_data.titles)
-    with test("""
+    '''), check("no_op_pass", """
         assert no other note was deleted, none was added or edited, and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case({note.title for note in removed} - set(private_data.titles), "is_falsy")
         test.case(len(added) + len(updated), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 APPEND_LINE = TaskDef(
@@ -103,10 +101,9 @@ APPEND_LINE = TaskDef(
                                          added_content="Reviewed on 2023-05-18", access_token=token)
     apis.supervisor.complete_task()
 ''')),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert the note 'Lease renewal 2022' now ends with the requested line and kept its original content before it.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         lease = [note for note in updated if note.title == private_data.title]
         test.case(len(lease), "==", 1)
@@ -114,15 +111,14 @@ APPEND_LINE = TaskDef(
         lines = [line.strip() for line in lease[0].content.strip().splitlines()]
         test.case(lines[-1], "==", private_data.line, normalize_text=True)
         test.case(lease[0].content.strip().startswith(original.strip()), "is_truthy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no other note was edited, added or deleted, and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case([note.title for note in updated if note.title != private_data.title], "is_falsy")
         test.case(len(added) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -11,7 +11,7 @@ assigned to coworkers (question), text each coworker a reminder per open task du
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, block, evaluation, login, login_preamble, paginate, question_checks, solution,
+    NULL_ANSWER_CHECK, block, check, checks, login, login_preamble, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
@@ -145,38 +145,36 @@ TEXT_REMINDERS = TaskDef(
                 )
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
+    **checks('''
     def normalized(text):
         return " ".join(text.lower().split())
 
     maya = models.end.phone.User.find_from(main_user)
-''', NULL_ANSWER_TEST, '''
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert every expected reminder (private_data.messages: recipient phone number and text, compared case- and
         whitespace-insensitively) was sent exactly once by the user.
-    """):
+    """, '''
         added = models.changed_records("phone.GlobalTextMessage")[0]
         sent = [[models.end.phone.User.find_one(id=m.receiver_id).phone_number, normalized(m.message)]
                 for m in added if m.sender_id == maya.id]
         test.case(len(private_data.messages), ">", 0)
         for phone, text in private_data.messages:
             test.case(sent.count([phone, normalized(text)]), "==", 1)
-    with test("""
+    '''), check("no_op_pass", """
         assert no new text message went to anyone who gets no reminder, and none is an extra text to a recipient.
-    """):
+    """, '''
         added = models.changed_records("phone.GlobalTextMessage")[0]
         receivers = [models.end.phone.User.find_one(id=m.receiver_id).phone_number for m in added]
         expected = [phone for phone, _ in private_data.messages]
         test.case(set(receivers) - set(expected), "is_falsy")
         test.case(len(receivers), "<=", len(expected))
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing message was changed or removed, and nothing but text messages changed (Todoist included).
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -9,7 +9,7 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
@@ -100,11 +100,10 @@ REPLY_LATEST = TaskDef(
                               body={REPLY!r}, access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one new email from the user, in the block party thread, carries the reply and reaches the
         sender of its latest email.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         maya = models.end.gmail.User.find_from(main_user)
         oscar = models.end.gmail.User.find_one(email=private_data.latest_sender)
@@ -115,15 +114,14 @@ REPLY_LATEST = TaskDef(
         test.case(added[0].id, "in", thread.email_ids)
         test.case(added[0].body, "==", private_data.body, normalize_text=True)
         test.case(oscar.id, "in", added[0].recipient_ids)
-    with test("""
+    '''), check("no_op_pass", """
         assert no email was deleted or edited and nothing outside gmail's emails and threads changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         test.case(len(updated) + len(removed), "==", 0)
         allowed = {"gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 ARCHIVE_NEWSLETTERS = TaskDef(
@@ -139,18 +137,17 @@ ARCHIVE_NEWSLETTERS = TaskDef(
             apis.gmail.mark_thread_archived(email_thread_id=thread["email_thread_id"], access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert every newsletter thread of the user (private_data.subjects) is now archived.
-    """):
+    """, '''
         maya = models.end.gmail.User.find_from(main_user)
         subjects = {e.id: e.subject for e in models.end.gmail.Email.all()}
         archived = {subjects[t.email_ids[0]] for t in models.end.gmail.UserEmailThread.find_all(user_id=maya.id)
                     if t.archived}
         test.case(sorted(archived & set(private_data.subjects)), "==", private_data.subjects)
-    with test("""
+    '''), check("no_op_pass", """
         assert no other thread was archived, none was deleted, and nothing outside gmail.UserEmailThread changed.
-    """):
+    """, '''
         maya = models.end.gmail.User.find_from(main_user)
         subjects = {e.id: e.subject for e in models.end.gmail.Email.all()}
         before = {t.id for t in models.start.gmail.UserEmailThread.find_all(user_id=maya.id) if t.archived}
@@ -160,8 +157,7 @@ ARCHIVE_NEWSLETTERS = TaskDef(
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         test.case(len(added) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

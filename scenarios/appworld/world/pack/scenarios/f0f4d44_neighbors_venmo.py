@@ -12,8 +12,7 @@ neighbour (phone + venmo; a request to anyone else is collateral damage).
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_TEST, action_evaluation, block, evaluation, login, login_preamble, paginate, question_checks,
-    solution,
+    NULL_ANSWER_CHECK, action_checks, block, check, checks, login, login_preamble, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -65,7 +64,7 @@ def seed_emails(ctx: SeedContext) -> None:
                 recipient_email_addresses=[ctx.supervisor.email], recipient_names=[ctx.supervisor.full_name])
 
 
-PASSWORDS = login_preamble("venmo", profile=True)
+VENMO_LOGIN = login_preamble("venmo", profile=True)
 NEIGHBORS_FROM_PHONE = block(
     login("phone", 'profile["phone_number"]', token="phone_token"),
     paginate("neighbors", "phone.search_contacts", 'relationship="neighbor"', token="phone_token", align=True),
@@ -79,7 +78,7 @@ MAY_TO_NEIGHBORS = TaskDef(
     answer=MAY_TOTAL,
     required_apps=("phone", "venmo"),
     # The loop is written out: page_loop(..., align=True) would wrap its call after `page_index=page_index,`.
-    solution=solution(PASSWORDS, NEIGHBORS_FROM_PHONE, '''
+    solution=solution(VENMO_LOGIN, NEIGHBORS_FROM_PHONE, '''
     total = 0.0
     for neighbor in neighbors:
         page_index = 0
@@ -106,7 +105,7 @@ PAY_HEDGE = TaskDef(
     required_apps=("gmail", "venmo"),
     seed_task=seed_emails,
     private_data={"receiver": "oscar.lindqvist@gmail.com", "amount": HEDGE_AMOUNT, "description": "Hedge trimming"},
-    solution=solution(PASSWORDS, '''
+    solution=solution(VENMO_LOGIN, '''
     gmail_token = apis.gmail.login(username=profile["email"], password=passwords["gmail"])["access_token"]
     threads = apis.gmail.show_inbox_threads(query="hedge trimming", page_limit=20, access_token=gmail_token)
     thread = [t for t in threads if t["subject"] == "Hedge trimming"][0]
@@ -116,10 +115,9 @@ PAY_HEDGE = TaskDef(
                                   description="Hedge trimming", access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert exactly one new payment from the user went to Oscar, for the emailed amount, described 'Hedge trimming'.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         oscar = models.end.venmo.User.find_one(email=private_data.receiver)
@@ -127,20 +125,19 @@ PAY_HEDGE = TaskDef(
         test.case(len(to_oscar), "==", 1)
         test.case(to_oscar[0].amount, "==", private_data.amount)
         test.case(to_oscar[0].description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment went to anyone but Oscar and no transaction was altered or removed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         oscar = models.end.venmo.User.find_one(email=private_data.receiver)
         test.case([t.id for t in added if t.receiver_id != oscar.id], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo's transactions, balances and notifications changed.
-    """):
+    """, '''
         allowed = {"venmo.Transaction", "venmo.User", "venmo.Notification"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 REQUEST_NEIGHBORS = TaskDef(
@@ -150,17 +147,16 @@ REQUEST_NEIGHBORS = TaskDef(
                  f"'{REQUEST_DESCRIPTION}'. My phone contacts say who my neighbors are."),
     required_apps=("phone", "venmo"),
     private_data={"receivers": NEIGHBORS, "amount": REQUEST_AMOUNT, "description": REQUEST_DESCRIPTION},
-    solution=solution(PASSWORDS, NEIGHBORS_FROM_PHONE, f'''
+    solution=solution(VENMO_LOGIN, NEIGHBORS_FROM_PHONE, f'''
     for neighbor in neighbors:
         apis.venmo.create_payment_request(user_email=neighbor["email"], amount={REQUEST_AMOUNT!r},
                                           description={REQUEST_DESCRIPTION!r}, access_token=token)
     apis.supervisor.complete_task()
 '''),
-    evaluation=evaluation('''
-    with test("""
+    **checks(check("no_op_fail", """
         assert each neighbor (private_data.receivers) got exactly one new request from the user, for the amount
         and with the description asked.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         maya = models.end.venmo.User.find_from(main_user)
         for email in private_data.receivers:
@@ -169,19 +165,18 @@ REQUEST_NEIGHBORS = TaskDef(
             test.case(len(mine), "==", 1)
             test.case(mine[0].amount, "==", private_data.amount)
             test.case(mine[0].description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no request went to anyone who is not a neighbor and no existing request was changed or removed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         ids = {models.end.venmo.User.find_one(email=email).id for email in private_data.receivers}
         test.case([r.id for r in added if r.receiver_id not in ids], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo's payment requests and notifications changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"venmo.PaymentRequest", "venmo.Notification"}, "is_falsy")
-''', NULL_ANSWER_TEST),
-    test_labels=("no_op_fail", "no_op_pass", "no_op_pass", "no_op_fail"),
+    '''), NULL_ANSWER_CHECK),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,7 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.snippets import action_evaluation, login_preamble, question_checks, solution
+from pack.snippets import action_checks, check, login_preamble, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
@@ -154,11 +154,10 @@ FILE_FORMS = TaskDef(
     )
     apis.supervisor.complete_task()
 '''),
-    evaluation=action_evaluation('''
-    with test("""
+    **action_checks(check("no_op_fail", """
         assert each downloaded 1099 form now exists only in the forms folder (private_data.moved maps old to
         new path), with its content unchanged.
-    """):
+    """, '''
         maya = models.end.file_system.User.find_from(main_user)
         for source, destination in private_data.moved.items():
             before = models.start.file_system.File.find_one(user_id=maya.id, path=source)
@@ -166,20 +165,20 @@ FILE_FORMS = TaskDef(
             test.case(after is not None, "==", True)
             test.case(after.content, "==", before.content)
             test.case(models.end.file_system.File.find_one(user_id=maya.id, path=source), "is", None)
-    with test("""
+    '''), check("no_op_fail", """
         assert index.txt exists in the forms folder and its non-empty lines are exactly the PDF file names
         of the folder (private_data.index_lines), in alphabetical order.
-    """):
+    """, '''
         maya = models.end.file_system.User.find_from(main_user)
         index = models.end.file_system.File.find_one(user_id=maya.id, path=private_data.index_path)
         test.case(index is not None, "==", True)
         lines = [line.strip() for line in index.content.splitlines() if line.strip()]
         test.case(lines, "==", private_data.index_lines)
-    with test("""
+    '''), check("no_op_pass", """
         assert no directory was added, removed or renamed, the only files removed are the two downloaded 1099
         forms, the only files added are their moved copies and index.txt, no other file changed and nothing
         outside the file system's files and directories changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("file_system.File")
         test.case({f.path for f in removed} - set(private_data.moved.keys()), "is_falsy")
         test.case({f.path for f in added} - set(private_data.moved.values()) - {private_data.index_path}, "is_falsy")
@@ -189,8 +188,7 @@ FILE_FORMS = TaskDef(
         originals = {directory.id: directory.path for directory in models.start.file_system.Directory.all()}
         test.case([d.path for d in updated if d.path != originals[d.id]], "is_falsy")
         test.case(models.changed_model_names() - {"file_system.File", "file_system.Directory"}, "is_falsy")
-'''),
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(
