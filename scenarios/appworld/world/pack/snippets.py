@@ -193,6 +193,21 @@ NOTHING_CHANGED_CHECK = check("no_op_pass", "assert no model changed (a question
 """The collateral-damage test of a question task."""
 
 
+def added_only_check(requirement: str, model: str, *also_allowed: str) -> Check:
+    """`no_op_pass`: no existing row of `model` was updated or removed, and no model changed but `model`
+    and `also_allowed` (e.g. the thread rows an email updates). A no-op passes it: check the additions apart.
+    """
+    allowed = "{" + ", ".join(f'"{name}"' for name in (model, *also_allowed)) + "}"
+    rest = f'test.case(models.changed_model_names() - {allowed}, "is_falsy")'
+    if 8 + len(rest) > LINE_LENGTH:
+        rest = f'allowed = {allowed}\ntest.case(models.changed_model_names() - allowed, "is_falsy")'
+    return check("no_op_pass", requirement, f'''
+added, updated, removed = models.changed_records("{model}")
+test.case(len(updated) + len(removed), "==", 0)
+{rest}
+''')
+
+
 def answer_check(what: str, verb: str = "matches") -> Check:
     """The answer test of a question task: `assert the answer <verb> <what>.`"""
     return check("no_op_fail", f"assert the answer {verb} {what}.", ANSWER_TEST_BODY)

@@ -7,7 +7,7 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
@@ -124,13 +124,9 @@ INDEX = TaskDef(
     """, '''
         lines = [line.strip().lstrip("-*0123456789. ").strip() for line in note.content.splitlines()]
         test.case([line.lower() for line in lines if line], "==", [title.lower() for title in private_data.lines])
-    '''), check("no_op_pass", """
+    '''), added_only_check("""
         assert no existing note was updated or removed and nothing outside simple_note.Note changed.
-    """, '''
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-    ''')),
+    """, "simple_note.Note")),
 )
 
 SCENARIO = ScenarioDef(

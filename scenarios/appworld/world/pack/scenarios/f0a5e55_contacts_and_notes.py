@@ -9,7 +9,7 @@ simple_note + phone; a text to anyone else is collateral damage).
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
@@ -82,13 +82,9 @@ BIRTHDAY_NOTE = TaskDef(
         test.case(len(added), ">", 0)
         lines = [line.strip().lstrip("-* ").strip().lower() for line in added[0].content.splitlines()]
         test.case(sorted(line for line in lines if line), "==", [line.lower() for line in private_data.lines])
-    '''), check("no_op_pass", """
+    '''), added_only_check("""
         assert no existing note was edited or deleted and nothing outside simple_note.Note changed.
-    """, '''
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-    ''')),
+    """, "simple_note.Note")),
 )
 
 TEXT_RULES = TaskDef(

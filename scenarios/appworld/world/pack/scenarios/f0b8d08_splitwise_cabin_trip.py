@@ -10,7 +10,9 @@ most for the group's expenses (question, paginated).
 
 from __future__ import annotations
 
-from pack.snippets import NULL_ANSWER_CHECK, block, check, checks, login_preamble, page_loop, question_checks, solution
+from pack.snippets import (
+    NULL_ANSWER_CHECK, added_only_check, block, check, checks, login_preamble, page_loop, question_checks, solution,
+)
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 GROUP = "Tahoe Cabin Weekend"
@@ -153,15 +155,10 @@ RECORD_GROCERIES = TaskDef(
         others = {email: amount for email, amount in shares.items() if email != maya.email}
         test.case(others, "==", {email: private_data.share for email in private_data.others})
         test.case(shares.get(maya.email, private_data.share), "==", private_data.share)
-    '''), check("no_op_pass", """
+    '''), added_only_check("""
         assert no existing expense or payment was changed or removed, and only expense records (and
         Splitwise notifications) changed.
-    """, '''
-        added, updated, removed = models.changed_records("splitwise.Expense")
-        test.case(len(updated) + len(removed), "==", 0)
-        allowed = {"splitwise.Expense", "splitwise.ExpenseShare", "splitwise.Notification"}
-        test.case(models.changed_model_names() - allowed, "is_falsy")
-    ''')),
+    """, "splitwise.Expense", "splitwise.ExpenseShare", "splitwise.Notification")),
 )
 
 TOP_PAYER = TaskDef(

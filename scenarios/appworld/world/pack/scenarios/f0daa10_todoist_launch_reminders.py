@@ -11,7 +11,8 @@ assigned to coworkers (question), text each coworker a reminder per open task du
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_CHECK, block, check, checks, login, login_preamble, paginate, question_checks, solution,
+    NULL_ANSWER_CHECK, added_only_check, block, check, checks, login, login_preamble, paginate, question_checks,
+    solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
@@ -168,13 +169,9 @@ TEXT_REMINDERS = TaskDef(
         expected = [phone for phone, _ in private_data.messages]
         test.case(set(receivers) - set(expected), "is_falsy")
         test.case(len(receivers), "<=", len(expected))
-    '''), check("no_op_pass", """
+    '''), added_only_check("""
         assert no existing message was changed or removed, and nothing but text messages changed (Todoist included).
-    """, '''
-        added, updated, removed = models.changed_records("phone.GlobalTextMessage")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-    ''')),
+    """, "phone.GlobalTextMessage", "phone.UserTextMessage")),
 )
 
 SCENARIO = ScenarioDef(

@@ -9,7 +9,7 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
@@ -114,14 +114,9 @@ REPLY_LATEST = TaskDef(
         test.case(added[0].id, "in", thread.email_ids)
         test.case(added[0].body, "==", private_data.body, normalize_text=True)
         test.case(oscar.id, "in", added[0].recipient_ids)
-    '''), check("no_op_pass", """
+    '''), added_only_check("""
         assert no email was deleted or edited and nothing outside gmail's emails and threads changed.
-    """, '''
-        added, updated, removed = models.changed_records("gmail.Email")
-        test.case(len(updated) + len(removed), "==", 0)
-        allowed = {"gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread"}
-        test.case(models.changed_model_names() - allowed, "is_falsy")
-    ''')),
+    """, "gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread")),
 )
 
 ARCHIVE_NEWSLETTERS = TaskDef(
