@@ -208,6 +208,22 @@ test.case(len(updated) + len(removed), "==", 0)
 ''')
 
 
+def one_added_check(requirement: str, model: str, row: str, more: str = "") -> Check:
+    """`no_op_fail`: exactly one row of `model` was added, owned by the supervisor, titled `private_data.title`.
+
+    The new row is kept as `row` for the tests after this one; `more` adds lines checking it further.
+    """
+    app = model.split(".")[0]
+    return check("no_op_fail", requirement, block(f'''
+added, updated, removed = models.changed_records("{model}")
+test.case(len(added), "==", 1)
+{row} = added[0]
+owner = models.end.{app}.User.find_from(main_user)
+test.case({row}.user_id, "==", owner.id)
+test.case({row}.title, "==", private_data.title, normalize_text=True)
+''', dedent(more)))
+
+
 def answer_check(what: str, verb: str = "matches") -> Check:
     """The answer test of a question task: `assert the answer <verb> <what>.`"""
     return check("no_op_fail", f"assert the answer {verb} {what}.", ANSWER_TEST_BODY)

@@ -7,7 +7,9 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import (
+    action_checks, added_only_check, check, login_preamble, one_added_check, paginate, question_checks, solution,
+)
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
@@ -109,15 +111,9 @@ INDEX = TaskDef(
     apis.simple_note.create_note(title="Recipe Index", content="\\n".join(titles), tags=["index"], access_token=token)
     apis.supervisor.complete_task()
 '''),
-    **action_checks(check("no_op_fail", """
+    **action_checks(one_added_check("""
         assert exactly one note was added, owned by the user, titled 'Recipe Index' and tagged 'index'.
-    """, '''
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(added), "==", 1)
-        note = added[0]
-        owner = models.end.simple_note.User.find_from(main_user)
-        test.case(note.user_id, "==", owner.id)
-        test.case(note.title, "==", private_data.title, normalize_text=True)
+    """, "simple_note.Note", "note", more='''
         test.case(sorted(tag.lower() for tag in note.tags), "==", private_data.tags)
     '''), check("no_op_fail", """
         assert the new note's non-empty lines are all recipe titles, in alphabetical order.

@@ -11,7 +11,9 @@ the Juniper Vale songs in her likes or library (action).
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import (
+    action_checks, block, check, login_preamble, one_added_check, paginate, question_checks, solution,
+)
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 JUNIPER = "Juniper Vale"
@@ -133,15 +135,9 @@ PICKS_PLAYLIST = TaskDef(
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song_id, access_token=token)
     apis.supervisor.complete_task()
 ''')),
-    **action_checks(check("no_op_fail", """
+    **action_checks(one_added_check("""
         assert exactly one playlist was added, owned by the user, titled 'Juniper Vale Picks' and private.
-    """, '''
-        added, updated, removed = models.changed_records("spotify.Playlist")
-        test.case(len(added), "==", 1)
-        playlist = added[0]
-        owner = models.end.spotify.User.find_from(main_user)
-        test.case(playlist.user_id, "==", owner.id)
-        test.case(playlist.title, "==", private_data.title, normalize_text=True)
+    """, "spotify.Playlist", "playlist", more='''
         test.case(playlist.is_public, "==", False)
     '''), check("no_op_fail", """
         assert the new playlist holds exactly the Juniper Vale songs of the user's likes and library

@@ -14,8 +14,8 @@ playlist's songs, add the songs of the note to the playlist.
 from __future__ import annotations
 
 from pack.snippets import (
-    NULL_ANSWER_CHECK, action_checks, added_only_check, block, check, checks, login, login_preamble, page_loop,
-    paginate, question_checks, solution,
+    NULL_ANSWER_CHECK, action_checks, added_only_check, block, check, checks, login, login_preamble, one_added_check,
+    page_loop, paginate, question_checks, solution,
 )
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
@@ -135,16 +135,9 @@ LIST_PLAYLIST = TaskDef(
     apis.simple_note.create_note(title="{LIST_NOTE}", content="\\n".join(titles), access_token=note_token)
     apis.supervisor.complete_task()
 '''),
-    **action_checks(check("no_op_fail", """
+    **action_checks(one_added_check("""
         assert exactly one note was added, owned by the user, with the requested title.
-    """, '''
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(added), "==", 1)
-        note = added[0]
-        owner = models.end.simple_note.User.find_from(main_user)
-        test.case(note.user_id, "==", owner.id)
-        test.case(note.title, "==", private_data.title, normalize_text=True)
-    '''), check("no_op_fail", """
+    """, "simple_note.Note", "note"), check("no_op_fail", """
         assert the new note's non-empty lines are exactly the titles of the songs in the user's playlist
         (private_data.songs), each once, in any order.
     """, '''
