@@ -229,7 +229,7 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
     result = [e for e in history if e.get("is_result")]
     assert len(result) == 1 and result[0] is history[-1]
     assert len(json.dumps(result[0]["detail"], indent=2).splitlines()) <= 30, result[0]["detail"]
-    assert result[0]["markdown_content"].startswith(f"## "), result[0]["markdown_content"][:200]
+    assert result[0]["markdown_content"].startswith("## "), result[0]["markdown_content"][:200]
     stored = json.dumps(record)
     for local in (str(tmp), str(REPO_ROOT), str(Path.home()), tempfile.gettempdir() + "/"):
         assert local not in stored, f"{local} in the stored battle"

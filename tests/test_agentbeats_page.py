@@ -14,7 +14,8 @@ from pathlib import Path
 import responses
 
 from green_agent.agentbeats import outbound, result_post, sdk_tool_log
-from green_agent.agentbeats.blue_feed import BlueFeed, CallLogTail, render_batch, to_blue_call
+from green_agent.agentbeats.blue_feed import BlueFeed, render_batch, to_blue_call
+from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from kernel.call_record import CallRecord
 from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvalTestRecord,

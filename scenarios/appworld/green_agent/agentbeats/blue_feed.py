@@ -11,25 +11,23 @@ battle's calls in batches, so a long battle stays a few entries long:
   markdown table (call number, tool, in/out of scope, ok/error, duration) and a small `detail`
   of counts; arguments and API answers are never posted (world data), errors are cut short.
 
-Contract of the input: one JSON `CallRecord` per line, appended (never rewritten); a line is
+Contract of the input (read by `kernel.call_log_reader.CallLogTail`): one JSON `CallRecord` per line, appended (never rewritten); a line is
 read once it ends with a newline; lines of other battles and unreadable lines are skipped.
 Posting is best effort (the reporter never raises); `stop()` is idempotent.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from kernel.call_record import CallRecord
-from kernel.call_log_reader import MAX_LINE_BYTES, to_record
+from kernel.call_log_reader import CallLogTail
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +35,6 @@ MAX_CALLS_PER_ENTRY = 25
 MAX_ENTRY_AGE_S = 5.0
 POLL_S = 0.5
 MAX_ERROR_CHARS = 80
-MAX_READ_BYTES = 4 << 20
-"""At most this much of the log is read per poll (the rest on the next one)."""
 
 Post = Callable[[str, dict[str, Any], str], Any]
 """`post(message, detail, markdown)`: one entry for the battle log, reported by the Blue."""
@@ -53,47 +49,6 @@ class BlueCall(BaseModel):
     ok: bool = Field(description="The call succeeded.")
     ms: float = Field(description="Duration inside the gateway, milliseconds.")
     error: str | None = Field(default=None, description="The error, cut short; None when ok.")
-
-
-class CallLogTail:
-    """Reads the complete lines appended to a JSONL call log since the last read (one battle's records)."""
-
-    def __init__(self, path: Path, battle_id: str) -> None:
-        self.path = Path(path)
-        self.battle_id = battle_id
-        self._needle = json.dumps(battle_id).encode()
-        self._offset = self._size()
-        self._partial = b""
-
-    def _size(self) -> int:
-        try:
-            return self.path.stat().st_size
-        except OSError:
-            return 0
-
-    def read_new(self) -> list[CallRecord]:
-        """The battle's records in lines completed since the previous call."""
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(self._offset)
-                chunk = handle.read(MAX_READ_BYTES)
-        except OSError:
-            return []
-        self._offset += len(chunk)
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()
-        if len(self._partial) > MAX_LINE_BYTES:
-            self._partial = b""  # a line this long is no call record: drop it
-        return [r for r in map(self._parse, lines) if r is not None]
-
-    def _parse(self, line: bytes) -> CallRecord | None:
-        if self._needle not in line:
-            return None
-        try:
-            record = to_record(json.loads(line))
-        except ValueError:
-            return None
-        return record if record is not None and record.battle_id == self.battle_id else None
 
 
 class BlueFeed:

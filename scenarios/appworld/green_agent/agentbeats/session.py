@@ -22,7 +22,8 @@ import re
 import threading
 from typing import Any
 
-from green_agent.agentbeats.blue_feed import BlueFeed, CallLogTail
+from green_agent.agentbeats.blue_feed import BlueFeed
+from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
