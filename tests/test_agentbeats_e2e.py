@@ -2,12 +2,21 @@
 Green and the offline Blues launched from a scenario file through the SDK exactly as `run_scenario`
 does (ScenarioManager in tmux, fresh TMUX_TMPDIR), real AppWorld servers and the MCP gateway.
 
-Three battles, all on loopback and free ports:
+Four battles, all on loopback and free ports:
 1. the Green's model replaced by the scripted OpenAI stand-in playing the card's plan tool by tool,
    the reference Blue: `finished`, winner `blue_agent`, the record holds the result detail and markdown;
 2. same Green, the no-op Blue (started over REST as the web UI does): winner `green_agent`;
-3. `green_mode = "deterministic"` (no model request at all), the reference Blue: winner `blue_agent`.
+3. the offline scenario: `green_mode = "deterministic"` (no model request at all), the reference
+   Blue: winner `blue_agent`;
+4. the LLM scenario: the LLM Green and the LLM Blue (blue_agent card and tools, the gateway over
+   SSE), both models scripted; the Blue reads an API doc (a native tool: its SDK entry is not
+   posted), looks an API up, calls one outside its scope and ends the task without doing it:
+   winner `green_agent`.
+For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
+at most 4 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the
+result), the Blue's calls reported under its name, a compact result, no absolute local path.
 Afterwards the tmux server is killed and nothing the test started is left listening.
+`AGENTBEATS_E2E_RECORD=FILE` keeps battle 4's stored record (the evidence of the page) in FILE.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from green_agent.agentbeats import harness
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import free_port, port_is_free
-from kernel.settings import SCENARIO_DIR
+from kernel.settings import REPO_ROOT, SCENARIO_DIR
 from green_agent.testing.fake_openai import FakeOpenAI
 from kernel.world_data import WorldData
 
@@ -39,6 +48,14 @@ pytestmark = pytest.mark.e2e
 VENV_BIN = Path(sys.executable).parent
 BATTLE_TIMEOUT_S = 150.0
 GREEN_NEEDLE = "You are the AppWorld Green Agent"
+BLUE_NEEDLE = "You are AppWorld LLM Blue"
+BLUE_SCRIPT = {"steps": [
+    {"tool": "read_api_doc", "args": {"app_name": "supervisor", "api_name": "complete_task"}},  # native: no SDK entry
+    {"tool": "api_docs__show_api_descriptions", "args": {"app_name": "supervisor"}},
+    {"tool": "call_api", "args": {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}}},
+    {"tool": "supervisor__complete_task", "args": {}}], "final": "Done."}
+MAX_RUNS = 4
+LOCAL_PATH = re.compile(r"(?<![\w.:/~\-<>])/(?:tmp|home|work|root|usr|var|opt|srv|mnt)/")
 CARD_PLAN = ["setup_appworld_environment", "predict_required_apis", "build_task_message", "dispatch_task_to_blue",
              "wait_for_task_completion", "save_appworld_state", "get_complete_task_metrics", "close_appworld_environment",
              "report_battle_result"]
@@ -88,10 +105,10 @@ battle_timeout = 600
   role = "blue_agent"
   name = "blue_agent"
   required = true
-  participant_agent = "AW reference Blue"
+  participant_agent = "AppWorld reference Blue"
 
 [[agents]]
-name = "AW reference Blue"
+name = "AppWorld reference Blue"
 card = "reference_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['ref_launcher']}
@@ -100,7 +117,19 @@ agent_port = {ports['ref']}
 tools = ["{offline / 'reference_blue_tools.py'}"]
 
 [[agents]]
-name = "AW no-op Blue"
+name = "AppWorld LLM Blue"
+card = "llm_blue_card.toml"
+launcher_host = "127.0.0.1"
+launcher_port = {ports['llm_launcher']}
+agent_host = "127.0.0.1"
+agent_port = {ports['llm']}
+model_type = "openai"
+model_name = "fake-model"
+tools = ["{SCENARIO_DIR / 'blue_agent' / 'tools.py'}"]
+mcp_servers = ["{urls['gateway']}/sse"]
+
+[[agents]]
+name = "AppWorld no-op Blue"
 card = "noop_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['noop_launcher']}
@@ -122,18 +151,18 @@ def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPa
     tmp = tmp_path_factory.mktemp("agentbeats-e2e")
     tmux_dir = Path(tempfile.mkdtemp(prefix="abtmux"))  # short: tmux socket paths are limited
     ports = {name: free_port() for name in ("env", "apis", "backend", "backend_mcp", "gateway", "green_launcher",
-                                            "green", "ref_launcher", "ref", "noop_launcher", "noop")}
+                                            "green", "ref_launcher", "ref", "noop_launcher", "noop", "llm_launcher", "llm")}
     world = AppWorldServers(AppWorldServerSpec(appworld_root=appworld_root, appworld_python=settings.appworld_python,
                                                env_port=ports["env"], apis_port=ports["apis"], log_dir=tmp / "appworld"))
     urls = {"env": world.spec.env_url, "apis": world.spec.apis_url, "gateway": f"http://127.0.0.1:{ports['gateway']}"}
     backend_url = f"http://127.0.0.1:{ports['backend']}"
     script = {"steps": [{"tool": name, "args": {"battle_id": "{battle_id}"}} for name in CARD_PLAN],
               "final": "Battle {battle_id} judged."}
-    fake = FakeOpenAI(scripts={GREEN_NEEDLE: script}, log_path=tmp / "fake_openai.jsonl").start()
+    fake = FakeOpenAI(scripts={GREEN_NEEDLE: script, BLUE_NEEDLE: BLUE_SCRIPT}, log_path=tmp / "fake_openai.jsonl").start()
     env = {**os.environ, "APPWORLD_ROOT": str(appworld_root), "OPENAI_API_KEY": "sk-e2e-dummy",
            "OPENAI_BASE_URL": fake.base_url, "OPENAI_AGENTS_DISABLE_TRACING": "1", "OPENROUTER_API_KEY": "dummy",
            "TMUX_TMPDIR": str(tmux_dir), "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONUNBUFFERED": "1"}
+           "PYTHONUNBUFFERED": "1", "RUNS_DIR": str(tmp / "runs-cli")}
     gateway = ManagedProcess("gateway", [
         str(VENV_BIN / "appworld-green"), "mcp", "--remote-apis-url", urls["apis"], "--port", str(ports["gateway"]),
         "--log-path", str(tmp / "calls.jsonl"), "--appworld-root", str(appworld_root)], tmp / "gateway.log", env=env)
@@ -145,6 +174,7 @@ def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPa
     card_copy(SCENARIO_DIR / "green_agent" / "green_agent_card.toml", scenario / "green_card.toml", ports["green"])
     card_copy(SCENARIO_DIR / "offline" / "reference_blue_card.toml", scenario / "reference_card.toml", ports["ref"])
     card_copy(SCENARIO_DIR / "offline" / "noop_blue_card.toml", scenario / "noop_card.toml", ports["noop"])
+    card_copy(SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml", scenario / "llm_blue_card.toml", ports["llm"])
     mcp_url = f"http://127.0.0.1:{ports['backend_mcp']}/sse"
     (scenario / "scenario.toml").write_text(scenario_toml(tmp, ports, urls, mcp_url, "llm"))
     launcher: subprocess.Popen | None = None
@@ -165,7 +195,8 @@ def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPa
         if launcher is not None and launcher.poll() is None:
             launcher.kill()
         subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
-        agent_ports = [ports[k] for k in ("green_launcher", "green", "ref_launcher", "ref", "noop_launcher", "noop")]
+        agent_ports = [ports[k] for k in ("green_launcher", "green", "ref_launcher", "ref", "noop_launcher", "noop",
+                                          "llm_launcher", "llm")]
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not all(port_is_free(p) for p in agent_ports):
             time.sleep(0.2)
@@ -175,6 +206,41 @@ def platform(settings: Any, appworld_root: Path, tmp_path_factory: pytest.TempPa
         shutil.rmtree(tmux_dir, ignore_errors=True)
         listening = [p for p in ports.values() if not port_is_free(p)]
         assert not listening, f"still listening after teardown: {listening}"
+
+
+def runs_of_reporters(record: dict[str, Any]) -> list[tuple[str, int]]:
+    """Consecutive entries with the same `reported_by`, as the page groups them: (reported_by, count)."""
+    runs: list[tuple[str, int]] = []
+    for entry in record.get("interact_history", []):
+        if runs and runs[-1][0] == entry.get("reported_by"):
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((entry.get("reported_by"), 1))
+    return runs
+
+
+def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
+    """What a person follows on the battle page: one group per actor, the Blue visible, a compact result."""
+    runs = runs_of_reporters(record)
+    assert len(runs) <= MAX_RUNS, runs
+    assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent"], runs
+    history = record["interact_history"]
+    assert any(e["reported_by"] == blue and "tool call" in e["message"] for e in history)
+    result = [e for e in history if e.get("is_result")]
+    assert len(result) == 1 and result[0] is history[-1]
+    assert len(json.dumps(result[0]["detail"], indent=2).splitlines()) <= 30, result[0]["detail"]
+    assert result[0]["markdown_content"].startswith("## "), result[0]["markdown_content"][:200]
+    stored = json.dumps(record)
+    for local in (str(tmp), str(REPO_ROOT), str(Path.home()), tempfile.gettempdir() + "/"):
+        assert local not in stored, f"{local} in the stored battle"
+    assert not LOCAL_PATH.search(stored), LOCAL_PATH.search(stored)
+    assert "toolcall hooks" not in stored
+    assert not re.search(r"/b/(?!\[REDACTED\])[A-Za-z0-9_-]{8,}/", stored)  # the Blue's battle token stays private
+
+
+def print_history(record: dict[str, Any]) -> None:
+    for entry in record["interact_history"]:
+        print(f"{entry['reported_by']!r:32} {entry['message']}")
 
 
 def green_events(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -204,11 +270,12 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     detail = record["result"]["detail"]
     task_id = platform["world"].split("dev")[0]
     assert (detail["task_id"], detail["status"], detail["outcome"]) == (task_id, "completed", "passed")
-    assert detail["evaluation"]["success"] and detail["trajectory"]["total_calls"] > 0
+    assert detail["tests_passed"].split("/")[0] == detail["tests_passed"].split("/")[1] and detail["blue_calls"] > 0
+    assert_page(record, "AppWorld reference Blue", platform["tmp"])
     final = [e for e in record["interact_history"] if e.get("is_result")]
     assert len(final) == 1 and "| Tests passed |" in final[0]["markdown_content"]
     steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
-    assert steps == [f"Step {k}/11" for k in range(1, 11)], steps
+    assert steps == [f"Step {k}/11" for k in range(1, 7)], steps  # steps 7-11: summarized in the result
     called = [e["message"] for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
     assert called == [f"Calling tool {name}" for name in CARD_PLAN], called  # the SDK logs each call before it runs
     assert (platform["tmp"] / "runs" / platform["battle_id"] / "result.json").is_file()
@@ -216,20 +283,41 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
 
 
 def test_noop_blue_loses(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AW no-op Blue", task="2")
+    battle_id = start(platform, "AppWorld no-op Blue", task="2")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
     detail = record["result"]["detail"]
     assert detail["status"] == "completed" and detail["outcome"] in ("failed", "partial", "collateral_damage")
-    assert detail["blue_agent_name"] == "AppWorld no-op Blue"
+    assert detail["blue"] == "AppWorld no-op Blue"
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AW reference Blue", task="3", green_mode="deterministic")
+    battle_id = start(platform, "AppWorld reference Blue", task="3", green_mode="deterministic")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "blue_agent" and record["result"]["detail"]["outcome"] == "passed", record["result"]
     assert model_requests(platform, battle_id) == []
     assert any("deterministic mode" in e["message"] for e in green_events(record))
+    assert not [e for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
+    assert_page(record, "AppWorld reference Blue", platform["tmp"])
     assert requests.get(f"{platform['backend_url']}/battles", timeout=10).status_code == 200
+
+
+def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict[str, Any]) -> None:
+    battle_id = start(platform, "AppWorld LLM Blue", task="4")
+    record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
+    print_history(record)
+    keep = os.environ.get("AGENTBEATS_E2E_RECORD")  # where to keep the stored battle as evidence (optional)
+    if keep:
+        Path(keep).write_text(json.dumps(record, indent=2))
+    assert record["state"] == "finished", record.get("error")
+    assert record["result"]["winner"] == "green_agent", record["result"]
+    detail = record["result"]["detail"]
+    assert (detail["blue"], detail["status"], detail["blue_calls"], detail["out_of_scope_calls"]) == (
+        "AppWorld LLM Blue", "completed", 3, 1), detail
+    blue = [e for e in record["interact_history"] if e["reported_by"] == "AppWorld LLM Blue"]
+    tools = "".join(e.get("markdown_content", "") for e in blue)
+    assert all(t in tools for t in ("`api_docs__show_api_descriptions` | in", "`supervisor__show_addresses` | out",
+                                    "`supervisor__complete_task` | in")), tools
+    assert_page(record, "AppWorld LLM Blue", platform["tmp"])

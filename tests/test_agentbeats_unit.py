@@ -24,7 +24,7 @@ import responses
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotUrls, WorldSlot
 from green_agent.agentbeats import executor_hook, registry
 from green_agent.agentbeats.battle_start import parse_battle_start
-from green_agent.agentbeats.markdown import render_result_markdown
+from green_agent.agentbeats.result_post import render_markdown
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.scenario_config import load_scenario_config, resolve
 from kernel.errors import BadInputError, InfrastructureError
@@ -129,10 +129,10 @@ def sample_result(winner: str | None = "blue_agent") -> BattleResult:
 
 
 def test_markdown_summary_is_a_table_with_the_verdict() -> None:
-    text = render_result_markdown(sample_result())
-    assert "**Winner: Blue (agent under test)**" in text and "| Tests passed | 1/1 |" in text
+    text = render_markdown(sample_result())
+    assert text.startswith("## Blue wins (winner `blue_agent`)") and "| Tests passed | 1/1 |" in text
     assert "1/1 tests \\| passed" in text  # pipes escaped inside cells
-    assert "| setup | 0.50 s |" in text and "| Duration | 60.0 s |" in text
+    assert "| 2 setup | 0.50 s |" in text and "| Duration | 60.0 s |" in text
 
 
 @responses.activate
@@ -218,10 +218,10 @@ def test_tools_are_idempotent_and_report_first_runs_the_plan(scenario: Path) -> 
     assert len(calls("POST", f"{ENV}/close")) == 1
     events = [json.loads(c.request.body) for c in calls("POST", f"{BACKEND}/battles/b-1")]
     assert [e["winner"] for e in events if e["is_result"]] == ["blue_agent"]
-    # every step up to the result reported itself; nothing is posted after the result (the backend would refuse it)
-    assert [e["message"].split(":")[0] for e in events if e["message"].startswith("Step ")] == [f"Step {k}/11" for k in range(1, 11)]
+    # steps up to the wait report themselves, the result summarizes the rest; nothing is posted after the result
+    assert [e["message"].split(":")[0] for e in events if e["message"].startswith("Step ")] == [f"Step {k}/11" for k in range(1, 7)]
     assert events[-1]["is_result"]
-    assert events[-1]["detail"]["cleanup"]["closed"] is True  # the posted record includes the cleanup
+    assert events[-1]["detail"]["world_closed"] is True  # the posted result includes the cleanup
     saved = json.loads((scenario / "runs" / "b-1" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["cleanup"]["closed"] is True
     unknown = json.loads(asyncio.run(tools.setup_appworld_environment("nope")))

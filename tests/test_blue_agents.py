@@ -296,7 +296,7 @@ def test_llm_card_is_a_valid_agent_card() -> None:
 
     data = tomllib.loads((SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml").read_text())
     card = AgentCard(**data)
-    assert card.name == "AW Solver" and card.url == "http://127.0.0.1:9113/" and card.capabilities.streaming
+    assert card.name == "AppWorld LLM Blue" and card.url == "http://127.0.0.1:9113/" and card.capabilities.streaming
     for must in ("supervisor__show_account_passwords", "supervisor__show_profile", "page_index",
                  "supervisor__complete_task(answer=", 'status="fail"', "phone number", "read_api_doc"):
         assert must in card.description

@@ -15,7 +15,7 @@ import threading
 import pytest
 from pydantic import ValidationError
 
-from green_agent.batch.live import parse_slot_ports
+from green_agent.batch.live import choose_slots, parse_slot_ports
 from kernel.errors import BadInputError
 from green_agent.http_sessions import is_loopback, session_for
 from kernel.ports import free_port
@@ -110,3 +110,9 @@ def test_loopback_sessions_ignore_environment_proxies(url: str, loopback: bool, 
 
 def test_a_host_that_is_no_address_is_not_loopback() -> None:
     assert not is_loopback("not a url") and not is_loopback("http://127.0.0.1.example.com/")
+
+
+@pytest.mark.parametrize(("first", "workers"), [(8, 1), (6, 3), (-1, 1)])
+def test_slots_past_the_last_index_are_a_usage_error_naming_the_way_out(first: int, workers: int) -> None:
+    with pytest.raises(BadInputError, match=r"slots are numbered 0\.\.7: lower --first-slot, or give explicit ports"):
+        choose_slots(workers, first)

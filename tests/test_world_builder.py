@@ -77,6 +77,46 @@ def test_builder_accepts_the_pack_plus_a_well_formed_draft(settings: Settings, t
     assert "task pack OK" in result.stdout
 
 
+# A draft written with pack.snippets, as AUTHORING.md §8 describes.
+SNIPPETS_DRAFT = '''
+from pack.snippets import action_checks, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, TaskDef
+
+LOGIN = login_preamble("simple_note") + paginate("notes", "simple_note.search_notes", 'tags=["draft"]')
+COUNT = dict(instruction="How many draft notes do I have?", difficulty=1, answer=3, required_apps=("simple_note",),
+             solution=solution(LOGIN, "    apis.supervisor.complete_task(answer=len(notes))"),
+             **question_checks("the number of draft notes"))
+PIN = TaskDef(
+    variant=2, instruction="Pin my draft notes.", difficulty=2, required_apps=("simple_note",),
+    solution=solution(LOGIN, """
+    for note in notes:
+        apis.simple_note.update_note(note_id=note["note_id"], pinned=True, access_token=token)
+    apis.supervisor.complete_task()
+"""),
+    **action_checks(check("no_op_fail", "assert some note was updated.", """
+        test.case(len(models.changed_records("simple_note.Note")[1]), ">", 0)
+    """), check("no_op_pass", "assert nothing outside simple_note.Note changed.", """
+        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
+    """)),
+)
+SCENARIO = ScenarioDef(scenario_id="f0beef2", title="Draft", split="dev", apps=("simple_note",),
+                       tasks=(TaskDef(variant=1, **COUNT), PIN, TaskDef(variant=3, **COUNT)))
+'''
+
+
+def test_a_draft_using_snippets_validates_and_snippets_is_not_a_scenario(settings: Settings, tmp_path: Path) -> None:
+    draft = tmp_path / "f0beef2_draft.py"
+    draft.write_text(SNIPPETS_DRAFT)
+    command = [str(settings.appworld_python), str(BUILD_SCRIPT), "--only-validate", "--extra-scenario", str(draft)]
+    result = subprocess.run(command, cwd=WORLD_DIR, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    code = "from pack import scenario_files; print([p.name for p in scenario_files()])"
+    listing = subprocess.run([str(settings.appworld_python), "-c", code], cwd=WORLD_DIR, capture_output=True,
+                             text=True, timeout=60)
+    assert listing.returncode == 0, listing.stderr
+    assert "snippets.py" not in listing.stdout and "f0a1c01_recipe_notes.py" in listing.stdout
+
+
 @pytest.mark.parametrize(("override", "task_id", "message"), BAD_CASES)
 def test_builder_refuses_a_malformed_task(settings: Settings, tmp_path: Path, override: str, task_id: str, message: str) -> None:
     result = _validate(settings, tmp_path, override=override)

@@ -11,13 +11,14 @@ import os
 
 import agentbeats as ab
 
-from blue_agent import llm_tools
+from blue_agent import llm_tools, sdk_log
 from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
 
 # The agent process prints what its model endpoint answers (errors and tracebacks included): keep
 # the values of its API keys out of its output and logs, whatever the endpoint echoes.
 register_secrets(secrets_in_environment(dict(os.environ)))
 scrub_process_output()
+sdk_log.silence()  # the Green posts this Blue's calls from the gateway's log, under the Blue's name
 
 
 @ab.tool

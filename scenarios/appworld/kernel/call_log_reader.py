@@ -179,6 +179,49 @@ def _load(line: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
+MAX_READ_BYTES = 4 << 20
+"""At most this much of the log is read per `CallLogTail.read_new` (the rest on the next one)."""
+
+
+class CallLogTail:
+    """Reads the complete lines appended to a JSONL call log since the last read (one battle's records)."""
+
+    def __init__(self, path: Path, battle_id: str) -> None:
+        self.path = Path(path)
+        self.battle_id = battle_id
+        self._needle = _needle(battle_id)
+        self._offset = self._size()
+        self._partial = b""
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def read_new(self) -> list[CallRecord]:
+        """The battle's records in lines completed since the previous call."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read(MAX_READ_BYTES)
+        except OSError:
+            return []
+        self._offset += len(chunk)
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        if len(self._partial) > MAX_LINE_BYTES:
+            self._partial = b""  # a line this long is no call record: drop it
+        return [r for r in map(self._parse, lines) if r is not None]
+
+    def _parse(self, line: bytes) -> CallRecord | None:
+        if self._needle is not None and self._needle not in line:
+            return None
+        obj = _load(line)
+        record = to_record(obj) if obj is not None else None
+        return record if record is not None and record.battle_id == self.battle_id else None
+
+
 def read_call_log(path: str | Path, battle_id: str | None = None) -> list[CallRecord]:
     """All valid records of a call log, or only those of one battle (a missing file: none)."""
     return list(CallLogReader(path, battle_id=battle_id))

@@ -19,6 +19,7 @@ import asyncio
 import logging
 from typing import Any
 
+from green_agent.agentbeats import sdk_tool_log
 from green_agent.agentbeats.battle_start import BattleStart, is_battle_start_text, parse_battle_start
 from green_agent.agentbeats.registry import open_session
 from green_agent.agentbeats.reporter import BackendReporter
@@ -39,6 +40,7 @@ def install() -> bool:
 
     register_secrets(secrets_in_environment(dict(os.environ)))  # the Green agent's process prints and posts
     scrub_process_output()
+    sdk_tool_log.install()  # the SDK's `Calling tool` entries under the Green's own name (one group on the page)
     if getattr(AgentBeatsExecutor, _MARK, False):
         return False
     original = AgentBeatsExecutor.invoke_agent
@@ -65,7 +67,6 @@ async def on_battle_start(text: str, run_model: Any) -> str:
     try:
         session = open_session(start, reporter=reporter)
     except GreenError as exc:  # bad config, or the slot is not up (no credentials for it): a draw, never a loss
-        reporter.progress(f"Battle not run: {exc}"[:300])
         reporter.report_unjudged(f"Battle not run: {exc}", {"battle_id": start.battle_id, "error": str(exc)})
         return f"Battle not run: {exc}"
     mode = session.resolved.green_mode

@@ -17,6 +17,7 @@ from typing import Any
 
 import requests
 
+from green_agent.agentbeats import launch_log
 from kernel.errors import BadInputError, InfrastructureError
 
 READY_TIMEOUT_S = 120.0
@@ -35,17 +36,27 @@ def load_manager(scenario_dir: Path) -> Any:
     return ScenarioManager(scenario_root=root, project_dir=root)
 
 
-def launch(manager: Any, mode: str = "tmux", timeout_s: float = READY_TIMEOUT_S) -> None:
-    """Start services and agents (`load_scenario`), then wait until every launcher and agent answers."""
+def launch(manager: Any, mode: str = "tmux", timeout_s: float = READY_TIMEOUT_S, log_dir: Path | None = None) -> None:
+    """Start services and agents (`load_scenario`), then wait until every launcher and agent answers.
+
+    With `log_dir`, each agent's launch output also goes to `<log_dir>/<agent>.log`; an agent that
+    does not come up raises `AgentLaunchError` naming it, with the tail of its log.
+    """
+    logs = launch_log.attach(manager, log_dir) if log_dir is not None else {}
     manager.load_scenario(mode=mode)
-    wait_agents_ready(manager, timeout_s)
+    wait_agents_ready(manager, timeout_s, logs, session_name(manager) if mode == "tmux" else None)
 
 
-def wait_agents_ready(manager: Any, timeout_s: float = READY_TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout_s
+def wait_agents_ready(manager: Any, timeout_s: float = READY_TIMEOUT_S, logs: dict[str, Path] | None = None,
+                      tmux_session: str | None = None) -> None:
+    started = time.monotonic()
+    deadline = started + timeout_s
     pending = {f"{_host(a.launcher_host)}:{a.launcher_port}/status": a.name for a in manager.agents}
     pending |= {f"{_host(a.agent_host)}:{a.agent_port}/.well-known/agent.json": a.name for a in manager.agents}
     while pending and time.monotonic() < deadline:
+        gone = launch_log.exited(set(pending.values()), tmux_session, logs or {})
+        if gone:  # its process ended: waiting longer cannot help
+            raise launch_log.failed_launch(sorted(gone), logs or {}, time.monotonic() - started, gone, tmux_session)
         for url in list(pending):
             try:
                 if requests.get(f"http://{url}", timeout=2).status_code == 200:
@@ -55,8 +66,9 @@ def wait_agents_ready(manager: Any, timeout_s: float = READY_TIMEOUT_S) -> None:
         if pending:
             time.sleep(POLL_S)
     if pending:
-        raise InfrastructureError(f"agents not up after {timeout_s:.0f} s: {sorted(set(pending.values()))} "
-                                  f"(check the tmux windows: tmux attach -t {session_name(manager)})")
+        not_up = sorted(set(pending.values()))
+        raise launch_log.failed_launch(not_up, logs or {}, timeout_s, launch_log.exited(set(not_up), tmux_session, logs or {}),
+                                       tmux_session or session_name(manager))
 
 
 def start_battle(manager: Any, backend_url: str, frontend_url: str = DEFAULT_FRONTEND) -> str:

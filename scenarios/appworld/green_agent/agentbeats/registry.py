@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from green_agent.agentbeats import outbound
 from green_agent.agentbeats.battle_start import BattleStart
 from green_agent.agentbeats.reporter import BackendReporter
-from green_agent.agentbeats.scenario_config import find_scenario_file, load_scenario_config, resolve
+from green_agent.agentbeats.scenario_config import ResolvedConfig, find_scenario_file, load_scenario_config, resolve
 from green_agent.agentbeats.session import BattleSession
 from kernel.errors import BadInputError
 from kernel.settings import REPO_ROOT, Settings, load_settings
@@ -30,12 +31,23 @@ def open_session(start: BattleStart, settings: Settings | None = None, scenario_
         settings = settings or load_settings(env_file=REPO_ROOT / ".env")
         config = load_scenario_config(scenario_file or find_scenario_file())
         resolved = resolve(config, settings, start.task_config)
-        session = BattleSession(start.battle_id, resolved, blue_url=start.blue.agent_url, blue_label=start.blue.agent_url,
+        register_local_roots(settings, resolved)
+        # The Blue's name is its registration alias, as the battle page names it (log entries, markdown, result).
+        session = BattleSession(start.battle_id, resolved, blue_url=start.blue.agent_url, blue_label=start.blue.name,
                                 reporter=reporter or BackendReporter(start.battle_id, start.backend_url),
                                 settings=settings)
         _SESSIONS[start.battle_id] = session
         _ORDER.append(start.battle_id)
         return session
+
+
+def register_local_roots(settings: Settings, resolved: ResolvedConfig) -> None:
+    """Local directories whose paths are published relative (`outbound`): runs, world, repository, logs."""
+    outbound.register_default_roots()
+    outbound.register_local_root(REPO_ROOT, "repo")
+    outbound.register_local_root(settings.appworld_root, "appworld_root")
+    outbound.register_local_root(resolved.call_log_path.parent, "call_log_dir")
+    outbound.register_local_root(resolved.runs_dir, "runs")
 
 
 def get_session(battle_id: str = "") -> BattleSession:

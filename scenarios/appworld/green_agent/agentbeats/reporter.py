@@ -6,8 +6,9 @@ the result is `{is_result: true, message, winner, reported_by, timestamp, detail
 and is refused with 400 once the battle is `finished` (e.g. after its battle_timeout).
 
 Winner values: `blue_agent` / `green_agent` as judged; `draw` when the battle could not be judged
-(infrastructure error: Blue is not charged). `detail` is the result record, which holds no
-secrets. Progress never raises (the UI is best effort); `report` is idempotent and raises
+(infrastructure error: Blue is not charged). `detail` is a compact summary and the markdown
+reads first (`result_post`); every event passes `outbound.prepare` (no secrets, no local paths).
+Progress never raises (the UI is best effort); `report` is idempotent and raises
 `InfrastructureError` when the backend refuses or cannot be reached, so the plan records it.
 """
 
@@ -20,10 +21,9 @@ from typing import Any
 
 import requests
 
-from green_agent.agentbeats.markdown import render_result_markdown
-from kernel.errors import InfrastructureError
+from green_agent.agentbeats import outbound, result_post
 from green_agent.models.result import BattleResult
-from kernel.redaction import scrub_data
+from kernel.errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +36,9 @@ def timestamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
-def winner_for(result: BattleResult) -> str:
-    """The backend's winner value: blue_agent | green_agent | draw (not judged)."""
-    return result.winner or "draw"
-
-
-def result_message(result: BattleResult) -> str:
-    who = {"blue_agent": "Blue wins", "green_agent": "Green wins"}.get(result.winner or "", "Draw (not judged)")
-    return f"{who}: task {result.task_id or '?'} {result.outcome}. {result.reason or ''}".strip()[:MAX_MESSAGE]
+winner_for = result_post.winner_of
+"""The backend's winner value: blue_agent | green_agent | draw (not judged)."""
+result_message = result_post.result_message
 
 
 class BackendReporter:
@@ -60,14 +55,17 @@ class BackendReporter:
         self.progress_failures = 0
         self._lock = threading.Lock()
 
-    def progress(self, message: str, detail: dict[str, Any] | None = None, markdown: str | None = None) -> bool:
+    def progress(self, message: str, detail: dict[str, Any] | None = None, markdown: str | None = None,
+                 reported_by: str | None = None) -> bool:
         """Post a progress event; False (logged, never raised) if the backend did not take it.
 
         After the result the backend refuses events (the battle is `finished`), so none are sent.
+        `reported_by` overrides the reporter's own name (the Blue's calls, posted by the Green).
         """
         if self.result_posted:
             return False
-        event: dict[str, Any] = {"is_result": False, "message": message[:MAX_MESSAGE], "reported_by": self.reported_by,
+        event: dict[str, Any] = {"is_result": False, "message": message[:MAX_MESSAGE],
+                                 "reported_by": reported_by or self.reported_by,
                                  "timestamp": timestamp()}
         if detail:
             event["detail"] = detail
@@ -88,7 +86,8 @@ class BackendReporter:
                 return
             self._post({"is_result": True, "message": result_message(result), "winner": winner_for(result),
                         "reported_by": self.reported_by, "timestamp": timestamp(),
-                        "detail": result.model_dump(mode="json"), "markdown_content": render_result_markdown(result)})
+                        "detail": result_post.compact_detail(result),
+                        "markdown_content": result_post.render_markdown(result)})
             self.result_posted = True
 
     def report_unjudged(self, message: str, detail: dict[str, Any]) -> None:
@@ -103,7 +102,7 @@ class BackendReporter:
 
     def _post(self, event: dict[str, Any]) -> None:
         try:
-            response = self.session.post(self.url, json=scrub_data(event), timeout=self.timeout_s)
+            response = self.session.post(self.url, json=outbound.prepare(event), timeout=self.timeout_s)
         except requests.RequestException as exc:
             raise InfrastructureError(f"AgentBeats backend at {self.url} is unreachable ({type(exc).__name__}); "
                                       "the result is still in the run directory") from exc

@@ -6,8 +6,10 @@ engine `appworld-green battle` and `eval` drive, so a battle's record is the one
   the engine makes the model's retries, skips and reorderings harmless (every step at most once, a
   step runs the ones it depends on first, after an infrastructure error only judge, cleanup and
   report run, and `finish()` completes whatever the model left);
-- `BackendProgress` posts a progress event for every step (so the UI shows the plan even if the
-  model forgets) and reports a bad input as an unjudged battle;
+- `BackendProgress` posts a progress event for every step up to the wait (so the UI shows the plan
+  even if the model forgets), the Blue's calls under its name during the wait (`blue_feed`), and
+  reports a bad input as an unjudged battle; the steps after the wait post nothing when they succeed
+  (`result_post.FOLDED_STEPS`: the result entry summarizes them), so the page has one group per actor;
 - the world slot named in scenario.toml is locked in the machine-wide lock directory from setup
   to cleanup, the same lock every CLI and `eval` battle takes (never two battles on one slot).
 """
@@ -20,7 +22,10 @@ import re
 import threading
 from typing import Any
 
+from green_agent.agentbeats.blue_feed import BlueFeed
+from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
+from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
 from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import STEPS, Battle, StepOutput
@@ -49,16 +54,23 @@ def run_dir_name(battle_id: str) -> str:
 class BackendProgress:
     """The engine's observer on the AgentBeats path: one progress event per step, bad input reported unjudged."""
 
-    def __init__(self, reporter: BackendReporter) -> None:
+    def __init__(self, reporter: BackendReporter, blue_feed: BlueFeed | None = None) -> None:
         self.reporter = reporter
+        self.blue_feed = blue_feed
 
     def step_started(self, name: str, battle: Battle) -> None:
         if name == "wait":
             deadline_s = battle.config.deadline_s
             self.reporter.progress(f"Waiting up to {deadline_s:.0f} s for Blue to call supervisor__complete_task",
                                    {"deadline_s": deadline_s})
+            if self.blue_feed:
+                self.blue_feed.start()
 
     def step_finished(self, name: str, output: StepOutput, battle: Battle) -> None:
+        if name == "wait" and self.blue_feed:
+            self.blue_feed.stop()  # the Blue's last calls are posted before the Green's next entry
+        if output.get("ok") and name in FOLDED_STEPS:
+            return  # the result entry summarizes the steps after the Blue's actions
         if output.get("ok"):
             self.reporter.progress(TITLES[name], progress_detail(name, output))
         else:
@@ -92,7 +104,11 @@ class BattleSession:
         config, deps = build_battle(choices, settings, env_url=resolved.env_url, apis_url=resolved.apis_url,
                                     gateway_url=resolved.gateway_url, call_log_path=resolved.call_log_path,
                                     reporters=[reporter], slot_lock=self.slot_lock)
-        self.battle = Battle(config, deps, observer=BackendProgress(reporter))
+        # The Blue's calls, posted under its name while the Green waits (the log is followed from here on).
+        feed = BlueFeed(CallLogTail(resolved.call_log_path, battle_id),
+                        lambda message, detail, markdown: reporter.progress(message, detail, markdown,
+                                                                            reported_by=blue_label))
+        self.battle = Battle(config, deps, observer=BackendProgress(reporter, feed))
         self._lock = threading.RLock()
 
     @property

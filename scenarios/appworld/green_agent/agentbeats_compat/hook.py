@@ -76,7 +76,12 @@ def _wait_before_registering(module: ModuleType) -> None:
     original_start = manager_cls.start_battle
 
     def start_battle(self: Any, backend_url: str, frontend_url: str) -> Any:
-        wait_for_agent_cards(module.requests, [(a.agent_host, a.agent_port) for a in self.agents], AGENTS_READY_TIMEOUT_S)
+        if not wait_for_agent_cards(module.requests, [(a.agent_host, a.agent_port) for a in self.agents],
+                                    AGENTS_READY_TIMEOUT_S):
+            down = [a.name for a in self.agents if not _card_answers(module.requests, a.agent_host, a.agent_port)]
+            print(f"Agent(s) not up after {AGENTS_READY_TIMEOUT_S:.0f} s: {', '.join(down)}. Their output is gone "
+                  "with their tmux window; `appworld-green agentbeats run-scenario DIR` keeps a launch log per agent "
+                  "and names the one that failed.", flush=True)
         return original_start(self, backend_url, frontend_url)
 
     manager_cls.start_battle = start_battle
@@ -101,6 +106,14 @@ def wait_for_agent_cards(requests_module: Any, agents: list[tuple[str, int]], ti
                 announced = True
             time.sleep(poll_s)
     return not pending
+
+
+def _card_answers(requests_module: Any, host: str, port: int) -> bool:
+    try:
+        url = f"http://{'localhost' if host == '0.0.0.0' else host}:{port}/.well-known/agent.json"
+        return requests_module.get(url, timeout=2).status_code == 200
+    except Exception:
+        return False
 
 
 class _PatchingLoader(importlib.abc.Loader):

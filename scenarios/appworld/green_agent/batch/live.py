@@ -55,6 +55,10 @@ def parse_slot_ports(text: str) -> list[SlotSpec]:
 
 def choose_slots(workers: int, first: int = 0) -> list[SlotSpec]:
     """The first `workers` slot indices >= `first` whose three ports are free (others may be in use)."""
+    if not 0 <= first or first + workers > MAX_SLOTS:
+        raise BadInputError(f"--first-slot {first} with --workers {workers} needs slots {first}..{first + workers - 1}, "
+                            f"but slots are numbered 0..{MAX_SLOTS - 1}: lower --first-slot, or give explicit "
+                            "ports with --slot-ports ENV:APIS:GATEWAY[,...]")
     chosen = []
     for index in range(first, MAX_SLOTS):
         spec = SlotSpec.for_index(index)

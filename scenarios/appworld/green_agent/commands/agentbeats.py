@@ -2,9 +2,10 @@
 
 - `backend`: the wheel's backend + MCP server with the database under `--data-dir` (D2, D6, D12).
 - `run-scenario DIR`: what `agentbeats run_scenario DIR` does (launch in tmux, register, start the
-  battle), but it waits for the agents instead of sleeping 10 s, then (unless `--no-wait`) waits
-  for the battle's end and prints the winner; `--stop` kills the scenario's tmux session afterwards;
-  `--no-battle` only launches the agents.
+  battle), but it waits for the agents instead of sleeping 10 s (an agent that does not come up is
+  named, with the tail of its launch log `<runs>/agentbeats-launch/<session>/<agent>.log`, exit 3),
+  then (unless `--no-wait`) waits for the battle's end and prints the winner; `--stop` kills the
+  scenario's tmux session afterwards; `--no-battle` only launches the agents.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scenario.add_argument("--frontend", default=harness.DEFAULT_FRONTEND, help="web UI URL (for the printed link)")
     scenario.add_argument("--launch-mode", default="tmux", choices=["tmux", "separate", "current"])
     scenario.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the battle's end")
+    scenario.add_argument("--ready-timeout", type=float, default=harness.READY_TIMEOUT_S,
+                          help="seconds to wait for every agent to answer (default %(default).0f)")
     scenario.add_argument("--no-wait", action="store_true", help="return once the battle is created")
     scenario.add_argument("--no-battle", action="store_true", help="only launch the agents (like load_scenario)")
     scenario.add_argument("--stop", action="store_true", help="kill the scenario's tmux session at the end")
@@ -47,11 +50,16 @@ def run_backend(args: argparse.Namespace, settings: Settings) -> int:
                          "--data-dir", str(data_dir)])
 
 
+def launch_log_dir(manager: object, settings: Settings) -> Path:
+    """`<runs>/agentbeats-launch/<tmux session>/`: one launch log per agent, kept after its window closes."""
+    return settings.runs_dir / "agentbeats-launch" / harness.session_name(manager)
+
+
 def run_scenario(args: argparse.Namespace, settings: Settings) -> int:
     backend_url = (args.backend or settings.agentbeats_backend_url).rstrip("/")
     manager = harness.load_manager(args.scenario_dir)
     try:
-        harness.launch(manager, args.launch_mode)
+        harness.launch(manager, args.launch_mode, args.ready_timeout, log_dir=launch_log_dir(manager, settings))
         if args.no_battle:
             print(f"agents up (tmux session {harness.session_name(manager)})", flush=True)
             return 0

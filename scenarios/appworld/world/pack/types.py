@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+# Re-exported for drafts written before `pack.snippets` held the evaluation templates.
+from pack.snippets import EVALUATION_HEADER  # noqa: F401
+
 Split = Literal["train", "dev", "test"]
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 """train: few-shot demos for the API predictor; dev: tuning; test: held out, never used to tune anything."""
@@ -125,18 +128,3 @@ class ScenarioDef:
 
     def task_id(self, task: TaskDef) -> str:
         return f"{self.scenario_id}_{task.variant}"
-
-
-# The opening every evaluation shares: read the supervisor's task row and its answer.
-EVALUATION_HEADER = '''
-import json
-
-
-def evaluate(test, public_data, private_data, main_user, models, ground_truth_answer):
-    task = models.end.supervisor.Task.all()[0]
-    try:
-        predicted_answer = json.loads(task.answer)
-    except json.JSONDecodeError:
-        predicted_answer = task.answer
-    test.task_completed = task.status == "success"
-'''

@@ -7,7 +7,10 @@ Variants: count them (question), tag the quick ones (needs each note's content),
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    action_checks, added_only_check, check, login_preamble, one_added_check, paginate, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (title, extra tags, minutes): all of Maya's notes tagged 'recipe'.
 RECIPES = (
@@ -36,19 +39,7 @@ def seed_base(ctx: SeedContext) -> None:
         notes.create_save(user_id=ben.id, title=title, tags=["recipe"], content="Time: 20 minutes\nFrom Mum.")
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
-    recipes = []
-    page_index = 0
-    while True:
-        page = apis.simple_note.search_notes(tags=["recipe"], page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        recipes += page
-        page_index += 1
-'''
+LOGIN = login_preamble("simple_note") + paginate("recipes", "simple_note.search_notes", 'tags=["recipe"]')
 
 
 COUNT = TaskDef(
@@ -57,20 +48,10 @@ COUNT = TaskDef(
     instruction="How many of my notes in Simple Note are tagged 'recipe'?",
     answer=len(RECIPES),
     required_apps=("simple_note",),
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     apis.supervisor.complete_task(answer=len(recipes))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of the user's notes tagged 'recipe'.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the number of the user's notes tagged 'recipe'"),
 )
 
 TAG_QUICK = TaskDef(
@@ -82,44 +63,38 @@ TAG_QUICK = TaskDef(
     ),
     required_apps=("simple_note",),
     private_data={"quick_titles": QUICK_TITLES},
-    solution="def solution(apis, requester):" + LOGIN + f'''
+    solution=solution(LOGIN, f'''
     for recipe in recipes:
         note = apis.simple_note.show_note(note_id=recipe["note_id"], access_token=token)
         minutes = int(note["content"].split("Time:")[1].split("minutes")[0])
         if minutes <= {QUICK_LIMIT}:
             apis.simple_note.update_note(note_id=note["note_id"], tags=note["tags"] + ["quick"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert the only changed model is simple_note.Note.
-    """):
+    """, '''
         test.case(models.changed_model_names(), "==", {"simple_note.Note"})
-    with test("""
+    '''), check("no_op_fail", """
         assert exactly the quick recipes (private_data.quick_titles) were updated, each now tagged 'quick'
         in addition to its original tags.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(sorted(note.title for note in updated), "==", private_data.quick_titles)
         originals = {note.id: note for note in models.start.simple_note.Note.all()}
         for note in updated:
             test.case(sorted(note.tags), "==", sorted(originals[note.id].tags + ["quick"]))
-    with test("""
+    '''), check("no_op_pass", """
         assert no note was added or removed, no note outside the quick recipes was updated, and the
         updated notes kept their title and content.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added) + len(removed), "==", 0)
         test.case({note.title for note in updated} - set(private_data.quick_titles), "is_falsy")
         originals = {note.id: note for note in models.start.simple_note.Note.all()}
         for note in updated:
             test.case(note.content, "==", originals[note.id].content)
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 INDEX = TaskDef(
@@ -131,39 +106,23 @@ INDEX = TaskDef(
     ),
     required_apps=("simple_note",),
     private_data={"title": "Recipe Index", "tags": ["index"], "lines": sorted(title for title, _, _ in RECIPES)},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     titles = sorted(recipe["title"] for recipe in recipes)
     apis.simple_note.create_note(title="Recipe Index", content="\\n".join(titles), tags=["index"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(one_added_check("""
         assert exactly one note was added, owned by the user, titled 'Recipe Index' and tagged 'index'.
-    """):
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(added), "==", 1)
-        note = added[0]
-        owner = models.end.simple_note.User.find_from(main_user)
-        test.case(note.user_id, "==", owner.id)
-        test.case(note.title, "==", private_data.title, normalize_text=True)
+    """, "simple_note.Note", "note", more='''
         test.case(sorted(tag.lower() for tag in note.tags), "==", private_data.tags)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new note's non-empty lines are all recipe titles, in alphabetical order.
-    """):
+    """, '''
         lines = [line.strip().lstrip("-*0123456789. ").strip() for line in note.content.splitlines()]
         test.case([line.lower() for line in lines if line], "==", [title.lower() for title in private_data.lines])
-    with test("""
+    '''), added_only_check("""
         assert no existing note was updated or removed and nothing outside simple_note.Note changed.
-    """):
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "simple_note.Note")),
 )
 
 SCENARIO = ScenarioDef(

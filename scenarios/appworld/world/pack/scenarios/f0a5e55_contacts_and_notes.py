@@ -9,7 +9,8 @@ simple_note + phone; a text to anyone else is collateral damage).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
 _BY_KEY = {person.key: person for person in PEOPLE}
@@ -31,25 +32,12 @@ def seed_base(ctx: SeedContext) -> None:
                       created_at=ctx.at("2023-03-01T10:00:00"))
 
 
-PHONE_LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    profile = apis.supervisor.show_profile()
-    phone_token = apis.phone.login(username=profile["phone_number"], password=passwords["phone"])["access_token"]
-'''
+PHONE_LOGIN = login_preamble("phone", token="phone_token", profile=True)
 
 
 def _contacts(relationship: str) -> str:
-    return f'''
-    contacts = []
-    page_index = 0
-    while True:
-        page = apis.phone.search_contacts(relationship={relationship!r}, page_index=page_index, page_limit=20,
-                                          access_token=phone_token)
-        if not page:
-            break
-        contacts += page
-        page_index += 1
-'''
+    return paginate("contacts", "phone.search_contacts", f"relationship={relationship!r}", token="phone_token",
+                    align=True)
 
 
 LATE = TaskDef(
@@ -59,21 +47,11 @@ LATE = TaskDef(
                  "say who my coworkers are and when their birthdays are."),
     answer=len(LATE_BIRTHDAYS),
     required_apps=("phone",),
-    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("coworker") + '''
+    solution=solution(PHONE_LOGIN, _contacts("coworker"), '''
     late = [c for c in contacts if int(c["birthday"][5:7]) >= 7]
     apis.supervisor.complete_task(answer=len(late))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of coworkers born from July to December.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the number of coworkers born from July to December"),
 )
 
 BIRTHDAY_NOTE = TaskDef(
@@ -83,40 +61,30 @@ BIRTHDAY_NOTE = TaskDef(
                  "contacts), one per line, as 'First Last: YYYY-MM-DD' with their birthday."),
     required_apps=("phone", "simple_note"),
     private_data={"title": "Coworker birthdays", "lines": BIRTHDAY_LINES},
-    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("coworker") + '''
+    solution=solution(PHONE_LOGIN, _contacts("coworker"), '''
     note_token = apis.simple_note.login(username=profile["email"], password=passwords["simple_note"])["access_token"]
     lines = [c["first_name"] + " " + c["last_name"] + ": " + c["birthday"] for c in contacts]
     apis.simple_note.create_note(title="Coworker birthdays", content="\\n".join(lines), access_token=note_token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly one note was added, owned by the user and titled 'Coworker birthdays'.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         owner = models.end.simple_note.User.find_from(main_user)
         test.case(len(added), "==", 1)
         test.case(added[0].user_id, "==", owner.id)
         test.case(added[0].title, "==", private_data.title, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new note's non-empty lines are exactly one 'First Last: YYYY-MM-DD' line per coworker.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(len(added), ">", 0)
         lines = [line.strip().lstrip("-* ").strip().lower() for line in added[0].content.splitlines()]
         test.case(sorted(line for line in lines if line), "==", [line.lower() for line in private_data.lines])
-    with test("""
+    '''), added_only_check("""
         assert no existing note was edited or deleted and nothing outside simple_note.Note changed.
-    """):
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "simple_note.Note")),
 )
 
 TEXT_RULES = TaskDef(
@@ -126,7 +94,7 @@ TEXT_RULES = TaskDef(
                  "exactly as written. My phone contacts say who my roommates are."),
     required_apps=("phone", "simple_note"),
     private_data={"receivers": [_BY_KEY[k].phone_number for k in ROOMMATES], "message": RULES},
-    solution="def solution(apis, requester):" + PHONE_LOGIN + _contacts("roommate") + '''
+    solution=solution(PHONE_LOGIN, _contacts("roommate"), '''
     note_token = apis.simple_note.login(username=profile["email"], password=passwords["simple_note"])["access_token"]
     notes = apis.simple_note.search_notes(query="House rules", page_limit=20, access_token=note_token)
     note = [n for n in notes if n["title"] == "House rules"][0]
@@ -134,15 +102,10 @@ TEXT_RULES = TaskDef(
     for contact in contacts:
         apis.phone.send_text_message(phone_number=contact["phone_number"], message=content, access_token=phone_token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert each roommate got exactly one new text from the user whose message is the note's content.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         maya = models.end.phone.User.find_from(main_user)
         for number in private_data.receivers:
@@ -150,19 +113,18 @@ TEXT_RULES = TaskDef(
             texts = [t for t in added if t.sender_id == maya.id and t.receiver_id == roommate.id]
             test.case(len(texts), "==", 1)
             test.case(texts[0].message, "==", private_data.message, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no text went to anyone who is not a roommate and no text was changed or deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         ids = {models.end.phone.User.find_one(phone_number=number).id for number in private_data.receivers}
         test.case([t.id for t in added if t.receiver_id not in ids], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside the phone's text messages changed (the note is untouched).
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,8 @@ re-add the items of the latest order shipped to the Work address.
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import NULL_ANSWER_CHECK, check, checks, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # Base-world products used by the orders, with the prices world.py gives them (checked when seeding).
 BASE_PRICES = {
@@ -99,22 +100,8 @@ def seed_shop(ctx: SeedContext) -> None:
     amazon.CartEntry.create_save(user_id=maya.id, product_id=products[CART_ITEM[0]].id, quantity=CART_ITEM[1])
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.amazon.login(username=email, password=passwords["amazon"])["access_token"]
-'''
-
-ALL_ORDERS = '''
-    orders = []
-    page_index = 0
-    while True:
-        page = apis.amazon.show_orders(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        orders += page
-        page_index += 1
-'''
+LOGIN = login_preamble("amazon")
+ALL_ORDERS = paginate("orders", "amazon.show_orders")
 
 
 MARCH_SPENDING = TaskDef(
@@ -124,21 +111,11 @@ MARCH_SPENDING = TaskDef(
     answer=MARCH_TOTAL,
     required_apps=("amazon",),
     seed_task=seed_shop,
-    solution="def solution(apis, requester):" + LOGIN + ALL_ORDERS + '''
+    solution=solution(LOGIN, ALL_ORDERS, '''
     total = sum(order["paid_amount"] for order in orders if order["created_at"].startswith("2023-03"))
     apis.supervisor.complete_task(answer=round(total, 2))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the total paid for the user's Amazon orders placed in March 2023.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the total paid for the user's Amazon orders placed in March 2023"),
 )
 
 CHEAP_TO_CART = TaskDef(
@@ -151,51 +128,46 @@ CHEAP_TO_CART = TaskDef(
     required_apps=("amazon",),
     seed_task=seed_shop,
     private_data={"moved": CHEAP_ITEMS, "cart_item": CART_ITEM[0], "cart_quantity": CART_ITEM[1]},
-    solution="def solution(apis, requester):" + LOGIN + f'''
+    solution=solution(LOGIN, f'''
     for item in apis.amazon.show_wish_list(access_token=token):
         if item["price"] < {CHEAP_LIMIT}:
             apis.amazon.move_product_from_wish_list_to_cart(
                 product_id=item["product_id"], quantity=item["quantity"], access_token=token
             )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    **checks('''
     def product_name(entry):
         return models.end.amazon.Product.find_one(id=entry.product_id).name
 
     maya = models.end.amazon.User.find_from(main_user)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the user's cart now holds exactly the cheap wish-list items (private_data.moved) with their full
         quantities, plus the item that was already in the cart, unchanged.
-    """):
+    """, '''
         cart = {product_name(entry): entry.quantity for entry in models.end.amazon.CartEntry.find_all(user_id=maya.id)}
         expected = dict(private_data.moved)
         expected[private_data.cart_item] = private_data.cart_quantity
         test.case(cart, "==", expected)
-    with test("""
+    '''), check("no_op_fail", """
         assert none of the moved items is left on the wish list.
-    """):
+    """, '''
         wish_list = {product_name(entry) for entry in models.end.amazon.WishListEntry.find_all(user_id=maya.id)}
         test.case(len(wish_list), ">", 0)
         test.case(wish_list & set(private_data.moved), "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert the wish-list items costing $30 or more are still on the wish list, unchanged.
-    """):
+    """, '''
         start = {e.id: e.quantity for e in models.start.amazon.WishListEntry.find_all(user_id=maya.id)
                  if models.start.amazon.Product.find_one(id=e.product_id).price >= 30}
         end = {e.id: e.quantity for e in models.end.amazon.WishListEntry.find_all(user_id=maya.id) if e.id in start}
         test.case(len(start), ">", 0)
         test.case(end, "==", start)
-    with test("""
+    '''), check("no_op_pass", """
         assert no order was placed and nothing outside the cart and wish list changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"amazon.CartEntry", "amazon.WishListEntry"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 REORDER_WORK = TaskDef(
@@ -208,7 +180,7 @@ REORDER_WORK = TaskDef(
     required_apps=("amazon",),
     seed_task=seed_shop,
     private_data={"added": LATEST_WORK_ITEMS, "cart_item": CART_ITEM[0], "cart_quantity": CART_ITEM[1]},
-    solution="def solution(apis, requester):" + LOGIN + ALL_ORDERS + '''
+    solution=solution(LOGIN, ALL_ORDERS, '''
     work = [a for a in apis.amazon.show_addresses(access_token=token) if a["name"] == "Work"][0]
     work_orders = [order for order in orders if order["address_id"] == work["address_id"]]
     latest = max(work_orders, key=lambda order: order["created_at"])
@@ -217,28 +189,23 @@ REORDER_WORK = TaskDef(
             product_id=item["product_id"], quantity=item["ordered_quantity"], access_token=token
         )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    **checks('''
     maya = models.end.amazon.User.find_from(main_user)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the user's cart now holds exactly the products of the latest Work-address order
         (private_data.added) in their ordered quantities, plus the item that was already in the cart, unchanged.
-    """):
+    """, '''
         cart = {models.end.amazon.Product.find_one(id=entry.product_id).name: entry.quantity
                 for entry in models.end.amazon.CartEntry.find_all(user_id=maya.id)}
         expected = dict(private_data.added)
         expected[private_data.cart_item] = private_data.cart_quantity
         test.case(cart, "==", expected)
-    with test("""
+    '''), check("no_op_pass", """
         assert no order was placed or changed, the wish list is unchanged, and nothing outside the cart changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"amazon.CartEntry"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,10 @@ roommates found in the phone's contacts.
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    action_checks, block, check, login, login_preamble, page_loop, paginate, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 FARID_APRIL = (23.5, 41.25, 12.0, 67.8, 30.0, 18.45, 55.0, 9.99)
 FARID_APRIL_TOTAL = round(sum(FARID_APRIL), 2)
@@ -56,11 +59,7 @@ def seed_base(ctx: SeedContext) -> None:
                                      description="Plants", created_at=ctx.at("2023-05-01T10:00:00"))
 
 
-VENMO_LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.venmo.login(username=email, password=passwords["venmo"])["access_token"]
-'''
+VENMO_LOGIN = login_preamble("venmo")
 
 
 FARID_TOTAL = TaskDef(
@@ -69,33 +68,17 @@ FARID_TOTAL = TaskDef(
     instruction="How much money in total did Farid Haddad send me on Venmo during April 2023?",
     answer=FARID_APRIL_TOTAL,
     required_apps=("venmo",),
-    solution="def solution(apis, requester):" + VENMO_LOGIN + '''
+    solution=solution(VENMO_LOGIN, block('''
     farid = apis.venmo.search_friends(query="Farid Haddad", access_token=token)[0]
     total = 0.0
-    page_index = 0
-    while True:
-        page = apis.venmo.show_transactions(
-            user_email=farid["email"], direction="received", page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        for transaction in page:
-            if transaction["sender"]["email"] == farid["email"] and transaction["created_at"].startswith("2023-04"):
-                total += transaction["amount"]
-        page_index += 1
+''', page_loop("venmo.show_transactions", 'user_email=farid["email"], direction="received"', body='''
+    for transaction in page:
+        if transaction["sender"]["email"] == farid["email"] and transaction["created_at"].startswith("2023-04"):
+            total += transaction["amount"]
+'''), '''
     apis.supervisor.complete_task(answer=round(total, 2))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the total Farid Haddad sent the user in April 2023.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+''')),
+    **question_checks("the total Farid Haddad sent the user in April 2023"),
 )
 
 APPROVE_CHLOE = TaskDef(
@@ -107,38 +90,24 @@ APPROVE_CHLOE = TaskDef(
     ),
     required_apps=("venmo",),
     private_data={"requester_email": "chloe.nguyen@gmail.com", "descriptions": CHLOE_PENDING},
-    solution="def solution(apis, requester):" + VENMO_LOGIN + '''
-    pending = []
-    page_index = 0
-    while True:
-        page = apis.venmo.show_received_payment_requests(
-            status="pending", page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        pending += page
-        page_index += 1
+    solution=solution(VENMO_LOGIN, block(
+        paginate("pending", "venmo.show_received_payment_requests", 'status="pending"'), '''
     for request in pending:
         if request["sender"]["email"] == "chloe.nguyen@gmail.com":
             apis.venmo.approve_payment_request(payment_request_id=request["payment_request_id"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''')),
+    **action_checks(check("no_op_fail", """
         assert exactly Chloe's pending requests (private_data.descriptions) are now approved and not denied.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         test.case(sorted(request.description for request in updated), "==", private_data.descriptions)
         for request in updated:
             test.case(request.approved_at, "is not", None)
             test.case(request.denied_at, "is", None)
-    with test("""
+    '''), check("no_op_fail", """
         assert one payment per approved request went from the user to Chloe, for the requested amount.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
@@ -146,26 +115,25 @@ APPROVE_CHLOE = TaskDef(
         to_chloe = [t for t in added if (t.sender_id, t.receiver_id) == (maya.id, chloe.id)]
         test.case(len(to_chloe), "==", len(private_data.descriptions))
         test.case(sorted(t.amount for t in to_chloe), "==", sorted(r.amount for r in requests))
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment went to or from anyone but the user and Chloe.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
         test.case([t.id for t in added if (t.sender_id, t.receiver_id) != (maya.id, chloe.id)], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment request was added or removed and none from anyone else was changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         chloe = models.end.venmo.User.find_one(email=private_data.requester_email)
         test.case(len(added) + len(removed), "==", 0)
         test.case([r.id for r in updated if r.sender_id != chloe.id], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo changed.
-    """):
+    """, '''
         test.case({name for name in models.changed_model_names() if not name.startswith("venmo.")}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 PAY_ROOMMATES = TaskDef(
@@ -178,60 +146,45 @@ PAY_ROOMMATES = TaskDef(
     required_apps=("phone", "venmo"),
     private_data={"receivers": ["chloe.nguyen@gmail.com", "priya.shah@gmail.com"], "amount": ROOMMATE_SHARE,
                   "description": "May utilities"},
-    solution="def solution(apis, requester):" + VENMO_LOGIN + '''
-    phone_number = apis.supervisor.show_profile()["phone_number"]
-    phone_token = apis.phone.login(username=phone_number, password=passwords["phone"])["access_token"]
-    roommates = []
-    page_index = 0
-    while True:
-        page = apis.phone.search_contacts(
-            relationship="roommate", page_index=page_index, page_limit=20, access_token=phone_token
-        )
-        if not page:
-            break
-        roommates += page
-        page_index += 1
+    solution=solution(VENMO_LOGIN, block(
+        '    phone_number = apis.supervisor.show_profile()["phone_number"]',
+        login("phone", "phone_number", token="phone_token"),
+        paginate("roommates", "phone.search_contacts", 'relationship="roommate"', token="phone_token"), '''
     for roommate in roommates:
         apis.venmo.create_transaction(
             receiver_email=roommate["email"], amount=45.5, description="May utilities", access_token=token
         )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''')),
+    **action_checks(check("no_op_fail", """
         assert each roommate (private_data.receivers) got exactly one new Venmo payment from the user.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         roommates = [models.end.venmo.User.find_one(email=email).id for email in private_data.receivers]
         to_roommates = [t for t in added if t.sender_id == maya.id and t.receiver_id in roommates]
         test.case(sorted(t.receiver_id for t in to_roommates), "==", sorted(roommates))
-    with test("""
+    '''), check("no_op_fail", """
         assert every new payment to a roommate is for the requested amount with the description 'May utilities'.
-    """):
+    """, '''
         test.case(len(to_roommates), ">", 0)
         for transaction in to_roommates:
             test.case(transaction.amount, "==", private_data.amount)
             test.case(transaction.description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no new payment went to anyone who is not a roommate.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         roommates = {models.end.venmo.User.find_one(email=email).id for email in private_data.receivers}
         test.case([t.id for t in added if t.receiver_id not in roommates], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment request, phone contact or other app data changed, and no transaction was altered.
-    """):
+    """, '''
         allowed = {"venmo.Transaction", "venmo.User", "venmo.Notification"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
         added, updated, removed = models.changed_records("venmo.Transaction")
         test.case(len(updated) + len(removed), "==", 0)
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

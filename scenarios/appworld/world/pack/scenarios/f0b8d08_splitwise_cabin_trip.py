@@ -10,7 +10,10 @@ most for the group's expenses (question, paginated).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    NULL_ANSWER_CHECK, added_only_check, block, check, checks, login_preamble, page_loop, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 GROUP = "Tahoe Cabin Weekend"
 MEMBERS = ("maya", "emma", "farid", "kira", "isabel")
@@ -86,28 +89,10 @@ def seed_trip(ctx: SeedContext) -> None:
                                        created_at=ctx.at("2023-04-12T21:00:00"))
 
 
-LOGIN = f'''
-    passwords = {{p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.splitwise.login(username=email, password=passwords["splitwise"])["access_token"]
+LOGIN = block(login_preamble("splitwise"), f'''
     groups = apis.splitwise.show_groups(page_limit=20, access_token=token)
     group = [g for g in groups if g["name"] == "{GROUP}"][0]
-'''
-
-
-def question_evaluation(what: str) -> str:
-    """Evaluation of a question task: the answer is `what`, and nothing changed."""
-    return EVALUATION_HEADER + f'''
-    with test("""
-        assert the answer matches {what}.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
-
+''')
 
 FARID_BALANCE = TaskDef(
     variant=1,
@@ -116,17 +101,16 @@ FARID_BALANCE = TaskDef(
     answer=FARID_OWES,
     required_apps=("splitwise",),
     seed_task=seed_trip,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     balance = apis.splitwise.show_group_balance(group_id=group["group_id"], email=email, access_token=token)[0]
     owed = [b["amount"] for b in balance["targets_owe_to_source"]["breakdown"]
             if b["email"] == "farid.haddad@gmail.com"]
     apis.supervisor.complete_task(answer=round(owed[0], 2))
-''',
-    evaluation=question_evaluation(
+'''),
+    **question_checks(
         f"what Farid Haddad owes the user within '{GROUP}' (his shares of the user's expenses, "
         "minus the user's shares of his, minus his payment to the user)"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 RECORD_GROCERIES = TaskDef(
@@ -140,25 +124,21 @@ RECORD_GROCERIES = TaskDef(
     required_apps=("splitwise",),
     seed_task=seed_trip,
     private_data={"group": GROUP, "others": [MEMBER_EMAILS[key] for key in MEMBERS if key != "maya"], **NEW_EXPENSE},
-    solution="def solution(apis, requester):" + LOGIN + f'''
+    solution=solution(LOGIN, f'''
     members = [member["email"] for member in group["members"]]
     apis.splitwise.record_expense(
         description="{NEW_EXPENSE['description']}", paid_amount={NEW_EXPENSE['amount']}, payer_email=email,
         debtor_emails=members, group_id=group["group_id"], access_token=token,
     )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    **checks('''
     maya = models.end.splitwise.User.find_from(main_user)
     group = models.end.splitwise.Group.find_one(user_id=maya.id, name=private_data.group)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert exactly one expense was added, in the group, paid by the user, for the stated amount and
         with the stated description.
-    """):
+    """, '''
         added = models.changed_records("splitwise.Expense")[0]
         test.case(len(added), "==", 1)
         expense = added[0]
@@ -166,25 +146,19 @@ RECORD_GROCERIES = TaskDef(
         test.case(expense.payer_id, "==", maya.id)
         test.case(round(expense.amount, 2), "==", private_data.amount)
         test.case(expense.description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert each of the four other members owes an equal fifth of the expense (private_data.share), and the
         user's own share, if recorded, is that fifth too.
-    """):
+    """, '''
         shares = {models.end.splitwise.User.find_one(id=share.debtor_id).email: round(share.share_amount, 2)
                   for share in models.end.splitwise.ExpenseShare.find_all(expense_id=expense.id)}
         others = {email: amount for email, amount in shares.items() if email != maya.email}
         test.case(others, "==", {email: private_data.share for email in private_data.others})
         test.case(shares.get(maya.email, private_data.share), "==", private_data.share)
-    with test("""
+    '''), added_only_check("""
         assert no existing expense or payment was changed or removed, and only expense records (and
         Splitwise notifications) changed.
-    """):
-        added, updated, removed = models.changed_records("splitwise.Expense")
-        test.case(len(updated) + len(removed), "==", 0)
-        allowed = {"splitwise.Expense", "splitwise.ExpenseShare", "splitwise.Notification"}
-        test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "splitwise.Expense", "splitwise.ExpenseShare", "splitwise.Notification")),
 )
 
 TOP_PAYER = TaskDef(
@@ -197,30 +171,23 @@ TOP_PAYER = TaskDef(
     answer=TOP_PAYER_NAME,
     required_apps=("splitwise",),
     seed_task=seed_trip,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, block('''
     totals = {}
     names = {}
-    page_index = 0
-    while True:
-        page = apis.splitwise.show_group_expenses(
-            group_id=group["group_id"], page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        for expense in page:
-            payer = expense["payer"]
-            if payer["email"] != email:
-                totals[payer["email"]] = totals.get(payer["email"], 0.0) + expense["paid_amount"]
-                names[payer["email"]] = payer["name"]
-        page_index += 1
+''', page_loop("splitwise.show_group_expenses", 'group_id=group["group_id"]', body='''
+    for expense in page:
+        payer = expense["payer"]
+        if payer["email"] != email:
+            totals[payer["email"]] = totals.get(payer["email"], 0.0) + expense["paid_amount"]
+            names[payer["email"]] = payer["name"]
+'''), '''
     top = max(totals, key=lambda payer_email: totals[payer_email])
     apis.supervisor.complete_task(answer=names[top])
-''',
-    evaluation=question_evaluation(
+''')),
+    **question_checks(
         f"the full name of the member of '{GROUP}', other than the user, whose paid expenses in the group "
         "add up to the most"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 SCENARIO = ScenarioDef(

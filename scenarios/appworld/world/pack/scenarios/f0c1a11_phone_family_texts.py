@@ -10,7 +10,8 @@ off one alarm and create another (action).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (from_nadia, when, message)
 NADIA_TEXTS = (
@@ -59,11 +60,7 @@ def seed_alarms(ctx: SeedContext) -> None:
         ctx.models.phone.Alarm.create_save(user_id=maya.id, time=time, label=label, enabled=True, repeat_days=days)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    phone_number = apis.supervisor.show_profile()["phone_number"]
-    token = apis.phone.login(username=phone_number, password=passwords["phone"])["access_token"]
-'''
+LOGIN = login_preamble("phone")
 MOTHER = '''
     mother = apis.phone.search_contacts(relationship="parent", access_token=token)[0]
 '''
@@ -75,32 +72,13 @@ COUNT_TEXTS = TaskDef(
                  "both days included? My phone contacts say who she is."),
     answer=FROM_NADIA_IN_WINDOW,
     required_apps=("phone",),
-    solution="def solution(apis, requester):" + LOGIN + MOTHER + '''
-    messages = []
-    page_index = 0
-    while True:
-        page = apis.phone.show_text_message_window(
-            phone_number=mother["phone_number"], page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        messages += page
-        page_index += 1
+    solution=solution(LOGIN, MOTHER, block(paginate(
+        "messages", "phone.show_text_message_window", 'phone_number=mother["phone_number"]'), '''
     count = sum(1 for message in messages if message["sender"]["phone_number"] == mother["phone_number"]
                 and "2023-05-12" <= message["sent_at"][:10] <= "2023-05-17")
     apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of texts the user's mother sent from May 12 to May 17.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+''')),
+    **question_checks("the number of texts the user's mother sent from May 12 to May 17"),
 )
 
 TEXT_MOTHER = TaskDef(
@@ -109,37 +87,31 @@ TEXT_MOTHER = TaskDef(
     instruction=f"Text my mother on my phone: '{MESSAGE}' My phone contacts say who she is.",
     required_apps=("phone",),
     private_data={"receiver_phone": "4155550113", "message": MESSAGE},
-    solution="def solution(apis, requester):" + LOGIN + MOTHER + f'''
+    solution=solution(LOGIN, MOTHER, f'''
     apis.phone.send_text_message(phone_number=mother["phone_number"], message={MESSAGE!r}, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert a new text from the user to the mother carries the requested message.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         maya = models.end.phone.User.find_from(main_user)
         mother = models.end.phone.User.find_one(phone_number=private_data.receiver_phone)
         to_mother = [t for t in added if t.sender_id == maya.id and t.receiver_id == mother.id]
         test.case(len(to_mother), "==", 1)
         test.case(to_mother[0].message, "==", private_data.message, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no text went to anyone but the mother and no text was changed or deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.GlobalTextMessage")
         mother = models.end.phone.User.find_one(phone_number=private_data.receiver_phone)
         test.case([t.id for t in added if t.receiver_id != mother.id], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside the phone's text messages changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 ALARMS = TaskDef(
@@ -150,52 +122,38 @@ ALARMS = TaskDef(
     required_apps=("phone",),
     seed_task=seed_alarms,
     private_data={"off_label": "Wake up", "time": "07:30", "label": "Gym", "days": ["friday", "monday", "wednesday"]},
-    solution="def solution(apis, requester):" + LOGIN + '''
-    alarms = []
-    page_index = 0
-    while True:
-        page = apis.phone.show_alarms(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        alarms += page
-        page_index += 1
+    solution=solution(LOGIN, block(paginate("alarms", "phone.show_alarms"), '''
     for alarm in alarms:
         if alarm["label"] == "Wake up":
             apis.phone.update_alarm(alarm_id=alarm["alarm_id"], enabled=False, access_token=token)
     apis.phone.create_alarm(time="07:30", label="Gym", repeat_days=["monday", "wednesday", "friday"],
                             access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''')),
+    **action_checks(check("no_op_fail", """
         assert the 'Wake up' alarm still exists and is now disabled.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         switched = [a for a in updated if a.label == private_data.off_label]
         test.case(len(switched), "==", 1)
         test.case(switched[0].enabled, "is_falsy")
-    with test("""
+    '''), check("no_op_fail", """
         assert exactly one alarm was added: 07:30, labelled 'Gym', enabled, repeating Monday, Wednesday, Friday.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         test.case(len(added), "==", 1)
         test.case(added[0].time, "==", private_data.time)
         test.case(added[0].label, "==", private_data.label, normalize_text=True)
         test.case(added[0].enabled, "is_truthy")
         test.case(sorted(added[0].repeat_days or []), "==", private_data.days)
-    with test("""
+    '''), check("no_op_pass", """
         assert no alarm was deleted, no alarm other than 'Wake up' was changed, and nothing outside phone.Alarm changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("phone.Alarm")
         test.case(len(removed), "==", 0)
         test.case([a.label for a in updated if a.label != private_data.off_label], "is_falsy")
         test.case(models.changed_model_names() - {"phone.Alarm"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -11,7 +11,10 @@ the Juniper Vale songs in her likes or library (action).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    action_checks, block, check, login_preamble, one_added_check, paginate, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 JUNIPER = "Juniper Vale"
 BRASS = "Brass Meridian"
@@ -71,31 +74,9 @@ def seed_liked_songs(ctx: SeedContext) -> None:
                                             created_at=ctx.at(f"2023-05-{10 + index:02d}T20:00:00"))
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.spotify.login(username=email, password=passwords["spotify"])["access_token"]
-    liked = []
-    page_index = 0
-    while True:
-        page = apis.spotify.show_liked_songs(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        liked += page
-        page_index += 1
-'''
+LOGIN = login_preamble("spotify") + paginate("liked", "spotify.show_liked_songs")
 
-
-QUESTION_EVALUATION = EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the expected answer about the user's liked songs.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
+QUESTION_CHECKS = question_checks("the expected answer about the user's liked songs")
 
 COUNT_JUNIPER = TaskDef(
     variant=1,
@@ -104,15 +85,14 @@ COUNT_JUNIPER = TaskDef(
     answer=len(LIKED_JUNIPER),
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     count = 0
     for song in liked:
         if "Juniper Vale" in [artist["name"] for artist in song["artists"]]:
             count += 1
     apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **QUESTION_CHECKS,
 )
 
 MOST_PLAYED_LIKED = TaskDef(
@@ -122,16 +102,15 @@ MOST_PLAYED_LIKED = TaskDef(
     answer=MOST_PLAYED,
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     best_title, best_plays = None, -1
     for song in liked:
         details = apis.spotify.show_song(song_id=song["song_id"])
         if details["play_count"] > best_plays:
             best_title, best_plays = details["title"], details["play_count"]
     apis.supervisor.complete_task(answer=best_title)
-''',
-    evaluation=QUESTION_EVALUATION,
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **QUESTION_CHECKS,
 )
 
 PICKS_PLAYLIST = TaskDef(
@@ -144,15 +123,7 @@ PICKS_PLAYLIST = TaskDef(
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
     private_data={"title": f"{JUNIPER} Picks", "song_titles": PICKS},
-    solution="def solution(apis, requester):" + LOGIN + '''
-    library = []
-    page_index = 0
-    while True:
-        page = apis.spotify.show_song_library(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        library += page
-        page_index += 1
+    solution=solution(LOGIN, block(paginate("library", "spotify.show_song_library"), '''
     song_ids = []
     for song in liked + library:
         if "Juniper Vale" in [artist["name"] for artist in song["artists"]] and song["song_id"] not in song_ids:
@@ -163,40 +134,28 @@ PICKS_PLAYLIST = TaskDef(
     for song_id in song_ids:
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song_id, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''')),
+    **action_checks(one_added_check("""
         assert exactly one playlist was added, owned by the user, titled 'Juniper Vale Picks' and private.
-    """):
-        added, updated, removed = models.changed_records("spotify.Playlist")
-        test.case(len(added), "==", 1)
-        playlist = added[0]
-        owner = models.end.spotify.User.find_from(main_user)
-        test.case(playlist.user_id, "==", owner.id)
-        test.case(playlist.title, "==", private_data.title, normalize_text=True)
+    """, "spotify.Playlist", "playlist", more='''
         test.case(playlist.is_public, "==", False)
-    with test("""
+    '''), check("no_op_fail", """
         assert the new playlist holds exactly the Juniper Vale songs of the user's likes and library
         (private_data.song_titles), and no song was added to any other playlist.
-    """):
+    """, '''
         added_songs = models.changed_records("spotify.PlaylistSong")[0]
         test.case({row.playlist_id for row in added_songs}, "==", {playlist.id})
         titles = sorted(models.end.spotify.Song.find_one(id=row.song_id).title for row in added_songs)
         test.case(titles, "==", sorted(private_data.song_titles))
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing playlist or playlist song was updated or removed, and nothing outside
         spotify.Playlist and spotify.PlaylistSong changed (likes and library untouched).
-    """):
+    """, '''
         for model_name in ("spotify.Playlist", "spotify.PlaylistSong"):
             added, updated, removed = models.changed_records(model_name)
             test.case(len(updated) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"spotify.Playlist", "spotify.PlaylistSong"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

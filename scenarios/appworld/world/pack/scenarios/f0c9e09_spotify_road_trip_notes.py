@@ -13,7 +13,11 @@ playlist's songs, add the songs of the note to the playlist.
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    NULL_ANSWER_CHECK, action_checks, added_only_check, block, check, checks, login, login_preamble, one_added_check,
+    page_loop, paginate, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 WREN, TIDEWATER = "Wren Calloway", "Tidewater Youth"
 ARTISTS = ((WREN, "folk", "Northbound Letters", "2022-10-07T00:00:00"),
@@ -89,28 +93,14 @@ def seed_music(ctx: SeedContext) -> None:
     )
 
 
-SPOTIFY_LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.spotify.login(username=email, password=passwords["spotify"])["access_token"]
-'''
+SPOTIFY_LOGIN = login_preamble("spotify")
 
-FIND_PLAYLIST = f'''
-    playlists = []
-    page_index = 0
-    while True:
-        page = apis.spotify.show_playlist_library(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        playlists += page
-        page_index += 1
+FIND_PLAYLIST = block(paginate("playlists", "spotify.show_playlist_library"), f'''
     playlist_id = [p for p in playlists if p["title"] == "{PLAYLIST}"][0]["playlist_id"]
     playlist = apis.spotify.show_playlist(playlist_id=playlist_id, access_token=token)
-'''
+''')
 
-NOTE_LOGIN = '''
-    note_token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
-'''
+NOTE_LOGIN = login("simple_note", "email", token="note_token")
 
 
 COUNT_WREN = TaskDef(
@@ -120,28 +110,14 @@ COUNT_WREN = TaskDef(
     answer=LIBRARY_WREN_COUNT,
     required_apps=("spotify",),
     seed_task=seed_music,
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + f'''
-    count = 0
-    page_index = 0
-    while True:
-        page = apis.spotify.show_song_library(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        count += sum(1 for song in page if "{WREN}" in [artist["name"] for artist in song["artists"]])
-        page_index += 1
-    apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=EVALUATION_HEADER + f'''
-    with test("""
-        assert the answer matches the number of songs by {WREN} in the user's song library.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+    solution=solution(SPOTIFY_LOGIN, block(
+        "    count = 0",
+        page_loop("spotify.show_song_library", body=f'''
+    count += sum(1 for song in page if "{WREN}" in [artist["name"] for artist in song["artists"]])
+'''),
+        "    apis.supervisor.complete_task(answer=count)",
+    )),
+    **question_checks(f"the number of songs by {WREN} in the user's song library"),
 )
 
 LIST_PLAYLIST = TaskDef(
@@ -154,39 +130,22 @@ LIST_PLAYLIST = TaskDef(
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"title": LIST_NOTE, "songs": sorted(ROAD_TRIP_SONGS)},
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    solution=solution(SPOTIFY_LOGIN, FIND_PLAYLIST, NOTE_LOGIN, f'''
     titles = [song["title"] for song in playlist["songs"]]
     apis.simple_note.create_note(title="{LIST_NOTE}", content="\\n".join(titles), access_token=note_token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(one_added_check("""
         assert exactly one note was added, owned by the user, with the requested title.
-    """):
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(added), "==", 1)
-        note = added[0]
-        owner = models.end.simple_note.User.find_from(main_user)
-        test.case(note.user_id, "==", owner.id)
-        test.case(note.title, "==", private_data.title, normalize_text=True)
-    with test("""
+    """, "simple_note.Note", "note"), check("no_op_fail", """
         assert the new note's non-empty lines are exactly the titles of the songs in the user's playlist
         (private_data.songs), each once, in any order.
-    """):
+    """, '''
         lines = [line.strip().lstrip("-*0123456789.) ").strip() for line in note.content.splitlines()]
         test.case(sorted(line.lower() for line in lines if line), "==", [title.lower() for title in private_data.songs])
-    with test("""
+    '''), added_only_check("""
         assert no existing note was updated or removed and nothing outside simple_note.Note changed.
-    """):
-        added, updated, removed = models.changed_records("simple_note.Note")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "simple_note.Note")),
 )
 
 ADD_IDEAS = TaskDef(
@@ -199,7 +158,7 @@ ADD_IDEAS = TaskDef(
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"playlist": PLAYLIST, "added": IDEAS_TO_ADD},
-    solution="def solution(apis, requester):" + SPOTIFY_LOGIN + FIND_PLAYLIST + NOTE_LOGIN + f'''
+    solution=solution(SPOTIFY_LOGIN, FIND_PLAYLIST, NOTE_LOGIN, f'''
     found = apis.simple_note.search_notes(query="{IDEAS_NOTE}", page_limit=20, access_token=note_token)
     note_id = [n for n in found if n["title"] == "{IDEAS_NOTE}"][0]["note_id"]
     note = apis.simple_note.show_note(note_id=note_id, access_token=note_token)
@@ -211,30 +170,21 @@ ADD_IDEAS = TaskDef(
         song = [s for s in results if s["title"] == title][0]
         apis.spotify.add_song_to_playlist(playlist_id=playlist_id, song_id=song["song_id"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    **checks('''
     maya = models.end.spotify.User.find_from(main_user)
     playlist = models.end.spotify.Playlist.find_one(user_id=maya.id, title=private_data.playlist)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert the songs added to playlists are exactly the note's songs missing from the user's playlist
         (private_data.added), each added once, all to that playlist.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("spotify.PlaylistSong")
         titles = sorted(models.end.spotify.Song.find_one(id=entry.song_id).title for entry in added)
         test.case(titles, "==", private_data.added)
         test.case({entry.playlist_id for entry in added}, "==", {playlist.id})
-    with test("""
+    '''), added_only_check("""
         assert no song was removed from any playlist, and nothing but playlist songs changed (the note included).
-    """):
-        added, updated, removed = models.changed_records("spotify.PlaylistSong")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"spotify.PlaylistSong"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "spotify.PlaylistSong")),
 )
 
 SCENARIO = ScenarioDef(

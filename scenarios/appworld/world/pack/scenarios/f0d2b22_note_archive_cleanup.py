@@ -9,7 +9,8 @@ delete the duplicates (action: deleting any other note is collateral damage), ap
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 TAG = "archive-2022"
 # (title, content)
@@ -41,22 +42,11 @@ def seed_base(ctx: SeedContext) -> None:
                       content="Duplicate of my notes.", tags=[TAG])
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
-    archive = []
-    page_index = 0
-    while True:
-        page = apis.simple_note.search_notes(tags=["archive-2022"], page_index=page_index, page_limit=20,
-                                             access_token=token)
-        if not page:
-            break
-        archive += page
-        page_index += 1
+NOTE_LOGIN = login_preamble("simple_note")
+LOGIN = block(NOTE_LOGIN, paginate("archive", "simple_note.search_notes", 'tags=["archive-2022"]', align=True), '''
     contents = {n["note_id"]: apis.simple_note.show_note(note_id=n["note_id"], access_token=token)["content"]
                 for n in archive}
-'''
+''')
 
 COUNT_INVOICES = TaskDef(
     variant=1,
@@ -64,20 +54,10 @@ COUNT_INVOICES = TaskDef(
     instruction=f"How many of my Simple Note notes tagged '{TAG}' contain the word 'invoice' in their content?",
     answer=INVOICE_COUNT,
     required_apps=("simple_note",),
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     apis.supervisor.complete_task(answer=sum(1 for content in contents.values() if "invoice" in content.lower()))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of archive-2022 notes whose content mentions an invoice.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the number of archive-2022 notes whose content mentions an invoice"),
 )
 
 DELETE_DUPLICATES = TaskDef(
@@ -87,31 +67,25 @@ DELETE_DUPLICATES = TaskDef(
                  "'duplicate'. Keep all my other notes."),
     required_apps=("simple_note",),
     private_data={"titles": DUPLICATES},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     for note_id, content in contents.items():
         if "duplicate" in content.lower():
             apis.simple_note.delete_note(note_id=note_id, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert every duplicate archive note (private_data.titles) was deleted.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case(sorted({note.title for note in removed} & set(private_data.titles)), "==", private_data.titles)
-    with test("""
+    '''), check("no_op_pass", """
         assert no other note was deleted, none was added or edited, and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case({note.title for note in removed} - set(private_data.titles), "is_falsy")
         test.case(len(added) + len(updated), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 APPEND_LINE = TaskDef(
@@ -120,24 +94,16 @@ APPEND_LINE = TaskDef(
     instruction=f"Add the line '{APPENDED}' at the end of my Simple Note note titled 'Lease renewal 2022'.",
     required_apps=("simple_note",),
     private_data={"title": "Lease renewal 2022", "line": APPENDED},
-    solution="def solution(apis, requester):" + '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.simple_note.login(username=email, password=passwords["simple_note"])["access_token"]
+    solution=solution(block(NOTE_LOGIN, '''
     notes = apis.simple_note.search_notes(query="Lease renewal 2022", page_limit=20, access_token=token)
     note = [n for n in notes if n["title"] == "Lease renewal 2022"][0]
     apis.simple_note.add_content_to_note(note_id=note["note_id"], append_or_prepend="append",
                                          added_content="Reviewed on 2023-05-18", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''')),
+    **action_checks(check("no_op_fail", """
         assert the note 'Lease renewal 2022' now ends with the requested line and kept its original content before it.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         lease = [note for note in updated if note.title == private_data.title]
         test.case(len(lease), "==", 1)
@@ -145,15 +111,14 @@ APPEND_LINE = TaskDef(
         lines = [line.strip() for line in lease[0].content.strip().splitlines()]
         test.case(lines[-1], "==", private_data.line, normalize_text=True)
         test.case(lease[0].content.strip().startswith(original.strip()), "is_truthy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no other note was edited, added or deleted, and nothing outside simple_note.Note changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("simple_note.Note")
         test.case([note.title for note in updated if note.title != private_data.title], "is_falsy")
         test.case(len(added) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"simple_note.Note"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -12,7 +12,8 @@ section over to Chloe and add a task there (action).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, block, check, login_preamble, page_loop, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 PROJECT = "Apartment Move"
 TODAY = "2023-05-18"
@@ -78,21 +79,12 @@ def seed_apartment_move(ctx: SeedContext) -> None:
                                      due_date=ctx.at(f"{due}T17:00:00"), is_completed=done, order_index=index)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.todoist.login(username=email, password=passwords["todoist"])["access_token"]
-    project_id = None
-    page_index = 0
-    while project_id is None:
-        page = apis.todoist.show_projects(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        for project in page:
-            if project["name"] == "Apartment Move":
-                project_id = project["project_id"]
-        page_index += 1
-'''
+LOGIN = block(login_preamble("todoist"), "    project_id = None", page_loop(
+    "todoist.show_projects", condition="project_id is None", body=f'''
+    for project in page:
+        if project["name"] == "{PROJECT}":
+            project_id = project["project_id"]
+'''))
 OVERDUE_TASKS = '''
     listing = apis.todoist.show_tasks(project_id=project_id, is_completed=False, overdue=True, access_token=token)
     overdue = listing["no_section_tasks"] + [task for section in listing["sections"] for task in section["tasks"]]
@@ -109,20 +101,10 @@ COUNT_OVERDUE = TaskDef(
     answer=len(OVERDUE),
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
-    solution="def solution(apis, requester):" + LOGIN + OVERDUE_TASKS + '''
+    solution=solution(LOGIN, OVERDUE_TASKS, '''
     apis.supervisor.complete_task(answer=len(overdue))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of incomplete overdue tasks in 'Apartment Move'.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the number of incomplete overdue tasks in 'Apartment Move'"),
 )
 
 RESCHEDULE = TaskDef(
@@ -135,30 +117,25 @@ RESCHEDULE = TaskDef(
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
     private_data={"titles": OVERDUE, "due_date": NEW_DUE, "priority": "high"},
-    solution="def solution(apis, requester):" + LOGIN + OVERDUE_TASKS + '''
+    solution=solution(LOGIN, OVERDUE_TASKS, '''
     for task in overdue:
         apis.todoist.update_task(task_id=task["task_id"], due_date="2023-05-21", priority="high", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly the incomplete overdue tasks (private_data.titles) were updated, each now due on
         private_data.due_date with high priority and still not completed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("todoist.Task")
         test.case(sorted(task.title for task in updated), "==", private_data.titles)
         for task in updated:
             test.case(task.due_date.strftime("%Y-%m-%d"), "==", private_data.due_date)
             test.case(task.priority, "==", private_data.priority)
             test.case(task.is_completed, "==", False)
-    with test("""
+    '''), check("no_op_pass", """
         assert no task was added or removed, the updated tasks kept their title, project and section, and
         nothing outside todoist tasks and notifications changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("todoist.Task")
         test.case(len(added) + len(removed), "==", 0)
         originals = {task.id: task for task in models.start.todoist.Task.all()}
@@ -167,8 +144,7 @@ RESCHEDULE = TaskDef(
             test.case((task.title, task.project_id, task.section_id), "==",
                       (before.title, before.project_id, before.section_id))
         test.case(models.changed_model_names() - {"todoist.Task", "todoist.Notification"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 HAND_OVER = TaskDef(
@@ -183,7 +159,7 @@ HAND_OVER = TaskDef(
     seed_task=seed_apartment_move,
     private_data={"assigned_titles": UTILITIES_OPEN, "assignee_email": "chloe.nguyen@gmail.com",
                   "project": PROJECT, "new_task": NEW_TASK},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     project = apis.todoist.show_project(project_id=project_id, access_token=token)
     section_id = [section["id"] for section in project["sections"] if section["name"] == "Utilities"][0]
     chloe_email = [person["email"] for person in project["collaborators"] if person["name"].startswith("Chloe")][0]
@@ -197,26 +173,21 @@ HAND_OVER = TaskDef(
         due_date="2023-05-31", priority="high", access_token=token,
     )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly the open Utilities tasks (private_data.assigned_titles) changed assignee among the
         existing tasks, each now assigned to Chloe.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("todoist.Task")
         originals = {task.id: task for task in models.start.todoist.Task.all()}
         reassigned = [task for task in updated if task.assignee_id != originals[task.id].assignee_id]
         chloe = models.end.todoist.User.find_one(email=private_data.assignee_email)
         test.case(sorted(task.title for task in reassigned), "==", private_data.assigned_titles)
         test.case({task.assignee_id for task in reassigned}, "==", {chloe.id})
-    with test("""
+    '''), check("no_op_fail", """
         assert exactly one task was added, in the Utilities section of 'Apartment Move', with the requested
         title, due date and high priority, not completed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("todoist.Task")
         test.case(len(added), "==", 1)
         new = added[0]
@@ -228,10 +199,10 @@ HAND_OVER = TaskDef(
         test.case(new.due_date.strftime("%Y-%m-%d"), "==", private_data.new_task["due_date"])
         test.case(new.priority, "==", private_data.new_task["priority"])
         test.case(new.is_completed, "==", False)
-    with test("""
+    '''), check("no_op_pass", """
         assert no task was removed, no existing task changed its title, due date, priority, completion,
         project or section, and nothing outside todoist tasks and notifications changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("todoist.Task")
         test.case(len(removed), "==", 0)
         originals = {task.id: task for task in models.start.todoist.Task.all()}
@@ -240,8 +211,7 @@ HAND_OVER = TaskDef(
             before = originals[task.id]
             test.case([getattr(task, name) for name in fields], "==", [getattr(before, name) for name in fields])
         test.case(models.changed_model_names() - {"todoist.Task", "todoist.Notification"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,11 @@ assigned to coworkers (question), text each coworker a reminder per open task du
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    NULL_ANSWER_CHECK, added_only_check, block, check, checks, login, login_preamble, paginate, question_checks,
+    solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 from pack.world import PEOPLE, SUPERVISOR_RELATIONSHIPS
 
 PROJECT = "Atlas Launch"
@@ -72,24 +76,10 @@ def seed_launch(ctx: SeedContext) -> None:
                              due_date=ctx.at(f"{due}T17:00:00"), assignee_id=users[who].id, assigner_id=maya.id)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    profile = apis.supervisor.show_profile()
-    phone_token = apis.phone.login(username=profile["phone_number"], password=passwords["phone"])["access_token"]
-    coworkers = []
-    page_index = 0
-    while True:
-        page = apis.phone.search_contacts(
-            relationship="coworker", page_index=page_index, page_limit=20, access_token=phone_token
-        )
-        if not page:
-            break
-        coworkers += page
-        page_index += 1
-'''
+LOGIN = block(login_preamble("phone", token="phone_token", profile=True),
+              paginate("coworkers", "phone.search_contacts", 'relationship="coworker"', token="phone_token"))
 
-TODOIST_LOGIN = f'''
-    token = apis.todoist.login(username=profile["email"], password=passwords["todoist"])["access_token"]
+TODOIST_LOGIN = block(login("todoist", 'profile["email"]'), f'''
     projects = apis.todoist.show_projects(query="{PROJECT}", page_limit=20, access_token=token)
     project_id = [p for p in projects if p["name"] == "{PROJECT}"][0]["project_id"]
 
@@ -99,21 +89,7 @@ TODOIST_LOGIN = f'''
             project_id=project_id, assignee_email=assignee_email, is_completed=False, access_token=token
         )
         return found["no_section_tasks"] + [task for section in found["sections"] for task in section["tasks"]]
-'''
-
-
-def question_evaluation(what: str) -> str:
-    """Evaluation of a question task: the answer is `what`, and nothing changed."""
-    return EVALUATION_HEADER + f'''
-    with test("""
-        assert the answer matches {what}.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
+''')
 
 
 JULY_BIRTHDAY = TaskDef(
@@ -123,12 +99,11 @@ JULY_BIRTHDAY = TaskDef(
     answer=JULY_COWORKERS[0],
     required_apps=("phone",),
     seed_task=seed_launch,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     july = [c for c in coworkers if c["birthday"] and c["birthday"][5:7] == "07"]
     apis.supervisor.complete_task(answer=july[0]["first_name"] + " " + july[0]["last_name"])
-''',
-    evaluation=question_evaluation("the full name of the user's only coworker contact born in July"),
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the full name of the user's only coworker contact born in July"),
 )
 
 COUNT_OPEN = TaskDef(
@@ -141,14 +116,13 @@ COUNT_OPEN = TaskDef(
     answer=OPEN_COWORKER_TASKS,
     required_apps=("phone", "todoist"),
     seed_task=seed_launch,
-    solution="def solution(apis, requester):" + LOGIN + TODOIST_LOGIN + '''
+    solution=solution(LOGIN, TODOIST_LOGIN, '''
     count = sum(len(open_tasks_of(coworker["email"])) for coworker in coworkers)
     apis.supervisor.complete_task(answer=count)
-''',
-    evaluation=question_evaluation(
+'''),
+    **question_checks(
         f"the number of incomplete tasks in '{PROJECT}' whose assignee is one of the user's coworker contacts"
     ),
-    test_labels=("no_op_fail", "no_op_pass"),
 )
 
 TEXT_REMINDERS = TaskDef(
@@ -162,7 +136,7 @@ TEXT_REMINDERS = TaskDef(
     required_apps=("phone", "todoist"),
     seed_task=seed_launch,
     private_data={"messages": REMINDERS},
-    solution="def solution(apis, requester):" + LOGIN + TODOIST_LOGIN + f'''
+    solution=solution(LOGIN, TODOIST_LOGIN, f'''
     for coworker in coworkers:
         for task in open_tasks_of(coworker["email"]):
             if task["due_date"] and task["due_date"].startswith("{TOMORROW}"):
@@ -171,42 +145,33 @@ TEXT_REMINDERS = TaskDef(
                     access_token=phone_token,
                 )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
+'''),
+    **checks('''
     def normalized(text):
         return " ".join(text.lower().split())
 
     maya = models.end.phone.User.find_from(main_user)
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+''', NULL_ANSWER_CHECK, check("no_op_fail", """
         assert every expected reminder (private_data.messages: recipient phone number and text, compared case- and
         whitespace-insensitively) was sent exactly once by the user.
-    """):
+    """, '''
         added = models.changed_records("phone.GlobalTextMessage")[0]
         sent = [[models.end.phone.User.find_one(id=m.receiver_id).phone_number, normalized(m.message)]
                 for m in added if m.sender_id == maya.id]
         test.case(len(private_data.messages), ">", 0)
         for phone, text in private_data.messages:
             test.case(sent.count([phone, normalized(text)]), "==", 1)
-    with test("""
+    '''), check("no_op_pass", """
         assert no new text message went to anyone who gets no reminder, and none is an extra text to a recipient.
-    """):
+    """, '''
         added = models.changed_records("phone.GlobalTextMessage")[0]
         receivers = [models.end.phone.User.find_one(id=m.receiver_id).phone_number for m in added]
         expected = [phone for phone, _ in private_data.messages]
         test.case(set(receivers) - set(expected), "is_falsy")
         test.case(len(receivers), "<=", len(expected))
-    with test("""
+    '''), added_only_check("""
         assert no existing message was changed or removed, and nothing but text messages changed (Todoist included).
-    """):
-        added, updated, removed = models.changed_records("phone.GlobalTextMessage")
-        test.case(len(updated) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"phone.GlobalTextMessage", "phone.UserTextMessage"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    """, "phone.GlobalTextMessage", "phone.UserTextMessage")),
 )
 
 SCENARIO = ScenarioDef(

@@ -9,7 +9,8 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
 REPLY = "Count me in for the grill."
@@ -67,19 +68,7 @@ def seed_inbox(ctx: SeedContext) -> None:
         _thread(ctx, [(sender, ["maya"], subject, f"Hi Maya,\n\nSee below.\n\n{ctx.people[sender].first_name}", when)])
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.gmail.login(username=email, password=passwords["gmail"])["access_token"]
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        threads += page
-        page_index += 1
-'''
+LOGIN = login_preamble("gmail") + paginate("threads", "gmail.show_inbox_threads")
 PARTY_THREAD = '''
     party = [t for t in threads if t["subject"] == "Block party planning"][0]
     details = apis.gmail.show_thread(email_thread_id=party["email_thread_id"], access_token=token)
@@ -92,20 +81,10 @@ COUNT_EMAILS = TaskDef(
     answer=len(PARTY),
     required_apps=("gmail",),
     seed_task=seed_inbox,
-    solution="def solution(apis, requester):" + LOGIN + PARTY_THREAD + '''
+    solution=solution(LOGIN, PARTY_THREAD, '''
     apis.supervisor.complete_task(answer=len(details["emails"]))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the number of emails in the block party thread.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the number of emails in the block party thread"),
 )
 
 REPLY_LATEST = TaskDef(
@@ -115,21 +94,16 @@ REPLY_LATEST = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subject": SUBJECT, "body": REPLY, "latest_sender": "oscar.lindqvist@gmail.com"},
-    solution="def solution(apis, requester):" + LOGIN + PARTY_THREAD + f'''
+    solution=solution(LOGIN, PARTY_THREAD, f'''
     latest = sorted(details["emails"], key=lambda e: e["created_at"])[-1]
     apis.gmail.reply_to_email(email_thread_id=party["email_thread_id"], email_id=latest["email_id"],
                               body={REPLY!r}, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly one new email from the user, in the block party thread, carries the reply and reaches the
         sender of its latest email.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         maya = models.end.gmail.User.find_from(main_user)
         oscar = models.end.gmail.User.find_one(email=private_data.latest_sender)
@@ -140,15 +114,9 @@ REPLY_LATEST = TaskDef(
         test.case(added[0].id, "in", thread.email_ids)
         test.case(added[0].body, "==", private_data.body, normalize_text=True)
         test.case(oscar.id, "in", added[0].recipient_ids)
-    with test("""
+    '''), added_only_check("""
         assert no email was deleted or edited and nothing outside gmail's emails and threads changed.
-    """):
-        added, updated, removed = models.changed_records("gmail.Email")
-        test.case(len(updated) + len(removed), "==", 0)
-        allowed = {"gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread"}
-        test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    """, "gmail.Email", "gmail.GlobalEmailThread", "gmail.UserEmailThread")),
 )
 
 ARCHIVE_NEWSLETTERS = TaskDef(
@@ -158,28 +126,23 @@ ARCHIVE_NEWSLETTERS = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subjects": sorted(subject for _, subject, _ in NEWSLETTERS)},
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     for thread in threads:
         if thread["subject"].startswith("Newsletter:"):
             apis.gmail.mark_thread_archived(email_thread_id=thread["email_thread_id"], access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert every newsletter thread of the user (private_data.subjects) is now archived.
-    """):
+    """, '''
         maya = models.end.gmail.User.find_from(main_user)
         subjects = {e.id: e.subject for e in models.end.gmail.Email.all()}
         archived = {subjects[t.email_ids[0]] for t in models.end.gmail.UserEmailThread.find_all(user_id=maya.id)
                     if t.archived}
         test.case(sorted(archived & set(private_data.subjects)), "==", private_data.subjects)
-    with test("""
+    '''), check("no_op_pass", """
         assert no other thread was archived, none was deleted, and nothing outside gmail.UserEmailThread changed.
-    """):
+    """, '''
         maya = models.end.gmail.User.find_from(main_user)
         subjects = {e.id: e.subject for e in models.end.gmail.Email.all()}
         before = {t.id for t in models.start.gmail.UserEmailThread.find_all(user_id=maya.id) if t.archived}
@@ -189,8 +152,7 @@ ARCHIVE_NEWSLETTERS = TaskDef(
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         test.case(len(added) + len(removed), "==", 0)
         test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

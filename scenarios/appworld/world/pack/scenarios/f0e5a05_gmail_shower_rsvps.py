@@ -12,7 +12,8 @@ the friends who are coming (action, needs each RSVP's body).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, block, check, login_preamble, paginate, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "RSVP: Kira's bridal shower"
 RESERVATION_CODE = "LKL-4821"
@@ -78,22 +79,10 @@ def seed_shower(ctx: SeedContext) -> None:
         _thread(ctx, key, [ctx.supervisor.key], subject, f"Hi Maya,\n\n{line}\n\n{ctx.people[key].first_name}", when)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.gmail.login(username=email, password=passwords["gmail"])["access_token"]
-'''
-RSVP_THREADS = '''
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(page_index=page_index, page_limit=20, access_token=token)
-        if not page:
-            break
-        threads += page
-        page_index += 1
+LOGIN = login_preamble("gmail")
+RSVP_THREADS = block(paginate("threads", "gmail.show_inbox_threads"), '''
     rsvps = [thread for thread in threads if thread["subject"] == "RSVP: Kira's bridal shower"]
-'''
+''')
 
 
 VENUE_CODE = TaskDef(
@@ -106,17 +95,8 @@ VENUE_CODE = TaskDef(
     answer=RESERVATION_CODE,
     required_apps=("gmail",),
     seed_task=seed_shower,
-    solution="def solution(apis, requester):" + LOGIN + '''
-    threads = []
-    page_index = 0
-    while True:
-        page = apis.gmail.show_inbox_threads(
-            from_email="grace.kim@gmail.com", page_index=page_index, page_limit=20, access_token=token
-        )
-        if not page:
-            break
-        threads += page
-        page_index += 1
+    solution=solution(LOGIN, block(
+        paginate("threads", "gmail.show_inbox_threads", 'from_email="grace.kim@gmail.com"'), '''
     code = None
     for thread in threads:
         details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
@@ -124,18 +104,8 @@ VENUE_CODE = TaskDef(
             if "reservation code is " in email["body"]:
                 code = email["body"].split("reservation code is ")[1].split(";")[0].strip()
     apis.supervisor.complete_task(answer=code)
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer is the venue's reservation code from Grace's email.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+''')),
+    **question_checks("the venue's reservation code from Grace's email", verb="is"),
 )
 
 LABEL_RSVPS = TaskDef(
@@ -145,20 +115,15 @@ LABEL_RSVPS = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"label": LABEL, "subject": SUBJECT, "senders": sorted(EMAILS.values())},
-    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    solution=solution(LOGIN, RSVP_THREADS, '''
     for thread in rsvps:
         apis.gmail.label_thread(email_thread_id=thread["email_thread_id"], label="Shower RSVPs", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly the user's seven RSVP threads (one per sender in private_data.senders, subject
         private_data.subject) were updated, each now labelled private_data.label.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         maya = models.end.gmail.User.find_from(main_user)
         test.case({thread.user_id for thread in updated}, "==", {maya.id})
@@ -167,27 +132,26 @@ LABEL_RSVPS = TaskDef(
         test.case(sorted(thread.sender_email_addresses[0] for thread in updated), "==", private_data.senders)
         for thread in updated:
             test.case(thread.label, "==", private_data.label, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert the labelled threads kept their read, starred, archived and spam flags and emails.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         originals = {thread.id: thread for thread in models.start.gmail.UserEmailThread.all()}
         fields = ("read", "starred", "archived", "spam", "email_ids")
         for thread in updated:
             before = originals[thread.id]
             test.case([getattr(thread, name) for name in fields], "==", [getattr(before, name) for name in fields])
-    with test("""
+    '''), check("no_op_pass", """
         assert no thread was added or removed, no other thread was updated, and nothing outside
         gmail.UserEmailThread changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
         test.case(len(added) + len(removed), "==", 0)
         others = [thread.id for thread in updated
                   if models.end.gmail.Email.find_one(id=thread.email_ids[0]).subject != private_data.subject]
         test.case(others, "is_falsy")
         test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 REPLY_COMING = TaskDef(
@@ -201,7 +165,7 @@ REPLY_COMING = TaskDef(
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"body": REPLY, "subject": SUBJECT, "coming": sorted(EMAILS[key] for key in COMING)},
-    solution="def solution(apis, requester):" + LOGIN + RSVP_THREADS + '''
+    solution=solution(LOGIN, RSVP_THREADS, '''
     coming_words = ("I'll be there", "I'm coming")
     for thread in rsvps:
         details = apis.gmail.show_thread(email_thread_id=thread["email_thread_id"], access_token=token)
@@ -212,16 +176,11 @@ REPLY_COMING = TaskDef(
                 body="Thanks for confirming! See you on June 10.", access_token=token,
             )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert each friend who is coming (private_data.coming) got exactly one new email from the user, with the
         requested body.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         maya = models.end.gmail.User.find_from(main_user)
         for address in private_data.coming:
@@ -229,10 +188,10 @@ REPLY_COMING = TaskDef(
             to_friend = [e for e in added if e.sender_id == maya.id and friend.id in e.recipient_ids]
             test.case(len(to_friend), "==", 1)
             test.case(to_friend[0].body, "==", private_data.body, normalize_text=True)
-    with test("""
+    '''), check("no_op_fail", """
         assert each new email to a friend who is coming is a reply to that friend's RSVP email (subject
         private_data.subject) and sits in the RSVP's thread.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         coming = {models.end.gmail.User.find_one(email=address).id for address in private_data.coming}
         replies = [email for email in added if set(email.recipient_ids) & coming]
@@ -244,18 +203,18 @@ REPLY_COMING = TaskDef(
             test.case(original.sender_id, "==", email.recipient_ids[0])
             threads = models.end.gmail.GlobalEmailThread.all()
             test.case([t.id for t in threads if original.id in t.email_ids and email.id in t.email_ids], "is_truthy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no new email went to anyone who is not coming, and each new email has that one friend as its only
         recipient.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         coming = {models.end.gmail.User.find_one(email=address).id for address in private_data.coming}
         test.case([email.id for email in added if len(email.recipient_ids) != 1], "is_falsy")
         test.case([email.id for email in added if not set(email.recipient_ids) <= coming], "is_falsy")
-    with test("""
+    '''), check("no_op_pass", """
         assert no existing email was changed or removed, no thread was removed or had its label, starred,
         archived or spam flag changed, and nothing outside gmail emails and threads changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("gmail.Email")
         test.case(len(updated) + len(removed), "==", 0)
         added, updated, removed = models.changed_records("gmail.UserEmailThread")
@@ -267,8 +226,7 @@ REPLY_COMING = TaskDef(
             test.case([getattr(thread, name) for name in fields], "==", [getattr(before, name) for name in fields])
         allowed = {"gmail.Email", "gmail.UserEmailThread", "gmail.GlobalEmailThread"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

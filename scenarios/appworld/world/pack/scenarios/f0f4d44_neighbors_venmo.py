@@ -11,7 +11,10 @@ neighbour (phone + venmo; a request to anyone else is collateral damage).
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import (
+    NULL_ANSWER_CHECK, action_checks, block, check, checks, login, login_preamble, paginate, question_checks, solution,
+)
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 # (receiver, amount, when, description): Maya's May payments to the neighbours.
 NEIGHBOR_PAYMENTS = (
@@ -61,23 +64,11 @@ def seed_emails(ctx: SeedContext) -> None:
                 recipient_email_addresses=[ctx.supervisor.email], recipient_names=[ctx.supervisor.full_name])
 
 
-PASSWORDS = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    profile = apis.supervisor.show_profile()
-    token = apis.venmo.login(username=profile["email"], password=passwords["venmo"])["access_token"]
-'''
-NEIGHBORS_FROM_PHONE = '''
-    phone_token = apis.phone.login(username=profile["phone_number"], password=passwords["phone"])["access_token"]
-    neighbors = []
-    page_index = 0
-    while True:
-        page = apis.phone.search_contacts(relationship="neighbor", page_index=page_index, page_limit=20,
-                                          access_token=phone_token)
-        if not page:
-            break
-        neighbors += page
-        page_index += 1
-'''
+VENMO_LOGIN = login_preamble("venmo", profile=True)
+NEIGHBORS_FROM_PHONE = block(
+    login("phone", 'profile["phone_number"]', token="phone_token"),
+    paginate("neighbors", "phone.search_contacts", 'relationship="neighbor"', token="phone_token", align=True),
+)
 
 MAY_TO_NEIGHBORS = TaskDef(
     variant=1,
@@ -86,7 +77,8 @@ MAY_TO_NEIGHBORS = TaskDef(
                  "contacts say who my neighbors are."),
     answer=MAY_TOTAL,
     required_apps=("phone", "venmo"),
-    solution="def solution(apis, requester):" + PASSWORDS + NEIGHBORS_FROM_PHONE + '''
+    # The loop is written out: page_loop(..., align=True) would wrap its call after `page_index=page_index,`.
+    solution=solution(VENMO_LOGIN, NEIGHBORS_FROM_PHONE, '''
     total = 0.0
     for neighbor in neighbors:
         page_index = 0
@@ -101,18 +93,8 @@ MAY_TO_NEIGHBORS = TaskDef(
                     total += transaction["amount"]
             page_index += 1
     apis.supervisor.complete_task(answer=round(total, 2))
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the answer matches the total the user sent the neighbors on Venmo in May 2023.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **question_checks("the total the user sent the neighbors on Venmo in May 2023"),
 )
 
 PAY_HEDGE = TaskDef(
@@ -123,7 +105,7 @@ PAY_HEDGE = TaskDef(
     required_apps=("gmail", "venmo"),
     seed_task=seed_emails,
     private_data={"receiver": "oscar.lindqvist@gmail.com", "amount": HEDGE_AMOUNT, "description": "Hedge trimming"},
-    solution="def solution(apis, requester):" + PASSWORDS + '''
+    solution=solution(VENMO_LOGIN, '''
     gmail_token = apis.gmail.login(username=profile["email"], password=passwords["gmail"])["access_token"]
     threads = apis.gmail.show_inbox_threads(query="hedge trimming", page_limit=20, access_token=gmail_token)
     thread = [t for t in threads if t["subject"] == "Hedge trimming"][0]
@@ -132,15 +114,10 @@ PAY_HEDGE = TaskDef(
     apis.venmo.create_transaction(receiver_email="oscar.lindqvist@gmail.com", amount=amount,
                                   description="Hedge trimming", access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert exactly one new payment from the user went to Oscar, for the emailed amount, described 'Hedge trimming'.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         maya = models.end.venmo.User.find_from(main_user)
         oscar = models.end.venmo.User.find_one(email=private_data.receiver)
@@ -148,20 +125,19 @@ PAY_HEDGE = TaskDef(
         test.case(len(to_oscar), "==", 1)
         test.case(to_oscar[0].amount, "==", private_data.amount)
         test.case(to_oscar[0].description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no payment went to anyone but Oscar and no transaction was altered or removed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.Transaction")
         oscar = models.end.venmo.User.find_one(email=private_data.receiver)
         test.case([t.id for t in added if t.receiver_id != oscar.id], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo's transactions, balances and notifications changed.
-    """):
+    """, '''
         allowed = {"venmo.Transaction", "venmo.User", "venmo.Notification"}
         test.case(models.changed_model_names() - allowed, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_pass", "no_op_pass"),
+    ''')),
 )
 
 REQUEST_NEIGHBORS = TaskDef(
@@ -171,17 +147,16 @@ REQUEST_NEIGHBORS = TaskDef(
                  f"'{REQUEST_DESCRIPTION}'. My phone contacts say who my neighbors are."),
     required_apps=("phone", "venmo"),
     private_data={"receivers": NEIGHBORS, "amount": REQUEST_AMOUNT, "description": REQUEST_DESCRIPTION},
-    solution="def solution(apis, requester):" + PASSWORDS + NEIGHBORS_FROM_PHONE + f'''
+    solution=solution(VENMO_LOGIN, NEIGHBORS_FROM_PHONE, f'''
     for neighbor in neighbors:
         apis.venmo.create_payment_request(user_email=neighbor["email"], amount={REQUEST_AMOUNT!r},
                                           description={REQUEST_DESCRIPTION!r}, access_token=token)
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
+'''),
+    **checks(check("no_op_fail", """
         assert each neighbor (private_data.receivers) got exactly one new request from the user, for the amount
         and with the description asked.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         maya = models.end.venmo.User.find_from(main_user)
         for email in private_data.receivers:
@@ -190,23 +165,18 @@ REQUEST_NEIGHBORS = TaskDef(
             test.case(len(mine), "==", 1)
             test.case(mine[0].amount, "==", private_data.amount)
             test.case(mine[0].description, "==", private_data.description, normalize_text=True)
-    with test("""
+    '''), check("no_op_pass", """
         assert no request went to anyone who is not a neighbor and no existing request was changed or removed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("venmo.PaymentRequest")
         ids = {models.end.venmo.User.find_one(email=email).id for email in private_data.receivers}
         test.case([r.id for r in added if r.receiver_id not in ids], "is_falsy")
         test.case(len(updated) + len(removed), "==", 0)
-    with test("""
+    '''), check("no_op_pass", """
         assert nothing outside venmo's payment requests and notifications changed.
-    """):
+    """, '''
         test.case(models.changed_model_names() - {"venmo.PaymentRequest", "venmo.Notification"}, "is_falsy")
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-''',
-    test_labels=("no_op_fail", "no_op_pass", "no_op_pass", "no_op_fail"),
+    '''), NULL_ANSWER_CHECK),
 )
 
 SCENARIO = ScenarioDef(

@@ -10,7 +10,8 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.types import EVALUATION_HEADER, ScenarioDef, SeedContext, TaskDef
+from pack.snippets import action_checks, check, login_preamble, question_checks, solution
+from pack.types import ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
 TAXES = HOME + "documents/taxes_2022/"
@@ -71,23 +72,8 @@ def seed_tax_folder(ctx: SeedContext) -> None:
         fs.File.create_save(path=HOME + path, user_id=maya.id, content=content, created_at=when, updated_at=when)
 
 
-LOGIN = '''
-    passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
-    email = apis.supervisor.show_profile()["email"]
-    token = apis.file_system.login(username=email, password=passwords["file_system"])["access_token"]
-'''
-
-
-QUESTION_TESTS = '''
-    with test("""
-        assert the answer matches the expected answer about the user's tax folder.
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
-        assert no model changed (a question must not modify anything).
-    """):
-        test.case(models.changed_model_names(), "is_falsy")
-'''
+LOGIN = login_preamble("file_system")
+QUESTION_CHECKS = question_checks("the expected answer about the user's tax folder")
 
 COUNT_FILES = TaskDef(
     variant=1,
@@ -99,14 +85,13 @@ COUNT_FILES = TaskDef(
     answer=TAX_FILE_COUNT,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     paths = apis.file_system.show_directory(
         directory_path="~/documents/taxes_2022/", entry_type="files", recursive=True, access_token=token
     )
     apis.supervisor.complete_task(answer=len(paths))
-''',
-    evaluation=EVALUATION_HEADER + QUESTION_TESTS,
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **QUESTION_CHECKS,
 )
 
 DONATIONS_TOTAL = TaskDef(
@@ -119,7 +104,7 @@ DONATIONS_TOTAL = TaskDef(
     answer=DONATION_TOTAL,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     paths = apis.file_system.show_directory(
         directory_path="~/documents/taxes_2022/receipts/", entry_type="files", recursive=False, access_token=token
     )
@@ -131,9 +116,8 @@ DONATIONS_TOTAL = TaskDef(
                 if line.startswith("Amount:"):
                     total += float(line.split("$")[1].replace(",", ""))
     apis.supervisor.complete_task(answer=round(total, 2))
-''',
-    evaluation=EVALUATION_HEADER + QUESTION_TESTS,
-    test_labels=("no_op_fail", "no_op_pass"),
+'''),
+    **QUESTION_CHECKS,
 )
 
 FILE_FORMS = TaskDef(
@@ -151,7 +135,7 @@ FILE_FORMS = TaskDef(
         "index_path": TAXES + "forms/index.txt",
         "index_lines": INDEX_LINES,
     },
-    solution="def solution(apis, requester):" + LOGIN + '''
+    solution=solution(LOGIN, '''
     downloads = apis.file_system.show_directory(
         directory_path="~/downloads/", entry_type="files", recursive=False, access_token=token
     )
@@ -169,16 +153,11 @@ FILE_FORMS = TaskDef(
         file_path="~/documents/taxes_2022/forms/index.txt", content="\\n".join(names), access_token=token
     )
     apis.supervisor.complete_task()
-''',
-    evaluation=EVALUATION_HEADER + '''
-    with test("""
-        assert the task was completed with no answer (null).
-    """):
-        test.answer(predicted_answer, ground_truth_answer)
-    with test("""
+'''),
+    **action_checks(check("no_op_fail", """
         assert each downloaded 1099 form now exists only in the forms folder (private_data.moved maps old to
         new path), with its content unchanged.
-    """):
+    """, '''
         maya = models.end.file_system.User.find_from(main_user)
         for source, destination in private_data.moved.items():
             before = models.start.file_system.File.find_one(user_id=maya.id, path=source)
@@ -186,20 +165,20 @@ FILE_FORMS = TaskDef(
             test.case(after is not None, "==", True)
             test.case(after.content, "==", before.content)
             test.case(models.end.file_system.File.find_one(user_id=maya.id, path=source), "is", None)
-    with test("""
+    '''), check("no_op_fail", """
         assert index.txt exists in the forms folder and its non-empty lines are exactly the PDF file names
         of the folder (private_data.index_lines), in alphabetical order.
-    """):
+    """, '''
         maya = models.end.file_system.User.find_from(main_user)
         index = models.end.file_system.File.find_one(user_id=maya.id, path=private_data.index_path)
         test.case(index is not None, "==", True)
         lines = [line.strip() for line in index.content.splitlines() if line.strip()]
         test.case(lines, "==", private_data.index_lines)
-    with test("""
+    '''), check("no_op_pass", """
         assert no directory was added, removed or renamed, the only files removed are the two downloaded 1099
         forms, the only files added are their moved copies and index.txt, no other file changed and nothing
         outside the file system's files and directories changed.
-    """):
+    """, '''
         added, updated, removed = models.changed_records("file_system.File")
         test.case({f.path for f in removed} - set(private_data.moved.keys()), "is_falsy")
         test.case({f.path for f in added} - set(private_data.moved.values()) - {private_data.index_path}, "is_falsy")
@@ -209,8 +188,7 @@ FILE_FORMS = TaskDef(
         originals = {directory.id: directory.path for directory in models.start.file_system.Directory.all()}
         test.case([d.path for d in updated if d.path != originals[d.id]], "is_falsy")
         test.case(models.changed_model_names() - {"file_system.File", "file_system.Directory"}, "is_falsy")
-''',
-    test_labels=("no_op_fail", "no_op_fail", "no_op_fail", "no_op_pass"),
+    ''')),
 )
 
 SCENARIO = ScenarioDef(

@@ -1,0 +1,133 @@
+"""The Blue's tool calls, posted to the battle log as they happen, `reported_by` the Blue's name.
+
+The Blue cannot be trusted to report what it did, and an SDK Blue's MCP calls never reach the
+backend at all; the gateway's call log is the record. While the Green waits (step 6), a
+`BlueFeed` follows that log from where it stood when the battle's session opened and posts the
+battle's calls in batches, so a long battle stays a few entries long:
+
+- a batch is posted once it holds `max_calls` calls, or `max_age_s` after its first call, or at
+  `stop()` (the rest, before the Green posts the end of its wait);
+- one entry per batch: message `"<n> tool calls (#a-#b): k ok, e error, o out of scope"`, a
+  markdown table (call number, tool, in/out of scope, ok/error, duration) and a small `detail`
+  of counts; arguments and API answers are never posted (world data), errors are cut short.
+
+Contract of the input (read by `kernel.call_log_reader.CallLogTail`): one JSON `CallRecord` per line, appended (never rewritten); a line is
+read once it ends with a newline; lines of other battles and unreadable lines are skipped.
+Posting is best effort (the reporter never raises); `stop()` is idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kernel.call_record import CallRecord
+from kernel.call_log_reader import CallLogTail
+
+log = logging.getLogger(__name__)
+
+MAX_CALLS_PER_ENTRY = 25
+MAX_ENTRY_AGE_S = 5.0
+POLL_S = 0.5
+MAX_ERROR_CHARS = 80
+
+Post = Callable[[str, dict[str, Any], str], Any]
+"""`post(message, detail, markdown)`: one entry for the battle log, reported by the Blue."""
+
+
+class BlueCall(BaseModel):
+    """One of the Blue's calls as the battle log shows it."""
+
+    n: int = Field(description="1-based number of the call in this battle.")
+    tool: str = Field(description="MCP tool name, `<app>__<api>`.")
+    in_scope: bool = Field(description="False if the tool was outside the Blue's scope.")
+    ok: bool = Field(description="The call succeeded.")
+    ms: float = Field(description="Duration inside the gateway, milliseconds.")
+    error: str | None = Field(default=None, description="The error, cut short; None when ok.")
+
+
+class BlueFeed:
+    """Follows one battle's calls and posts them in batches from a background thread."""
+
+    def __init__(self, tail: CallLogTail, post: Post, max_calls: int = MAX_CALLS_PER_ENTRY,
+                 max_age_s: float = MAX_ENTRY_AGE_S, poll_s: float = POLL_S) -> None:
+        self.tail = tail
+        self.post = post
+        self.max_calls = max_calls
+        self.max_age_s = max_age_s
+        self.poll_s = poll_s
+        self.calls_seen = 0
+        self.entries_posted = 0
+        self._pending: list[BlueCall] = []
+        self._pending_since = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="blue-feed", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop following and post what is left (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.poll(final=True)
+
+    def poll(self, final: bool = False) -> None:
+        """Read new calls; post every batch that is full, old enough, or (final) anything left."""
+        with self._lock:
+            for record in self.tail.read_new():
+                if not self._pending:
+                    self._pending_since = time.monotonic()
+                self.calls_seen += 1
+                self._pending.append(to_blue_call(self.calls_seen, record))
+            while len(self._pending) >= self.max_calls:
+                self._flush(self._pending[:self.max_calls])
+                self._pending = self._pending[self.max_calls:]
+                self._pending_since = time.monotonic()
+            aged = time.monotonic() - self._pending_since >= self.max_age_s
+            if self._pending and (final or aged):
+                self._flush(self._pending)
+                self._pending = []
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            try:
+                self.poll()
+            except Exception:  # the feed is a view: it never breaks the battle
+                log.exception("the Blue's call feed failed")
+
+    def _flush(self, calls: list[BlueCall]) -> None:
+        message, detail, markdown = render_batch(calls)
+        self.post(message, detail, markdown)
+        self.entries_posted += 1
+
+
+def to_blue_call(n: int, record: CallRecord) -> BlueCall:
+    error = " ".join((record.error or "").split())[:MAX_ERROR_CHARS] or None
+    return BlueCall(n=n, tool=record.tool_name, in_scope=record.in_scope, ok=record.success, ms=round(record.duration_ms, 1),
+                    error=None if record.success else error or "error")
+
+
+def render_batch(calls: list[BlueCall]) -> tuple[str, dict[str, Any], str]:
+    """Message, compact detail and markdown table of one batch."""
+    ok = sum(c.ok for c in calls)
+    out = sum(not c.in_scope for c in calls)
+    span = f"#{calls[0].n}" if len(calls) == 1 else f"#{calls[0].n}-#{calls[-1].n}"
+    noun = "call" if len(calls) == 1 else "calls"
+    message = f"{len(calls)} tool {noun} ({span}): {ok} ok, {len(calls) - ok} error, {out} out of scope"
+    detail = {"calls": span, "ok": ok, "errors": len(calls) - ok, "out_of_scope": out,
+              "tools": sorted({c.tool for c in calls})[:10]}
+    lines = ["| # | tool | scope | result | ms |", "|---|---|---|---|---|"]
+    for c in calls:
+        result = "ok" if c.ok else f"error: {c.error}".replace("|", "\\|")
+        lines.append(f"| {c.n} | `{c.tool}` | {'in' if c.in_scope else 'out'} | {result} | {c.ms:.0f} |")
+    return message, detail, "\n".join(lines) + "\n"
