@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -134,6 +135,7 @@ def test_killing_a_slot_actor_loses_no_battle_and_runs_none_twice(cluster: Netns
     tasks = WorldData(appworld_root).split("dev")[:6]
     out = tmp_path / "run"
     env = cli_env(appworld_root, tmp_path, REFERENCE_BLUE_THINK_S="0.4")  # battles of a few seconds
+    scratch_before = set(Path(tempfile.gettempdir()).glob("appworld-green-ray-slot*"))
     with open(tmp_path / "eval.log", "wb") as log:
         proc = cluster.popen(eval_argv(out, "ray", cluster, "--task-ids", ",".join(tasks)), stdout=log,
                              stderr=subprocess.STDOUT, env=env)
@@ -159,6 +161,11 @@ def test_killing_a_slot_actor_loses_no_battle_and_runs_none_twice(cluster: Netns
         assert json.loads(kept.read_text())["error"]["type"] == "SlotActorDiedError"
     assert len(judged(out)) == len(tasks)
     assert not servers_left(cluster), "the killed actor's servers were not reaped"
+    deadline = time.monotonic() + 15  # the reaper also removes the killed actor's scratch directory
+    while (left := set(Path(tempfile.gettempdir()).glob("appworld-green-ray-slot*")) - scratch_before) \
+            and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"scratch directories left behind: {sorted(map(str, left))}"
 
 
 def test_resume_after_an_interrupt_works_across_executors(cluster: NetnsCluster, tmp_path: Path,

@@ -143,9 +143,9 @@ class SlotActor:
         ensure_world(self.settings.appworld_root, self.job.world_digest, node.name(),
                      lambda root: build_node_world(self.settings, root))
         with self._lock:
-            if self._reaper is None:
-                self._reaper = start_reaper(os.getpid())
             self._home = Path(tempfile.mkdtemp(prefix=f"appworld-green-{self.job.label}-"))
+            if self._reaper is None:
+                self._reaper = start_reaper(os.getpid(), self._home)
             self._stack, self._env = self._start_slot(self._home / "logs", node)
         return node
 

@@ -7,12 +7,14 @@ the actor's environment (`TAG_ENV`), which every process the slot starts inherit
 notes the actor's descendants (pid and start time, so a reused pid is never hit); once the actor is
 gone it sends SIGTERM to every noted process still running, their current descendants and every
 process that carries the tag (a server whose parent died first is no one's descendant any more),
-SIGKILL to those left after `GRACE_S`, and exits. An actor that stopped its slot leaves nothing to kill.
+SIGKILL to those left after `GRACE_S`, removes the actor's scratch directory if it was given one (a
+killed actor never ran its own cleanup), and exits. An actor that stopped its slot leaves nothing to kill.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -25,11 +27,12 @@ GRACE_S = 3.0
 TAG_ENV = "APPWORLD_GREEN_SLOT_TAG"
 
 
-def start_reaper(pid: int) -> subprocess.Popen:
+def start_reaper(pid: int, scratch: str | os.PathLike[str] | None = None) -> subprocess.Popen:
     """Tag this process's environment and watch `pid` from a process of its own session (it outlives the
-    actor's process group). Call it before the slot starts anything."""
+    actor's process group). Call it before the slot starts anything; `scratch` is removed once `pid` is gone."""
     tag = os.environ.setdefault(TAG_ENV, f"{pid}-{uuid.uuid4().hex}")
-    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid), tag],
+    extra = [os.fspath(scratch)] if scratch is not None else []
+    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid), tag, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
@@ -97,7 +100,7 @@ def reap(noted: dict[int, float]) -> None:
             continue
 
 
-def watch(pid: int, tag: str) -> None:
+def watch(pid: int, tag: str, scratch: str | None = None) -> None:
     me = psutil.Process()
     try:
         actor = psutil.Process(pid)
@@ -114,7 +117,9 @@ def watch(pid: int, tag: str) -> None:
         noted = descendants(pid, me.pid) or noted
         time.sleep(POLL_S)
     reap({**noted, **tagged(tag, skip={me.pid, pid})})
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    watch(int(sys.argv[1]), sys.argv[2])
+    watch(int(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
