@@ -24,7 +24,7 @@ import requests
 
 from faults_support import (assert_no_open_world, blue_server, complete_through_gateway, fault_settings, first_task, kill,
                             revive_slot, start_slot)
-from green_agent.agentbeats.reporter import winner_for
+from green_agent.agentbeats.result_post import winner_of
 from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import EvaluationRecord
 from green_agent.gateway_client import GatewayClient
@@ -110,7 +110,7 @@ def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: s
 
 def _assert_infra_error(result: BattleResult, service: str, url: str, steps: tuple[str, ...]) -> None:
     assert (result.status, result.outcome, result.winner) == ("infra_error", "infra_error", None), result.reason
-    assert winner_for(result) == "draw"  # Blue is not charged on the AgentBeats backend either
+    assert winner_of(result) == "draw"  # Blue is not charged on the AgentBeats backend either
     assert result.error is not None and result.error.step in steps, result.error
     assert service in result.error.message and url in result.error.message, result.error.message
     assert result.cleanup is not None, "cleanup must run"

@@ -36,13 +36,8 @@ def timestamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
 
 
-winner_for = result_post.winner_of
-"""The backend's winner value: blue_agent | green_agent | draw (not judged)."""
-result_message = result_post.result_message
-
-
 class BackendReporter:
-    """Posts one battle's events; implements the plan's `Reporter` protocol (`report(result)`)."""
+    """Posts one battle's events; implements the engine's `Reporter` protocol (`report(result)`)."""
 
     def __init__(self, battle_id: str, backend_url: str, reported_by: str = REPORTED_BY,
                  session: requests.Session | None = None, timeout_s: float = POST_TIMEOUT_S) -> None:
@@ -84,7 +79,7 @@ class BackendReporter:
         with self._lock:
             if self.result_posted:
                 return
-            self._post({"is_result": True, "message": result_message(result), "winner": winner_for(result),
+            self._post({"is_result": True, "message": result_post.result_message(result), "winner": result_post.winner_of(result),
                         "reported_by": self.reported_by, "timestamp": timestamp(),
                         "detail": result_post.compact_detail(result),
                         "markdown_content": result_post.render_markdown(result)})
