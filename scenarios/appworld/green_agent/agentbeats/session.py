@@ -27,7 +27,7 @@ from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
-from green_agent.engine.config import BattleChoices, build_battle
+from green_agent.engine.config import BattleChoices, BattleDeps, build_battle
 from green_agent.engine.sequencer import STEPS, Battle, StepOutput
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, slot_key
@@ -116,7 +116,7 @@ class BattleSession:
         return self.battle.outputs
 
     @property
-    def deps(self) -> Any:
+    def deps(self) -> BattleDeps:
         return self.battle.deps
 
     @property
