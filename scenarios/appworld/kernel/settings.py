@@ -43,6 +43,7 @@ DEFAULT_MAX_PREDICTED_APIS = 20
 DEFAULT_COMPLETION_DEADLINE_S = 20 * 60.0
 DEFAULT_SPLIT = "dev"
 DEFAULT_SCOPE_POLICY = "advise"
+DEFAULT_CONFIDENCE_LEVEL = 0.95
 
 
 class Settings(BaseSettings):
@@ -71,6 +72,8 @@ class Settings(BaseSettings):
     appworld_server_launch: Literal["fork", "exec"] = Field(default="fork", description=(
         "fork: AppWorld servers are forked from one warm process (a slot starts in ~2 s after the first); "
         "exec: each server is a fresh process (~10 CPU-s of imports each)."))
+    confidence_level: float = Field(default=DEFAULT_CONFIDENCE_LEVEL, ge=0.5, lt=1, description=(
+        "Level of every confidence interval in eval, report and compare outputs (--confidence overrides it)."))
     reference_blue_think_s: float = Field(default=0.0, ge=0, le=60, description=(
         "Benchmarks only: the reference Blue waits this long before each tool call, standing in for an "
         "LLM agent's model latency. 0 (no wait) everywhere else."))

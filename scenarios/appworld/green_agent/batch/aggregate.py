@@ -13,6 +13,12 @@ Definitions (percentages are 0-100, ratios 0-1; an empty denominator gives None)
   that k trials drawn without replacement all pass); averaged over tasks with n >= k. With k = n
   it is the fraction of tasks that passed in every trial.
 - pass@k (unbiased, Chen et al.): per task 1 - C(n-c,k)/C(n,k), averaged the same way.
+
+Intervals (`green_agent.stats`, at `IntervalOptions.level`): TGC and TGC by difficulty get a cluster
+(scenario) bootstrap over the battles TGC counts (`tgc_units`), with the Wilson interval of the same
+battles beside it; SGC gets the Wilson interval over its scenario-trials; pass^k and pass@k get a
+cluster bootstrap over the per-task values they average. With trials >= 2, `stability` adds the flip
+rate, the per-task pass-rate histogram and the expected TGC spread between two single runs.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from math import comb
 from statistics import fmean
 
 from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts
-from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow
+from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow, Interval, Stability
+from green_agent.stats.intervals import IntervalOptions, cluster_bootstrap, mean_intervals, wilson
+from green_agent.stats.stability import stability
 
 __all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "tgc"]
 
@@ -40,10 +48,22 @@ def percent(numerator: int, denominator: int) -> float | None:
     return round(100.0 * numerator / denominator, 2) if denominator else None
 
 
+def tgc_units(rows: Iterable[EvalRow]) -> list[EvalRow]:
+    """The battles TGC counts (its denominator): the one list TGC and its intervals are computed from."""
+    return [r for r in rows if is_judged(r)]
+
+
 def tgc(rows: Iterable[EvalRow]) -> float | None:
-    """Task goal completion over judged battles."""
-    judged = [r for r in rows if is_judged(r)]
-    return percent(sum(r.passed for r in judged), len(judged))
+    """Task goal completion over the battles `tgc_units` counts."""
+    units = tgc_units(rows)
+    return percent(sum(r.passed for r in units), len(units))
+
+
+def tgc_intervals(rows: Iterable[EvalRow], options: IntervalOptions = IntervalOptions()
+                  ) -> tuple[Interval | None, Interval | None]:
+    """(cluster bootstrap over scenarios, Wilson) intervals of `tgc(rows)`, in points."""
+    units = tgc_units(rows)
+    return mean_intervals([float(r.passed) for r in units], [r.scenario_id for r in units], options)
 
 
 def sgc(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None) -> float | None:
@@ -52,15 +72,22 @@ def sgc(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = No
     return percent(counts.passed, counts.counted)
 
 
-def by_difficulty(rows: Iterable[EvalRow]) -> dict[str, DifficultyStat]:
-    """TGC per difficulty ('1', '2', '3', or 'unknown'), judged battles only, keys sorted."""
+def difficulty_groups(rows: Iterable[EvalRow]) -> dict[str, list[EvalRow]]:
+    """'1', '2', '3' or 'unknown' -> the rows of that difficulty, keys sorted."""
     groups: dict[str, list[EvalRow]] = defaultdict(list)
     for row in rows:
-        if is_judged(row):
-            groups[str(row.difficulty) if row.difficulty is not None else "unknown"].append(row)
-    return {key: DifficultyStat(battles=len(members), passed=sum(r.passed for r in members),
-                                tgc=percent(sum(r.passed for r in members), len(members)))
-            for key, members in sorted(groups.items())}
+        groups[str(row.difficulty) if row.difficulty is not None else "unknown"].append(row)
+    return dict(sorted(groups.items()))
+
+
+def by_difficulty(rows: Iterable[EvalRow], options: IntervalOptions | None = None) -> dict[str, DifficultyStat]:
+    """TGC per difficulty over the battles TGC counts, keys sorted; with `options`, its intervals too."""
+    stats = {}
+    for key, members in difficulty_groups(tgc_units(rows)).items():
+        ci, wil = tgc_intervals(members, options) if options is not None else (None, None)
+        stats[key] = DifficultyStat(battles=len(members), passed=sum(r.passed for r in members),
+                                    tgc=percent(sum(r.passed for r in members), len(members)), ci=ci, wilson=wil)
+    return stats
 
 
 def outcome_counts(rows: Iterable[EvalRow]) -> dict[str, int]:
@@ -82,14 +109,45 @@ def per_task_trials(rows: Iterable[EvalRow]) -> dict[str, tuple[int, int]]:
 
 def pass_hat_k(rows: Iterable[EvalRow], k: int) -> float | None:
     """pass^k: mean over tasks with >= k judged trials of C(c,k)/C(n,k)."""
-    values = [comb(c, k) / comb(n, k) for n, c in per_task_trials(rows).values() if n >= k]
+    values = per_task_values(rows, k, "hat")[0]
     return round(fmean(values), 4) if values else None
 
 
 def pass_at_k(rows: Iterable[EvalRow], k: int) -> float | None:
     """Unbiased pass@k: mean over tasks with >= k judged trials of 1 - C(n-c,k)/C(n,k)."""
-    values = [1 - comb(n - c, k) / comb(n, k) for n, c in per_task_trials(rows).values() if n >= k]
+    values = per_task_values(rows, k, "at")[0]
     return round(fmean(values), 4) if values else None
+
+
+def per_task_values(rows: Iterable[EvalRow], k: int, kind: str) -> tuple[list[float], list[str]]:
+    """Per task with >= k judged trials: its pass^k (`kind` "hat") or pass@k ("at") value, and its scenario."""
+    values, clusters = [], []
+    for task, (n, c) in per_task_trials(rows).items():
+        if n >= k:
+            values.append(comb(c, k) / comb(n, k) if kind == "hat" else 1 - comb(n - c, k) / comb(n, k))
+            clusters.append(scenario_of(task))
+    return values, clusters
+
+
+def pass_k_intervals(rows: Sequence[EvalRow], trials: int, kind: str, options: IntervalOptions
+                     ) -> dict[str, Interval] | None:
+    """k -> cluster-bootstrap interval of pass^k / pass@k (ratios), for k = 1..trials; None with one trial."""
+    if trials < 2:
+        return None
+    found = {str(k): cluster_bootstrap(*per_task_values(rows, k, kind), options, scale=1.0)
+             for k in range(1, trials + 1)}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptions) -> Stability | None:
+    """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial."""
+    if trials < 2:
+        return None
+    verdicts: dict[str, list[bool]] = defaultdict(list)
+    for row in sorted(tgc_units(rows), key=lambda r: r.trial):
+        verdicts[row.task_id].append(row.passed)
+    by_trial = {str(k): tgc([r for r in rows if r.trial == k]) for k in range(1, trials + 1)}
+    return stability(verdicts, {t: scenario_of(t) for t in verdicts}, by_trial, options)
 
 
 def mean_of(rows: Sequence[EvalRow], name: str) -> float | None:
@@ -98,9 +156,10 @@ def mean_of(rows: Sequence[EvalRow], name: str) -> float | None:
 
 
 def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
-              task_ids: Sequence[str] | None = None) -> EvalAggregates:
+              task_ids: Sequence[str] | None = None, options: IntervalOptions = IntervalOptions()) -> EvalAggregates:
     """Every number of `results.json` from the rows; `task_ids` is the run's task set (its manifest)."""
     judged = [r for r in rows if is_judged(r)]
+    tgc_ci, tgc_wilson = tgc_intervals(rows, options)
     expected = [(t, k) for t in task_ids for k in range(1, trials + 1)] if task_ids is not None else None
     counted, scen_passed, unjudged = sgc_counts(rows, expected)
     statuses = scenario_statuses(rows, expected)
@@ -109,12 +168,17 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
         battles=len(rows), expected_battles=expected_battles, judged=len(judged),
         infra_errors=sum(r.outcome == "infra_error" for r in rows),
         scope_errors=sum(r.outcome == "scope_error" for r in rows), missing=max(0, expected_battles - len(rows)),
-        passed=sum(r.passed for r in judged), tgc=tgc(rows),
+        passed=sum(r.passed for r in judged), tgc=tgc(rows), confidence_level=options.level,
+        tgc_ci=tgc_ci, tgc_wilson=tgc_wilson,
         scenarios=counted, scenarios_passed=scen_passed, scenarios_unjudged=unjudged, sgc=percent(scen_passed, counted),
+        sgc_ci=wilson(scen_passed, counted, options),
         scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],
-        tgc_by_difficulty=by_difficulty(rows), outcome_counts=outcome_counts(rows), trials=trials,
+        tgc_by_difficulty=by_difficulty(rows, options), outcome_counts=outcome_counts(rows), trials=trials,
         pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k))) is not None} if trials > 1 else None,
         pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k))) is not None} if trials > 1 else None,
+        pass_hat_k_ci=pass_k_intervals(rows, trials, "hat", options),
+        pass_at_k_ci=pass_k_intervals(rows, trials, "at", options),
+        stability=trial_stability(rows, trials, options),
         mean_trajectory={name: mean_of(judged, name) for name in MEAN_FIELDS},
         total_calls=sum(r.calls or 0 for r in judged),
         total_duration_s=round(sum(r.duration_s or 0.0 for r in rows), 3),

@@ -32,6 +32,7 @@ from green_agent.models.result import ScopePolicy
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
+from green_agent.stats.intervals import IntervalOptions
 from green_agent.steps.report import collect_versions
 from green_agent.task_check import require_intact
 from kernel.task_ids import validate_task_id
@@ -61,6 +62,8 @@ class EvalRequest(BaseModel):
     slot_specs: list[SlotSpec] | None = Field(default=None, description="Explicit slot ports (one per worker).")
     executor: ExecutorKind = Field(default="local", description="Where battles run: local pool or Ray slot actors.")
     ray_address: str | None = Field(default=None, description="Ray cluster to join (ray executor; None: start one).")
+    confidence_level: float | None = Field(default=None, ge=0.5, lt=1, description=(
+        "Level of the outputs' intervals; default Settings.confidence_level."))
 
 
 class EvalOutcome(BaseModel):
@@ -141,7 +144,7 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
             interrupted, ran = outcome.interrupted, len(outcome.results)
     finally:
         progress.close()
-        results = write_outputs(out)
+        results = write_outputs(out, IntervalOptions(level=request.confidence_level or settings.confidence_level))
     return EvalOutcome(results=results, interrupted=interrupted, ran=ran, skipped=len(done))
 
 

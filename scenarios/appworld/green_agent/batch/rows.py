@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
@@ -20,8 +21,9 @@ from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_F
 from green_agent.batch.report_html import render_report
 from green_agent.batch.taskinfo import load_task_info
 from kernel.errors import BadInputError
-from green_agent.models.eval_run import AgentBeatsResults, EvalResults, EvalRow, RunStatus
+from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
 from green_agent.models.result import BattleResult
+from green_agent.stats.intervals import IntervalOptions
 
 
 def row_from_result(result: BattleResult, key: BattleKey, result_path: str, attempts: int = 1,
@@ -59,8 +61,8 @@ def run_status(rows: list[EvalRow], expected: int) -> RunStatus:
     return "incomplete" if any(r.outcome == "infra_error" for r in rows) else "completed"
 
 
-def build_results(out: Path) -> EvalResults:
-    """Read the run directory and compute `results.json`. Raises BadInputError if it is not a run."""
+def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> EvalResults:
+    """Read the run directory and compute `results.json` (intervals at `options`). BadInputError if not a run."""
     out = Path(out)
     manifest = load_manifest(out)
     if manifest is None:
@@ -78,8 +80,24 @@ def build_results(out: Path) -> EvalResults:
         rows.append(row_from_result(results[key], key, path, starts.get((key.task_id, key.trial), 1),
                                     info.difficulty if info else None))
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
-                       aggregates=aggregate(rows, len(keys), trials, manifest.task_ids),
+                       aggregates=aggregate(rows, len(keys), trials, manifest.task_ids, options),
                        generated_at=datetime.now(timezone.utc))
+
+
+def _bounds(interval: Interval | None) -> list[float] | None:
+    return [interval.low, interval.high] if interval else None
+
+
+def interval_fields(agg: EvalAggregates) -> dict[str, Any]:
+    """The intervals as flat leaderboard fields: `[low, high]` lists beside the figures they bound."""
+    stab = agg.stability
+    return {"confidence_level": agg.confidence_level, "tgc_ci": _bounds(agg.tgc_ci),
+            "tgc_ci_method": agg.tgc_ci.method if agg.tgc_ci else None, "tgc_wilson": _bounds(agg.tgc_wilson),
+            "sgc_ci": _bounds(agg.sgc_ci),
+            "tgc_by_difficulty_ci": {k: _bounds(v.ci) for k, v in agg.tgc_by_difficulty.items()},
+            "pass_hat_k_ci": {k: _bounds(v) for k, v in (agg.pass_hat_k_ci or {}).items()} or None,
+            "flip_rate": stab.flip_rate if stab else None, "flip_rate_ci": _bounds(stab.flip_rate_ci) if stab else None,
+            "tgc_spread_p95": stab.tgc_spread_p95 if stab else None}
 
 
 def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
@@ -91,7 +109,7 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
                "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
                "infra_errors": agg.infra_errors, "scope_errors": agg.scope_errors, "tgc": agg.tgc, "sgc": agg.sgc,
                "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
-               "pass_hat_k": agg.pass_hat_k, "outcome_counts": agg.outcome_counts,
+               "pass_hat_k": agg.pass_hat_k, **interval_fields(agg), "outcome_counts": agg.outcome_counts,
                "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),
                "cost_usd": agg.cost_usd}
     per_battle = [{"kind": "battle", **row.model_dump(include={
@@ -102,10 +120,10 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
                              participants={"blue_agent": results.manifest.config.blue}, results=[summary, *per_battle])
 
 
-def write_outputs(out: Path) -> EvalResults:
+def write_outputs(out: Path, options: IntervalOptions = IntervalOptions()) -> EvalResults:
     """Write `results.json`, `agentbeats_results.json` and `report.html` from the files on disk."""
     out = Path(out)
-    results = build_results(out)
+    results = build_results(out, options)
     atomic_write_text(out / RESULTS_FILE, results.model_dump_json(indent=2))
     atomic_write_text(out / AGENTBEATS_FILE, agentbeats_results(results).model_dump_json(indent=2))
     atomic_write_text(out / REPORT_FILE, render_report(out, results))

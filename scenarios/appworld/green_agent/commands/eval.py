@@ -22,8 +22,9 @@ from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun
 from green_agent.local_battle import BUILTIN_BLUES
 from green_agent.commands.battle import install_sigterm_handler
 from kernel.errors import BadInputError
-from green_agent.models.eval_run import EvalResults
+from green_agent.models.eval_run import EvalResults, Interval, Stability
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
+from green_agent.stats.intervals import IntervalOptions, check_level
 from kernel.settings import Settings
 
 
@@ -49,8 +50,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "per worker on a Ray cluster's nodes)")
     parser.add_argument("--ray-address", help="Ray cluster to join (--executor ray); default: start a local Ray "
                                               "instance, in a private loopback-only network namespace when possible")
+    add_confidence_argument(parser)
     parser.add_argument("--json", action="store_true", help="print only results.json on stdout")
     parser.set_defaults(func=run)
+
+
+def add_confidence_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--confidence", type=float, metavar="LEVEL",
+                        help="level of the confidence intervals, e.g. 0.9 (default CONFIDENCE_LEVEL or 0.95)")
+
+
+def interval_options(args: argparse.Namespace, settings: Settings) -> IntervalOptions:
+    """The intervals' options: --confidence, else the setting; bad input if it is not a level."""
+    level = args.confidence if args.confidence is not None else settings.confidence_level
+    try:
+        return IntervalOptions(level=check_level(level))
+    except ValueError as exc:
+        raise BadInputError(f"--confidence: {exc}") from None
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -65,7 +81,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         resume=args.resume,
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
-        executor=args.executor, ray_address=args.ray_address)
+        executor=args.executor, ray_address=args.ray_address, confidence_level=interval_options(args, settings).level)
     outcome = run_eval(request, settings)
     if args.json:
         print(outcome.results.model_dump_json(indent=2))
@@ -93,29 +109,50 @@ def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
     rerun_in_private_netns([sys.executable, *sys.orig_argv[1:]])
 
 
+def ci_text(interval: Interval | None, digits: int = 1) -> str:
+    """` [95% CI 40.9-79.2]`, or nothing when there is no interval."""
+    if interval is None:
+        return ""
+    return f" [{interval.level * 100:g}% CI {interval.low:.{digits}f}-{interval.high:.{digits}f}]"
+
+
+def _stability_lines(stab: Stability) -> list[str]:
+    trials = ", ".join("n/a" if v is None else f"{v:.1f}" for v in stab.tgc_by_trial.values())
+    lines = [f"  stability over {stab.tasks} task(s): flip rate {pct(stab.flip_rate)}%{ci_text(stab.flip_rate_ci)} "
+             f"(verdict differs between trials); TGC per trial {trials}"]
+    if stab.tgc_spread_p95 is not None:
+        lines.append(f"  two single runs of this agent differ in TGC by {stab.tgc_spread_mean:.1f} points on average, "
+                     f"by up to {stab.tgc_spread_p95:.1f} points 95% of the time")
+    return lines
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
 def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None) -> str:
     """A few human lines about a run."""
     agg, cfg = results.aggregates, results.manifest.config
-
-    def pct(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.1f}"
-
     lines = [f"run {results.manifest.run_id}: {results.status}; blue {cfg.blue}, predictor {cfg.predictor}, "
              f"{len(results.manifest.task_ids)} task(s) x {cfg.trials} trial(s)"]
     if outcome is not None:
         lines.append(f"  this invocation ran {outcome.ran} battle(s), skipped {outcome.skipped} already judged"
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
-    lines.append(f"  TGC {pct(agg.tgc)} ({agg.passed}/{agg.judged} judged battles passed), "
-                 f"SGC {pct(agg.sgc)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    wilson = f" (Wilson {agg.tgc_wilson.low:.1f}-{agg.tgc_wilson.high:.1f})" if agg.tgc_wilson else ""
+    lines.append(f"  TGC {pct(agg.tgc)}{ci_text(agg.tgc_ci)}{wilson} ({agg.passed}/{agg.judged} judged battles passed), "
+                 f"SGC {pct(agg.sgc)}{ci_text(agg.sgc_ci)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
     if agg.scenarios_incomplete:
         shown = ", ".join(agg.scenarios_incomplete[:10]) + (" ..." if len(agg.scenarios_incomplete) > 10 else "")
         lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
                      f"not passed, not in SGC): {shown}")
     if agg.tgc_by_difficulty:
-        lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)} (n={s.battles})"
+        lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)}{ci_text(s.ci)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))
     if agg.pass_hat_k:
-        lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}" for k, v in agg.pass_hat_k.items()))
+        cis = agg.pass_hat_k_ci or {}
+        lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}{ci_text(cis.get(k), 3)}" for k, v in agg.pass_hat_k.items()))
+    if agg.stability:
+        lines.extend(_stability_lines(agg.stability))
     if agg.scope_errors:
         lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not counted in TGC)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))

@@ -123,12 +123,39 @@ class EvalRow(BaseModel):
     result_path: str = Field(description="result.json, relative to the run directory.")
 
 
+class Interval(BaseModel):
+    """A confidence interval for one figure, in the figure's own unit (points 0-100, or a ratio 0-1)."""
+
+    low: float = Field(description="Lower bound.")
+    high: float = Field(description="Upper bound.")
+    level: float = Field(description="Confidence level, e.g. 0.95.")
+    method: str = Field(description="How it was computed (e.g. `cluster bootstrap (BCa, 9999 resamples, seed 27)`).")
+
+
 class DifficultyStat(BaseModel):
     """TGC of the judged battles of one difficulty."""
 
     battles: int = Field(description="Judged battles of this difficulty.")
     passed: int = Field(description="Of which passed.")
     tgc: float | None = Field(description="100 * passed / battles; None if none judged.")
+    ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap.")
+    wilson: Interval | None = Field(default=None, description="TGC's Wilson interval (battles taken as independent).")
+
+
+class Stability(BaseModel):
+    """How much a run's verdicts move between trials of the same task (runs with --trials >= 2)."""
+
+    tasks: int = Field(description="Tasks with at least two judged trials (the figures' denominator).")
+    flip_rate: float | None = Field(description="% of those tasks whose verdict differs between trials.")
+    flip_rate_ci: Interval | None = Field(default=None, description="Its interval (cluster bootstrap over scenarios).")
+    flaky_tasks: list[str] = Field(default_factory=list, description="Tasks passed in some trials, not all.")
+    pass_rate_histogram: dict[str, int] = Field(
+        default_factory=dict, description="`c/n` (trials passed / judged) -> number of tasks, by n then c.")
+    tgc_by_trial: dict[str, float | None] = Field(default_factory=dict, description="TGC of each trial alone.")
+    tgc_spread_mean: float | None = Field(
+        default=None, description="Expected |TGC difference| in points between two single runs of this agent.")
+    tgc_spread_p95: float | None = Field(
+        default=None, description="95% of pairs of single runs differ by at most this many points.")
 
 
 class EvalAggregates(BaseModel):
@@ -143,10 +170,15 @@ class EvalAggregates(BaseModel):
     missing: int = Field(description="Battles with no result yet (interrupted run).")
     passed: int = Field(description="Judged battles that passed.")
     tgc: float | None = Field(description="Task goal completion, % of judged battles that passed.")
+    confidence_level: float | None = Field(default=None, description="Level of every interval below (None: "
+                                           "a file written before intervals existed).")
+    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap.")
+    tgc_wilson: Interval | None = Field(default=None, description="TGC's Wilson interval, for reference.")
     scenarios: int = Field(description="Scenario-trials judged (all their tasks judged).")
     scenarios_passed: int = Field(description="Of which every task passed.")
     scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
     sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
+    sgc_ci: Interval | None = Field(default=None, description="SGC's Wilson interval over scenario-trials.")
     scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
         default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
         "without result in some trial), over every trial. Empty in files written before it existed.")
@@ -159,6 +191,9 @@ class EvalAggregates(BaseModel):
         default=None, description="pass^k for k=1..trials: mean over tasks of C(c,k)/C(n,k) (all k pass).")
     pass_at_k: dict[str, float] | None = Field(
         default=None, description="pass@k for k=1..trials: mean over tasks of 1-C(n-c,k)/C(n,k) (any pass).")
+    pass_hat_k_ci: dict[str, Interval] | None = Field(default=None, description="pass^k intervals (cluster bootstrap).")
+    pass_at_k_ci: dict[str, Interval] | None = Field(default=None, description="pass@k intervals (cluster bootstrap).")
+    stability: Stability | None = Field(default=None, description="Run-to-run stability (trials >= 2).")
     mean_trajectory: dict[str, float | None] = Field(description="Means over judged battles (None: no values).")
     total_calls: int = Field(description="Tool calls over all judged battles.")
     total_duration_s: float = Field(description="Sum of battle durations (judged and not).")
