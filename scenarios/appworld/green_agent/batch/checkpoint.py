@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError
-from green_agent.models.eval_run import RunConfig, RunManifest, RunNode
+from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest, RunNode
 from green_agent.models.result import BattleResult
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,25 @@ def record_nodes(out: Path, nodes: list[RunNode]) -> RunManifest | None:
     updated = manifest.model_copy(update={"nodes": merged})
     atomic_write_text(Path(out) / MANIFEST_FILE, updated.model_dump_json(indent=2))
     return updated
+
+
+def load_eval_results(path: Path) -> EvalResults:
+    """A run's `results.json`, from the run directory or the file itself.
+
+    Raises:
+        BadInputError: no such file (naming `report` when the run directory lacks it), or not results.json.
+    """
+    path = Path(path)
+    file = path / RESULTS_FILE if path.is_dir() else path
+    if not file.is_file():
+        hint = (f"run `appworld-green report {path}` first" if (path / MANIFEST_FILE).is_file()
+                else "give an eval run directory (eval --out) or its results.json")
+        raise BadInputError(f"{file} does not exist: {hint}")
+    try:
+        return EvalResults.model_validate_json(file.read_text())
+    except (ValidationError, ValueError, OSError) as exc:
+        raise BadInputError(f"{file} is not an eval results.json ({exc.__class__.__name__}): "
+                            "regenerate it with `appworld-green report DIR`") from None
 
 
 def load_result(path: Path) -> BattleResult | None:

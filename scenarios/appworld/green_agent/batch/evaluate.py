@@ -26,6 +26,7 @@ from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
 from green_agent.batch.runner import BatchOutcome, BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
+from green_agent.batch.world_digest import task_digests
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
 from green_agent.models.result import ScopePolicy
@@ -103,6 +104,7 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        executor=request.executor)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
                        config=config, task_ids=task_ids, appworld_root=str(settings.appworld_root),
+                       task_digests=task_digests(settings.appworld_root, task_ids),
                        versions=collect_versions(settings.appworld_python).model_dump(),
                        created_at=datetime.now(timezone.utc))
 

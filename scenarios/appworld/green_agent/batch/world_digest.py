@@ -5,6 +5,9 @@ Contract:
   sorted path order). The offline build is deterministic, so two nodes that built the same pack with
   the same builder hold the same digest; a world copied from elsewhere (the real dataset) is compared
   as it is.
+- `task_digests(root, task_ids)` is, per task, the first 16 hex digits of sha256 over its folder
+  `<root>/data/tasks/<id>` (relative path and bytes of every file, in sorted order): what a run's
+  manifest records so `compare` can tell whether two runs saw the same tasks.
 - `ensure_world(root, expected, node, build)` makes the node's world match the driver's: a world that
   is missing (no `data/.built` stamp) is built first (one builder per root at a time, under a file
   lock); a world whose digest differs is refused with `WorldMismatchError`, naming the node, the root
@@ -30,14 +33,22 @@ class WorldMismatchError(BadInputError):
     """A node's world is not the driver's (or could not be built there)."""
 
 
-def world_digest(root: Path) -> str:
-    """sha256 of `<root>/data`: every file's relative path and bytes, in sorted order."""
-    data = Path(root) / "data"
+def _folder_digest(folder: Path) -> str:
     digest = hashlib.sha256()
-    for path in sorted(p for p in data.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(data).as_posix().encode() + b"\0")
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def world_digest(root: Path) -> str:
+    """sha256 of `<root>/data`: every file's relative path and bytes, in sorted order."""
+    return _folder_digest(Path(root) / "data")
+
+
+def task_digests(root: Path, task_ids: list[str]) -> dict[str, str]:
+    """task id -> 16 hex digits of sha256 over `<root>/data/tasks/<id>` (see the module docstring)."""
+    return {task: _folder_digest(Path(root) / "data" / "tasks" / task)[:16] for task in task_ids}
 
 
 def is_built(root: Path) -> bool:

@@ -62,6 +62,9 @@ class RunManifest(BaseModel):
     config: RunConfig = Field(description="The run's config.")
     task_ids: list[str] = Field(description="Tasks evaluated, in order.")
     appworld_root: str = Field(description="World the run used.")
+    task_digests: dict[str, str] = Field(default_factory=dict, description=(
+        "Task id -> digest of its folder in the world (`batch.world_digest.task_digests`), so `compare` can tell "
+        "two worlds apart; empty in files written before it existed."))
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
     created_at: datetime = Field(description="When the run was first started (UTC).")
     nodes: list[RunNode] = Field(default_factory=list, description=(

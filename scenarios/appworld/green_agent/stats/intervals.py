@@ -76,16 +76,26 @@ def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:
     return sums.sum(axis=axis) / counts.sum(axis=axis)
 
 
-def cluster_bootstrap(values: Sequence[float], clusters: Sequence[str], options: IntervalOptions = IntervalOptions(),
-                      scale: float = 100.0) -> Interval | None:
-    """Cluster (scenario) bootstrap interval of mean(values); Wilson when it cannot spread (module docstring)."""
+class Bounds(NamedTuple):
+    """Raw bootstrap bounds of a mean and how they were found."""
+
+    low: float
+    high: float
+    method: str
+
+
+def bootstrap_bounds(values: Sequence[float], clusters: Sequence[str], options: IntervalOptions = IntervalOptions()
+                     ) -> Bounds | None:
+    """Cluster-bootstrap bounds of mean(values) (any real values); None when it has no spread to show.
+
+    None when there are fewer than two clusters or every cluster has the same mean.
+    """
     if not len(values):
         return None
     sums, counts = cluster_sums(values, clusters)
     rates = sums / counts
     if len(sums) < 2 or np.ptp(rates) == 0:
-        reason = "one scenario" if len(sums) < 2 else "every scenario alike"
-        return wilson(float(np.sum(values)), len(values), options, scale, f" ({reason}: no bootstrap spread)")
+        return None
     from scipy import stats
 
     result = stats.bootstrap((sums, counts), _ratio, paired=True, vectorized=True, n_resamples=options.resamples,
@@ -94,10 +104,26 @@ def cluster_bootstrap(values: Sequence[float], clusters: Sequence[str], options:
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     method = f"cluster bootstrap over {len(sums)} scenarios (BCa, {options.resamples} resamples, seed {options.seed})"
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa undefined on this sample: fall back to percentiles
-        low, high = (float(q) for q in np.quantile(result.bootstrap_distribution, [(1 - options.level) / 2,
-                                                                                 (1 + options.level) / 2]))
+        tails = [(1 - options.level) / 2, (1 + options.level) / 2]
+        low, high = (float(q) for q in np.quantile(result.bootstrap_distribution, tails))
         method = method.replace("BCa", "percentile")
-    return _rounded(low * scale, high * scale, scale, options.level, method)
+    return Bounds(low, high, method)
+
+
+def no_spread_reason(clusters: Sequence[str]) -> str:
+    return "one scenario" if len(set(clusters)) < 2 else "every scenario alike"
+
+
+def cluster_bootstrap(values: Sequence[float], clusters: Sequence[str], options: IntervalOptions = IntervalOptions(),
+                      scale: float = 100.0) -> Interval | None:
+    """Cluster (scenario) bootstrap interval of mean(values) in [0, 1]; Wilson when it cannot spread (module doc)."""
+    if not len(values):
+        return None
+    bounds = bootstrap_bounds(values, clusters, options)
+    if bounds is None:
+        return wilson(float(np.sum(values)), len(values), options, scale,
+                      f" ({no_spread_reason(clusters)}: no bootstrap spread)")
+    return _rounded(bounds.low * scale, bounds.high * scale, scale, options.level, bounds.method)
 
 
 def mean_intervals(values: Sequence[float], clusters: Sequence[str], options: IntervalOptions = IntervalOptions(),

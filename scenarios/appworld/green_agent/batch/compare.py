@@ -1,0 +1,121 @@
+"""Two runs -> their paired comparison (`appworld-green compare`): checks, per-task pairing, statistics.
+
+Contract: `compare_runs(a, b, ...)` takes two `EvalResults` (read from disk by
+`checkpoint.load_eval_results`) and returns a `Comparison`, refusing with `BadInputError` that names
+the difference when the runs are not comparable:
+- the worlds differ: a shared task whose folder digest (`RunManifest.task_digests`) differs between
+  the runs is always refused; for runs written before digests existed, different world roots are
+  refused unless `intersect`;
+- the splits or the task sets differ: refused unless `intersect`, which compares the shared tasks
+  only (and lists the others); no shared task is refused in any case.
+A shared task enters the comparison with the battles TGC counts in each run (`aggregate.tgc_units`);
+one with no such battle in A or in B is left out and listed. The statistics are
+`green_agent.stats.compare.paired_difference`, over all tasks and per difficulty.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from green_agent.batch.aggregate import tgc_units
+from green_agent.models.comparison import Comparison, RunSide, TaskComparison
+from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.stats.compare import paired_difference
+from green_agent.stats.intervals import IntervalOptions
+from green_agent.stats.power import DEFAULT_POWER
+from kernel.errors import BadInputError
+
+
+def _names(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def check_worlds(a: EvalResults, b: EvalResults, shared: list[str], intersect: bool) -> None:
+    """Refuse runs over different worlds (see the module docstring)."""
+    da, db = a.manifest.task_digests, b.manifest.task_digests
+    if da and db:
+        differ = [t for t in shared if t in da and t in db and da[t] != db[t]]
+        if differ:
+            raise BadInputError(f"the runs saw different worlds: task(s) {_names(differ)} differ between them "
+                                f"(A's world {a.manifest.appworld_root}, B's {b.manifest.appworld_root}); "
+                                "rerun both on one world")
+    elif a.manifest.appworld_root != b.manifest.appworld_root and not intersect:
+        raise BadInputError(f"the runs used different worlds (A {a.manifest.appworld_root}, B "
+                            f"{b.manifest.appworld_root}) and carry no task digests to tell whether they agree; "
+                            "pass --intersect to compare them anyway")
+
+
+def shared_tasks(a: EvalResults, b: EvalResults, intersect: bool) -> tuple[list[str], list[str], list[str]]:
+    """(shared task ids in A's order, only in A, only in B); refuses different splits or task sets."""
+    ids_a, ids_b = a.manifest.task_ids, b.manifest.task_ids
+    in_b, in_a = set(ids_b), set(ids_a)
+    shared = [t for t in ids_a if t in in_b]
+    only_a, only_b = [t for t in ids_a if t not in in_b], [t for t in ids_b if t not in in_a]
+    split_a, split_b = a.manifest.config.split, b.manifest.config.split
+    if not intersect and split_a != split_b:
+        raise BadInputError(f"the runs evaluated different splits (A {split_a or 'a task list'}, "
+                            f"B {split_b or 'a task list'}); pass --intersect to compare their shared tasks")
+    if not intersect and (only_a or only_b):
+        raise BadInputError(f"the runs cover different task sets: {len(only_a)} task(s) only in A "
+                            f"({_names(only_a) or 'none'}), {len(only_b)} only in B ({_names(only_b) or 'none'}); "
+                            f"pass --intersect to compare the {len(shared)} shared task(s)")
+    if not shared:
+        raise BadInputError("the runs share no task: nothing to compare")
+    return shared, only_a, only_b
+
+
+def _by_task(rows: list[EvalRow]) -> dict[str, list[EvalRow]]:
+    grouped: dict[str, list[EvalRow]] = defaultdict(list)
+    for row in sorted(rows, key=lambda r: r.trial):
+        grouped[row.task_id].append(row)
+    return grouped
+
+
+def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[TaskComparison], list[str]]:
+    """One `TaskComparison` per shared task counted in both runs; the shared tasks left out."""
+    counted_a, counted_b = _by_task(tgc_units(a.rows)), _by_task(tgc_units(b.rows))
+    pairs, left_out = [], []
+    for task in shared:
+        ra, rb = counted_a.get(task, []), counted_b.get(task, [])
+        if not ra or not rb:
+            left_out.append(task)
+            continue
+        pa, pb = sum(r.passed for r in ra) / len(ra), sum(r.passed for r in rb) / len(rb)
+        pairs.append(TaskComparison(
+            task_id=task, scenario_id=ra[0].scenario_id, difficulty=ra[0].difficulty,
+            trials_a=len(ra), passed_a=sum(r.passed for r in ra), outcomes_a=[r.outcome for r in ra],
+            trials_b=len(rb), passed_b=sum(r.passed for r in rb), outcomes_b=[r.outcome for r in rb],
+            change="better" if pb > pa else "worse" if pb < pa else "same"))
+    return pairs, left_out
+
+
+def _side(results: EvalResults, path: str) -> RunSide:
+    m = results.manifest
+    return RunSide(path=path, run_id=m.run_id, blue=m.config.blue, split=m.config.split, trials=m.config.trials,
+                   tasks=len(m.task_ids), status=results.status)
+
+
+def _counts(pairs: list[TaskComparison]) -> dict[str, int]:
+    counts = {c: sum(p.change == c for p in pairs) for c in ("better", "worse", "same")}
+    if all(p.trials_a == 1 and p.trials_b == 1 for p in pairs):
+        for name, (in_a, in_b) in {"both": (1, 1), "a_only": (1, 0), "b_only": (0, 1), "neither": (0, 0)}.items():
+            counts[name] = sum(p.passed_a == in_a and p.passed_b == in_b for p in pairs)
+    return counts
+
+
+def compare_runs(a: EvalResults, b: EvalResults, path_a: str, path_b: str, intersect: bool = False,
+                 options: IntervalOptions = IntervalOptions(), power: float = DEFAULT_POWER) -> Comparison:
+    """The paired comparison of run B against run A (see the module docstring)."""
+    shared, only_a, only_b = shared_tasks(a, b, intersect)
+    check_worlds(a, b, shared, intersect)
+    pairs, left_out = pair_tasks(a, b, shared)
+    if not pairs:
+        raise BadInputError(f"none of the {len(shared)} shared task(s) was judged in both runs: nothing to compare")
+    groups: dict[str, list[TaskComparison]] = defaultdict(list)
+    for pair in pairs:
+        groups[str(pair.difficulty) if pair.difficulty is not None else "unknown"].append(pair)
+    return Comparison(confidence_level=options.level, power=power, a=_side(a, path_a), b=_side(b, path_b),
+                      intersect=intersect, only_in_a=only_a, only_in_b=only_b, left_out=left_out,
+                      counts=_counts(pairs), overall=paired_difference(pairs, options, power),
+                      by_difficulty={k: paired_difference(v, options, power) for k, v in sorted(groups.items())},
+                      tasks=pairs)

@@ -1,0 +1,93 @@
+"""Records of `appworld-green compare RUN_A RUN_B`: the paired comparison of two runs over the same tasks.
+
+`Comparison` is what `compare --json` prints and `compare --out FILE.json` writes; the terminal table
+and the HTML page are rendered from it. It holds no task content (ids, verdicts and outcomes only).
+Differences are B - A, in points (0-100 scale): positive means B passed more.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from green_agent.models.eval_run import Interval
+
+COMPARISON_SCHEMA_VERSION = 1
+
+Change = Literal["better", "worse", "same"]
+Verdict = Literal["b_better", "a_better", "cannot_tell"]
+
+
+class RunSide(BaseModel):
+    """One of the two runs, as the comparison names it."""
+
+    path: str = Field(description="The run directory (or results.json) given on the command line.")
+    run_id: str = Field(description="The run's id.")
+    blue: str = Field(description="Blue under test.")
+    split: str | None = Field(description="Split evaluated (None: a task list).")
+    trials: int = Field(description="Trials per task.")
+    tasks: int = Field(description="Tasks in the run's task set.")
+    status: str = Field(description="The run's status (completed | incomplete | interrupted).")
+
+
+class TaskComparison(BaseModel):
+    """One shared task: its judged trials and passes in A and in B."""
+
+    task_id: str = Field(description="AppWorld task id.")
+    scenario_id: str = Field(description="Its scenario (the bootstrap's cluster).")
+    difficulty: int | None = Field(default=None, description="1-3, when known.")
+    trials_a: int = Field(description="Judged trials in A.")
+    passed_a: int = Field(description="Of which passed.")
+    outcomes_a: list[str] = Field(description="A's outcome per trial, in trial order.")
+    trials_b: int = Field(description="Judged trials in B.")
+    passed_b: int = Field(description="Of which passed.")
+    outcomes_b: list[str] = Field(description="B's outcome per trial, in trial order.")
+    change: Change = Field(description="better: B's pass rate is higher; worse: lower; same.")
+
+
+class PairedTest(BaseModel):
+    """The significance test on the paired per-task verdicts."""
+
+    name: Literal["exact McNemar", "paired permutation"] = Field(description=(
+        "exact McNemar (binomial test on the discordant tasks) with one trial in both runs; else a paired "
+        "permutation test on per-scenario pass rates."))
+    p_value: float = Field(description="Two-sided p-value.")
+    a_only: int = Field(description="Tasks A did better on (one trial: passed in A, failed in B).")
+    b_only: int = Field(description="Tasks B did better on.")
+
+
+class PairedDifference(BaseModel):
+    """TGC of A and B over the same tasks, their difference, its interval, the test and the verdict."""
+
+    tasks: int = Field(description="Tasks compared.")
+    tgc_a: float = Field(description="A's TGC over these tasks (mean per-task pass rate, points).")
+    tgc_b: float = Field(description="B's TGC over these tasks.")
+    difference: float = Field(description="tgc_b - tgc_a, points.")
+    ci: Interval | None = Field(description="Paired cluster (scenario) bootstrap interval of the difference.")
+    test: PairedTest = Field(description="The significance test.")
+    minimum_detectable: float | None = Field(description=(
+        "Smallest difference (points) these tasks detect with the stated power at alpha = 1 - level "
+        "(see docs/statistics.md); None with fewer than two tasks."))
+    verdict: Verdict = Field(description="b_better | a_better (p < alpha and the interval excludes 0) | cannot_tell.")
+    message: str = Field(description="The verdict in plain words, with the minimum detectable difference.")
+
+
+class Comparison(BaseModel):
+    """`compare`'s result."""
+
+    schema_version: Literal[1] = Field(default=COMPARISON_SCHEMA_VERSION, description="Record format version.")
+    confidence_level: float = Field(description="Level of the intervals; alpha = 1 - level for the tests.")
+    power: float = Field(description="Power the minimum detectable difference is stated at.")
+    a: RunSide = Field(description="Run A.")
+    b: RunSide = Field(description="Run B.")
+    intersect: bool = Field(description="Compared on the shared tasks only (--intersect).")
+    only_in_a: list[str] = Field(default_factory=list, description="Tasks of A not in B (left out, --intersect).")
+    only_in_b: list[str] = Field(default_factory=list, description="Tasks of B not in A (left out, --intersect).")
+    left_out: list[str] = Field(default_factory=list, description=(
+        "Shared tasks left out because they have no judged trial in A or in B (infra or scope errors)."))
+    counts: dict[str, int] = Field(description=(
+        "better / worse / same; with one trial in both runs also both / a_only / b_only / neither (passed in ...)."))
+    overall: PairedDifference = Field(description="Over every compared task.")
+    by_difficulty: dict[str, PairedDifference] = Field(description="The same per difficulty ('1'..'3', 'unknown').")
+    tasks: list[TaskComparison] = Field(description="Every compared task, in A's task order.")
