@@ -34,15 +34,32 @@ def _nice_max(value: float) -> float:
     return float(ceil(value))
 
 
-def bar_chart(items: list[tuple[str, float | None, str]], title: str, y_label: str, y_max: float | None = None) -> str:
-    """Vertical bars: (label, value or None, note under the label)."""
+Bar = tuple[str, float | None, str] | tuple[str, float | None, str, tuple[float, float] | None]
+"""(label, value or None, note under the label[, (low, high) interval drawn as a whisker])."""
+
+
+def _whisker(x: float, bounds: tuple[float, float] | None, top: float, plot_h: float, label: str) -> str:
+    if bounds is None:
+        return ""
+    y_low, y_high = (PAD_TOP + plot_h - plot_h * min(b, top) / top for b in bounds)
+    tip = f"{label}: interval {bounds[0]:g}–{bounds[1]:g}"
+    return (f'<g class="whisker-group"><title>{escape(tip)}</title>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y_low:.1f}" y2="{y_high:.1f}" class="whisker"/>'
+            f'<line x1="{x - 5:.1f}" x2="{x + 5:.1f}" y1="{y_low:.1f}" y2="{y_low:.1f}" class="whisker"/>'
+            f'<line x1="{x - 5:.1f}" x2="{x + 5:.1f}" y1="{y_high:.1f}" y2="{y_high:.1f}" class="whisker"/></g>')
+
+
+def bar_chart(items: list[Bar], title: str, y_label: str, y_max: float | None = None) -> str:
+    """Vertical bars (see `Bar`); an interval, when given, is drawn as a whisker over the bar."""
     if not items:
         return f'<p class="empty">{escape(title)}: no data</p>'
-    top = y_max or _nice_max(max((v or 0) for _, v, _ in items))
+    top = y_max or _nice_max(max((item[1] or 0) for item in items))
     plot_w, plot_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
     slot = plot_w / len(items)
     body = []
-    for i, (label, value, note) in enumerate(items):
+    for i, item in enumerate(items):
+        label, value, note = item[0], item[1], item[2]
+        bounds = item[3] if len(item) > 3 else None  # type: ignore[misc]
         x = PAD_LEFT + i * slot + slot * 0.15
         h = plot_h * (value or 0) / top
         y = PAD_TOP + plot_h - h
@@ -54,7 +71,8 @@ def bar_chart(items: list[tuple[str, float | None, str]], title: str, y_label: s
                     f'<text x="{x + slot * 0.35:.1f}" y="{HEIGHT - PAD_BOTTOM + 14}" text-anchor="middle" '
                     f'class="tick">{escape(label)}</text>'
                     f'<text x="{x + slot * 0.35:.1f}" y="{HEIGHT - PAD_BOTTOM + 28}" text-anchor="middle" '
-                    f'class="tick">{escape(note)}</text>')
+                    f'class="tick">{escape(note)}</text>'
+                    + _whisker(x + slot * 0.35, bounds, top, plot_h, label))
     return _frame(body, title, top, y_label)
 
 

@@ -1,7 +1,8 @@
 """`report.html`: one self-contained page (inline CSS, JS and SVG; no network) for a run.
 
-Sections: headline numbers, charts (pass rate by difficulty, calls and errors per battle, call
-latency distribution), a sortable per-battle table, and per-battle detail (instruction, scope vs.
+Sections: headline numbers with their confidence intervals, charts (pass rate by difficulty with
+its interval as a whisker, calls and errors per battle, call latency distribution), with trials >= 2
+the stability section (tasks by trials passed, the TGC spread between two single runs), a sortable per-battle table, and per-battle detail (instruction, scope vs.
 gold, the call sequence with redacted arguments, AppWorld's failed tests). Everything from the
 files on disk goes through `html.escape`. The page works without JavaScript; the script adds
 column sorting (also from the URL: `report.html#sort=<column>:asc|desc`) and marks
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.batch.report_data import BattleDetail, load_details
-from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
 
 COLUMNS = [  # (key, header, numeric)
     ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
@@ -31,6 +32,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.meta{color
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}
 .card{background:#fff;border:1px solid #dde2ea;border-radius:8px;padding:10px 14px;min-width:110px}
 .card .v{font-size:22px;font-weight:600}.card .k{color:#5b6475;font-size:12px}
+.card .ci{font-size:12px;color:#1d2330;font-variant-numeric:tabular-nums}.card .ci .muted{font-size:11px}
+.whisker{stroke:#1d2330;stroke-width:1.5}
 .charts{display:flex;flex-wrap:wrap;gap:14px}
 .chart{width:560px;max-width:100%;background:#fff;border:1px solid #dde2ea;border-radius:8px}
 .grid{stroke:#e6e9ef}.tick{font-size:10px;fill:#5b6475}.val{font-size:10px;fill:#1d2330}
@@ -83,16 +86,28 @@ def _fmt(value: float | int | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _card(key: str, label: str, value: str) -> str:
-    return (f'<div class="card" id="headline-{escape(key)}"><div class="v">{escape(value)}</div>'
+def _card(key: str, label: str, value: str, interval: str = "") -> str:
+    return (f'<div class="card" id="headline-{escape(key)}"><div class="v">{escape(value)}</div>{interval}'
             f'<div class="k">{escape(label)}</div></div>')
+
+
+def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None) -> str:
+    """`95% CI 40.9–79.2` under a card's value (and the Wilson interval beside it, when given)."""
+    if interval is None:
+        return ""
+    ref = (f' <span class="muted" id="ci-{escape(key)}-wilson">Wilson {reference.low:.{digits}f}–'
+           f'{reference.high:.{digits}f}</span>') if reference else ""
+    return (f'<div class="ci" id="ci-{escape(key)}" title="{escape(interval.method)}">{interval.level * 100:g}% CI '
+            f'{interval.low:.{digits}f}–{interval.high:.{digits}f}{ref}</div>')
 
 
 def _headline(results: EvalResults) -> str:
     agg, cfg = results.aggregates, results.manifest.config
     cards = [
-        _card("tgc", "TGC (task goal completion)", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–"),
-        _card("sgc", "SGC (scenario goal completion)", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–"),
+        _card("tgc", "TGC (task goal completion)", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–",
+              _ci_html("tgc", agg.tgc_ci, reference=agg.tgc_wilson)),
+        _card("sgc", "SGC (scenario goal completion)", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–",
+              _ci_html("sgc", agg.sgc_ci)),
         _card("passed", "battles passed / judged", f"{agg.passed}/{agg.judged}"),
         _card("infra", "infra errors (not in TGC)", str(agg.infra_errors)),
         _card("scope-errors", "scope errors (not in TGC)", str(agg.scope_errors)),
@@ -103,7 +118,11 @@ def _headline(results: EvalResults) -> str:
         _card("f1", "mean API F1", _fmt(agg.mean_trajectory.get("api_f1"), 3)),
     ]
     for k, v in (agg.pass_hat_k or {}).items():
-        cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3)))
+        cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3),
+                           _ci_html(f"pass-hat-{k}", (agg.pass_hat_k_ci or {}).get(k), 3)))
+    if agg.stability and agg.stability.flip_rate is not None:
+        cards.append(_card("flip-rate", f"tasks whose verdict flips between trials (of {agg.stability.tasks})",
+                           f"{agg.stability.flip_rate:.1f}%", _ci_html("flip-rate", agg.stability.flip_rate_ci)))
     if agg.missing:
         cards.append(_card("missing", "battles not run yet", str(agg.missing)))
     if agg.scenarios_incomplete:
@@ -118,13 +137,30 @@ def _headline(results: EvalResults) -> str:
             f'<p class="meta" id="outcomes">outcomes: {escape(outcomes or "none")}</p>')
 
 
+def _stability_html(stab: Stability | None) -> str:
+    """The stability section: pass-rate histogram chart and the TGC spread in words (trials >= 2)."""
+    if stab is None:
+        return ""
+    items = [(rate, float(count), "tasks") for rate, count in stab.pass_rate_histogram.items()]
+    trials = " · ".join(f"trial {k}: {_fmt(v, 1)}" for k, v in stab.tgc_by_trial.items())
+    spread = (f"Two single runs of this agent differ in TGC by {stab.tgc_spread_mean:.1f} points on average and by "
+              f"up to {stab.tgc_spread_p95:.1f} points 95% of the time." if stab.tgc_spread_p95 is not None else "")
+    return (f'<h2>Stability across trials</h2><div class="charts" id="stability">'
+            + bar_chart(items, "Tasks by trials passed (passed/judged)", "tasks")
+            + f'</div><p class="meta" id="stability-text">TGC per trial: {escape(trials)}. {escape(spread)} '
+            f"Flaky tasks: {escape(', '.join(stab.flaky_tasks[:20]) or 'none')}"
+            f"{' …' if len(stab.flaky_tasks) > 20 else ''}</p>")
+
+
 def _charts(results: EvalResults, details: list[BattleDetail]) -> str:
-    by_diff = [(f"difficulty {k}", s.tgc, f"n={s.battles}") for k, s in results.aggregates.tgc_by_difficulty.items()]
+    by_diff = [(f"difficulty {k}", s.tgc, f"n={s.battles}", (s.ci.low, s.ci.high) if s.ci else None)
+               for k, s in results.aggregates.tgc_by_difficulty.items()]
     calls = [(d.row.task_id + (f"#{d.row.trial}" if results.manifest.config.trials > 1 else ""),
               (d.row.calls or 0) - (d.row.failed_calls or 0), d.row.failed_calls or 0) for d in details]
     latencies = [ms for d in details for ms in d.call_durations_ms]
     return ('<div class="charts">'
-            + bar_chart(by_diff, "Pass rate (TGC %) by difficulty", "TGC %", y_max=100.0)
+            + bar_chart(by_diff, f"Pass rate (TGC %) by difficulty, with its "
+                        f"{(results.aggregates.confidence_level or 0.95) * 100:g}% interval", "TGC %", y_max=100.0)
             + stacked_chart(calls, "Calls per battle (red: failed calls)", "calls")
             + histogram(latencies, "Call latency distribution (gateway, ms)", "milliseconds per call")
             + "</div>")
@@ -216,7 +252,7 @@ def render_html(results: EvalResults, details: list[BattleDetail]) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
             f'<body data-ready="0"><h1>{escape(title)}</h1>{_headline(results)}'
-            f'<h2>Charts</h2>{_charts(results, details)}'
+            f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
             f'<h2>Battles</h2>{_table(results.rows)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
             f"<script>{JS}</script></body></html>")
 

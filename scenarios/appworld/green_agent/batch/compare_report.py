@@ -1,0 +1,104 @@
+"""`Comparison` -> a terminal table and a self-contained HTML page in report.html's style.
+
+Both are rendered from the `Comparison` record alone (no file is read). Everything taken from the
+runs (blue names, paths, task ids, outcomes) is escaped on the page; the page has no script and
+loads nothing.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from green_agent.batch.report_html import CSS
+from green_agent.models.comparison import Comparison, PairedDifference, TaskComparison
+
+MAX_CHANGED_SHOWN = 40
+
+
+def _ci(diff: PairedDifference) -> str:
+    return f"{diff.ci.low:+.1f} .. {diff.ci.high:+.1f}" if diff.ci else "n/a"
+
+
+def _rate(passed: int, trials: int) -> str:
+    return ("pass" if passed else "fail") if trials == 1 else f"{passed}/{trials}"
+
+
+def _outcomes(outcomes: list[str]) -> str:
+    return ",".join(outcomes)
+
+
+def text_table(c: Comparison) -> str:
+    """The terminal rendering: sides, the difference table, the changed tasks, the verdict."""
+    level = f"{c.confidence_level * 100:g}%"
+    lines = [f"A: {c.a.blue} ({c.a.run_id}, {c.a.tasks} task(s) x {c.a.trials} trial(s), {c.a.status})",
+             f"B: {c.b.blue} ({c.b.run_id}, {c.b.tasks} task(s) x {c.b.trials} trial(s), {c.b.status})"]
+    if c.only_in_a or c.only_in_b:
+        lines.append(f"--intersect: left out {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} only in B")
+    if c.left_out:
+        lines.append(f"left out {len(c.left_out)} shared task(s) not judged in both runs: {', '.join(c.left_out[:10])}")
+    lines.append("tasks: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items()))
+    header = f"{'':<14}{'tasks':>6}{'TGC A':>8}{'TGC B':>8}{'B - A':>8}  {level + ' CI':<16}{'test':<20}{'p':>9}{'MDD':>6}"
+    lines += ["", header, "-" * len(header)]
+    rows = [("all", c.overall)] + [(f"difficulty {k}", d) for k, d in c.by_difficulty.items()]
+    for label, d in rows:
+        mdd = f"{d.minimum_detectable:.0f}" if d.minimum_detectable is not None else "-"
+        lines.append(f"{label:<14}{d.tasks:>6}{d.tgc_a:>8.1f}{d.tgc_b:>8.1f}{d.difference:>+8.1f}  {_ci(d):<16}"
+                     f"{d.test.name:<20}{d.test.p_value:>9.2g}{mdd:>6}")
+    for change, title in (("better", "better in B"), ("worse", "worse in B")):
+        changed = [t for t in c.tasks if t.change == change]
+        if changed:
+            shown = "; ".join(f"{t.task_id} {_rate(t.passed_a, t.trials_a)} -> {_rate(t.passed_b, t.trials_b)}"
+                              f" ({_outcomes(t.outcomes_a)} -> {_outcomes(t.outcomes_b)})"
+                              for t in changed[:MAX_CHANGED_SHOWN])
+            more = f" ... and {len(changed) - MAX_CHANGED_SHOWN} more" if len(changed) > MAX_CHANGED_SHOWN else ""
+            lines += ["", f"{title} ({len(changed)}): {shown}{more}"]
+    lines += ["", c.overall.message]
+    return "\n".join(lines)
+
+
+def _diff_row(label: str, d: PairedDifference, key: str) -> str:
+    mdd = f"{d.minimum_detectable:.0f}" if d.minimum_detectable is not None else "–"
+    return (f'<tr id="diff-{escape(key)}"><td>{escape(label)}</td><td class="num">{d.tasks}</td>'
+            f'<td class="num">{d.tgc_a:.1f}</td><td class="num">{d.tgc_b:.1f}</td>'
+            f'<td class="num">{d.difference:+.1f}</td><td class="num ci">{escape(_ci(d))}</td>'
+            f'<td>{escape(d.test.name)}</td><td class="num">{d.test.p_value:.2g}</td><td class="num">{mdd}</td>'
+            f'<td class="verdict-{escape(d.verdict)}">{escape(d.verdict.replace("_", " "))}</td></tr>')
+
+
+def _task_row(t: TaskComparison) -> str:
+    return (f'<tr class="change-{escape(t.change)}"><td>{escape(t.task_id)}</td><td class="num">'
+            f'{escape(str(t.difficulty) if t.difficulty is not None else "–")}</td>'
+            f'<td>{escape(_rate(t.passed_a, t.trials_a))}</td><td>{escape(_outcomes(t.outcomes_a))}</td>'
+            f'<td>{escape(_rate(t.passed_b, t.trials_b))}</td><td>{escape(_outcomes(t.outcomes_b))}</td>'
+            f'<td>{escape(t.change)}</td></tr>')
+
+
+def render_compare_html(c: Comparison) -> str:
+    """The whole page as a string."""
+    title = f"AppWorld compare: {c.a.blue} (A) vs {c.b.blue} (B)"
+    level = f"{c.confidence_level * 100:g}%"
+    meta = (f"A {c.a.run_id} · {c.a.path} · {c.a.tasks} task(s) x {c.a.trials} trial(s) · {c.a.status} — "
+            f"B {c.b.run_id} · {c.b.path} · {c.b.tasks} task(s) x {c.b.trials} trial(s) · {c.b.status}")
+    left = ""
+    if c.only_in_a or c.only_in_b or c.left_out:
+        left = (f'<p class="meta" id="left-out">left out: {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} '
+                f'only in B, {len(c.left_out)} not judged in both</p>')
+    head = ("<tr><th></th><th>tasks</th><th>TGC A</th><th>TGC B</th><th>B - A</th>"
+            f"<th>{escape(level)} CI</th><th>test</th><th>p</th><th>min. detectable</th><th>verdict</th></tr>")
+    diffs = _diff_row("all tasks", c.overall, "all") + "".join(
+        _diff_row(f"difficulty {k}", d, k) for k, d in c.by_difficulty.items())
+    counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items())
+    changed = [t for t in c.tasks if t.change != "same"]
+    tasks = "".join(_task_row(t) for t in changed) or '<tr><td colspan="7" class="empty">no task changed</td></tr>'
+    extra = ".change-better td{background:#eaf6ec}.change-worse td{background:#fbeaea}.verdict-b_better," \
+            ".verdict-a_better{font-weight:600}.verdict-cannot_tell{color:#5b6475}.verdict{font-size:16px}"
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}{extra}</style></head>'
+            f'<body data-ready="1"><h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p>{left}'
+            f'<p class="verdict" id="verdict">{escape(c.overall.message)}</p>'
+            f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
+            f'<p class="meta">interval: {escape(c.overall.ci.method if c.overall.ci else "none")}; '
+            f'minimum detectable difference at {c.power * 100:g}% power</p>'
+            f'<h2>Tasks</h2><p id="counts">{escape(counts)}</p>'
+            f'<table id="changed"><tr><th>task</th><th>diff.</th><th>A</th><th>A outcomes</th><th>B</th>'
+            f'<th>B outcomes</th><th>change</th></tr>{tasks}</table></body></html>')
