@@ -51,7 +51,7 @@ class PairedTest(BaseModel):
 
     name: Literal["exact McNemar", "paired permutation"] = Field(description=(
         "exact McNemar (binomial test on the discordant tasks) with one trial in both runs; else a paired "
-        "permutation test on per-scenario pass rates."))
+        "permutation test on per-task pass rates."))
     p_value: float = Field(description="Two-sided p-value.")
     a_only: int = Field(description="Tasks A did better on (one trial: passed in A, failed in B).")
     b_only: int = Field(description="Tasks B did better on.")

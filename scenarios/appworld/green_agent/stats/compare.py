@@ -7,8 +7,10 @@ Input: one `TaskComparison` per shared task (judged trials and passes in A and i
   resampled); when every scenario has the same difference (two identical runs, or B passes
   everything A fails) there is no spread and the interval is that difference alone, said in `method`;
 - the test: with one trial in both runs, the exact McNemar test (`scipy.stats.binomtest` on the
-  discordant tasks, p = 0.5); else a paired permutation test (`scipy.stats.permutation_test`,
-  `permutation_type="samples"`: A and B swapped within a scenario) on per-scenario sums of r, seeded;
+  discordant tasks, p = 0.5); else a paired permutation test on the per-task pass rates
+  (`scipy.stats.permutation_test`, `permutation_type="samples"`: A's and B's rate swapped within a
+  task; exact up to 2^tasks <= resamples, else seeded random swaps). Both take tasks as independent
+  pairs, as McNemar does; the interval is the figure that respects scenarios;
 - the minimum detectable difference (`power.minimum_detectable_difference`);
 - the verdict: B (or A) is better when p < alpha = 1 - level *and* the interval excludes 0; else
   "cannot tell". The message always states the minimum detectable difference in plain words.
@@ -22,7 +24,7 @@ import numpy as np
 
 from green_agent.models.comparison import PairedDifference, PairedTest, TaskComparison, Verdict
 from green_agent.models.eval_run import Interval
-from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds, cluster_sums, no_spread_reason
+from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds, no_spread_reason
 from green_agent.stats.power import DEFAULT_POWER, minimum_detectable_difference
 
 
@@ -45,7 +47,7 @@ def difference_interval(diff: np.ndarray, clusters: list[str], options: Interval
                     method="paired " + bounds.method)
 
 
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+def _sum_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     return (y - x).sum(axis=axis)
 
 
@@ -59,15 +61,12 @@ def paired_test(tasks: Sequence[TaskComparison], options: IntervalOptions) -> Pa
 
         p = binomtest(b_only, a_only + b_only, 0.5).pvalue if a_only + b_only else 1.0
         return PairedTest(name="exact McNemar", p_value=float(p), a_only=a_only, b_only=b_only)
-    clusters = [t.scenario_id for t in tasks]
-    sums_a, _ = cluster_sums(a, clusters)
-    sums_b, _ = cluster_sums(b, clusters)
-    if np.all(sums_a == sums_b):
+    if np.all(a == b):
         p = 1.0
     else:
         from scipy.stats import permutation_test
 
-        p = permutation_test((sums_a, sums_b), _mean_difference, permutation_type="samples", vectorized=True,
+        p = permutation_test((a, b), _sum_difference, permutation_type="samples", vectorized=True,
                              n_resamples=options.resamples, rng=np.random.default_rng(options.seed)).pvalue
     return PairedTest(name="paired permutation", p_value=float(min(1.0, p)), a_only=a_only, b_only=b_only)
 
