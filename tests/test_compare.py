@@ -1,0 +1,145 @@
+"""`compare` on hand-made runs: the statistics, the refusals, the CLI's table, JSON and HTML page.
+
+Runs are `EvalResults` built from rows (the shape `results.json` holds) and written to disk where
+the CLI reads them; the real-run comparison is tests/test_compare_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from green_agent.batch.aggregate import aggregate, scenario_of
+from green_agent.batch.compare import compare_runs
+from green_agent.cli import main
+from green_agent.models.comparison import Comparison
+from green_agent.models.eval_run import EvalResults, EvalRow, RunConfig, RunManifest
+from kernel.errors import BadInputError
+
+TASKS = [f"s{i // 3}_{i % 3 + 1}" for i in range(21)]
+
+
+def run(verdict: Callable[[int, int], bool], tasks: list[str] = TASKS, trials: int = 1, split: str | None = "dev",
+        root: str = "/world", digests: dict[str, str] | None = None, blue: str = "x") -> EvalResults:
+    rows = [EvalRow(task_id=t, trial=k, scenario_id=scenario_of(t), difficulty=i % 3 + 1, battle_id=f"b{i}{k}",
+                    status="completed", outcome="passed" if verdict(i, k) else "failed", passed=verdict(i, k),
+                    result_path="r.json") for i, t in enumerate(tasks) for k in range(1, trials + 1)]
+    manifest = RunManifest(run_id=f"run-{blue}", fingerprint="f", task_set_digest="d",
+                           config=RunConfig(blue=blue, predictor="ground_truth", split=split, trials=trials,
+                                            deadline_s=60), task_ids=tasks, appworld_root=root,
+                           task_digests=digests if digests is not None else {t: "0" * 16 for t in tasks},
+                           created_at=datetime.now(timezone.utc))
+    return EvalResults(status="completed", manifest=manifest, rows=rows,
+                       aggregates=aggregate(rows, len(rows), trials, tasks), generated_at=datetime.now(timezone.utc))
+
+
+def test_all_fail_against_all_pass_is_a_hundred_points_and_significant() -> None:
+    c = compare_runs(run(lambda i, k: False), run(lambda i, k: True), "a", "b")
+    assert (c.overall.difference, c.overall.verdict) == (100.0, "b_better")
+    assert c.overall.test.name == "exact McNemar" and c.overall.test.p_value == pytest.approx(2 * 0.5 ** 21)
+    assert (c.overall.test.b_only, c.overall.test.a_only) == (21, 0)
+    assert c.counts == {"better": 21, "worse": 0, "same": 0, "both": 0, "a_only": 0, "b_only": 21, "neither": 0}
+    assert set(c.by_difficulty) == {"1", "2", "3"} and c.by_difficulty["1"].tasks == 7
+    assert c.overall.message.startswith("B is better: B - A = +100.0 points")
+
+
+def test_identical_runs_cannot_be_told_apart_and_say_what_could_be() -> None:
+    verdict = lambda i, k: i % 3 != 0  # noqa: E731
+    c = compare_runs(run(verdict), run(verdict), "a", "b")
+    assert c.overall.difference == 0.0 and c.overall.verdict == "cannot_tell" and c.overall.test.p_value == 1.0
+    assert c.overall.ci is not None and c.overall.ci.low == 0.0 == c.overall.ci.high
+    assert c.overall.minimum_detectable is not None and c.overall.minimum_detectable > 20
+    assert f"A difference below {c.overall.minimum_detectable:.0f} points cannot be told apart from noise on 21 tasks" \
+        in c.overall.message and c.overall.message.startswith("Cannot tell A and B apart")
+
+
+def test_mcnemar_counts_only_the_discordant_tasks() -> None:
+    a = run(lambda i, k: i % 2 == 1)
+    b = run(lambda i, k: i % 3 != 0)
+    c = compare_runs(a, b, "a", "b")
+    from scipy.stats import binomtest
+
+    b_only = sum(1 for i in range(21) if i % 3 != 0 and i % 2 == 0)
+    a_only = sum(1 for i in range(21) if i % 3 == 0 and i % 2 == 1)
+    assert (c.overall.test.b_only, c.overall.test.a_only) == (b_only, a_only) == (7, 3)
+    assert c.overall.test.p_value == pytest.approx(binomtest(7, 10).pvalue)
+    assert c.overall.verdict == "cannot_tell"  # p = 0.34
+    assert [t.task_id for t in c.tasks if t.change == "worse"] == [TASKS[i] for i in (3, 9, 15)]
+
+
+def test_with_trials_the_test_is_a_paired_permutation_test_on_pass_rates() -> None:
+    a = run(lambda i, k: (i + k) % 2 == 0, trials=3)
+    b = run(lambda i, k: (i + k) % 3 != 0, trials=3)
+    c = compare_runs(a, b, "a", "b")
+    assert c.overall.test.name == "paired permutation" and 0 < c.overall.test.p_value < 1
+    assert "both" not in c.counts  # pass rates, not single verdicts
+    again = compare_runs(a, b, "a", "b")
+    assert again.overall == c.overall  # seeded
+
+
+def test_different_task_sets_are_refused_naming_the_difference_unless_intersect() -> None:
+    a, b = run(lambda i, k: True), run(lambda i, k: False, tasks=TASKS[:19])
+    with pytest.raises(BadInputError, match=r"2 task\(s\) only in A \(s6_2, s6_3\), 0 only in B .*--intersect"):
+        compare_runs(a, b, "a", "b")
+    c = compare_runs(a, b, "a", "b", intersect=True)
+    assert c.overall.tasks == 19 and c.only_in_a == ["s6_2", "s6_3"] and c.intersect
+
+
+def test_different_splits_and_worlds_are_refused() -> None:
+    with pytest.raises(BadInputError, match="different splits"):
+        compare_runs(run(lambda i, k: True), run(lambda i, k: True, split="train"), "a", "b")
+    other = {t: ("1" if t == "s2_2" else "0") * 16 for t in TASKS}
+    with pytest.raises(BadInputError, match=r"different worlds: task\(s\) s2_2 differ"):
+        compare_runs(run(lambda i, k: True), run(lambda i, k: True, digests=other), "a", "b", intersect=True)
+    with pytest.raises(BadInputError, match="different worlds .* no task digests"):
+        compare_runs(run(lambda i, k: True, digests={}), run(lambda i, k: True, root="/other", digests={}), "a", "b")
+    with pytest.raises(BadInputError, match="share no task"):
+        compare_runs(run(lambda i, k: True), run(lambda i, k: True, tasks=["zzz_1"]), "a", "b", intersect=True)
+
+
+def test_a_task_unjudged_in_one_run_is_left_out_and_listed() -> None:
+    b = run(lambda i, k: True)
+    b.rows[0] = b.rows[0].model_copy(update={"outcome": "infra_error", "status": "infra_error", "passed": False})
+    c = compare_runs(run(lambda i, k: True), b, "a", "b")
+    assert c.left_out == [TASKS[0]] and c.overall.tasks == 20
+
+
+def write(results: EvalResults, directory: Path) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "results.json").write_text(results.model_dump_json())
+    return directory
+
+
+def test_cli_prints_a_table_writes_json_and_html_and_escapes_what_came_from_the_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = write(run(lambda i, k: False, blue="<b>noop</b>"), tmp_path / "a")
+    b = write(run(lambda i, k: True, blue="reference"), tmp_path / "b")
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "cmp.html")]) == 0
+    table = capsys.readouterr().out
+    assert "B is better" in table and "exact McNemar" in table and "difficulty 3" in table
+    assert "better in B (21): s0_1 fail -> pass (failed -> passed)" in table
+    page = (tmp_path / "cmp.html").read_text()
+    assert "<b>noop</b>" not in page and "&lt;b&gt;noop&lt;/b&gt;" in page and 'id="verdict"' in page
+    assert main(["compare", str(a / "results.json"), str(b), "--json", "--out", str(tmp_path / "cmp.json"),
+                 "--confidence", "0.9"]) == 0
+    printed = Comparison.model_validate_json(capsys.readouterr().out)
+    assert printed == Comparison.model_validate_json((tmp_path / "cmp.json").read_text())
+    assert printed.confidence_level == 0.9 and printed.overall.ci is not None and printed.overall.ci.level == 0.9
+
+
+def test_cli_refusals_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = write(run(lambda i, k: True), tmp_path / "a")
+    b = write(run(lambda i, k: True, tasks=TASKS[:3]), tmp_path / "b")
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "only in A" in capsys.readouterr().err
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text("{}")
+    assert main(["compare", str(a), str(tmp_path / "run")]) == 2
+    assert "appworld-green report" in capsys.readouterr().err
+    assert main(["compare", str(a), str(a), "--confidence", "1.5"]) == 2
+    assert "--confidence" in capsys.readouterr().err
+    assert json.loads((a / "results.json").read_text())["status"] == "completed"
