@@ -159,11 +159,14 @@ def test_unreachable_blue_is_infra_error_not_a_loss(tmp_path: Path) -> None:
 
 
 @responses.activate
-def test_a2a_error_reply_is_noticed_and_recorded(tmp_path: Path) -> None:
+def test_a2a_error_reply_is_noticed_judged_and_charged_to_the_blue(tmp_path: Path) -> None:
     env_mocks(completed=[False])
     blue_mocks({"jsonrpc": "2.0", "id": "1", "error": {"code": -32603, "message": "agent crashed"}})
     result = run_battle(*setup(tmp_path, deadline_s=10))
-    assert result.error is not None and result.error.step == "wait" and "agent crashed" in result.error.message
+    assert result.error is None and (result.status, result.outcome, result.winner) == ("blue_error", "blue_error",
+                                                                                      "green_agent")
+    assert result.blue_fault is not None and result.blue_fault.kind == "error_reply"
+    assert "agent crashed" in result.blue_fault.message and result.evaluation is not None  # judged as it stands
     assert result.timings["wait"] < 2.0  # noticed at once, not at the deadline
     assert len(calls_to("/close")) == 1
 

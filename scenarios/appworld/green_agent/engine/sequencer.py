@@ -201,7 +201,8 @@ class Battle:
         state.judgement = judge(metrics.evaluation if metrics else None,
                                 bool(state.completion and state.completion.completed), state.error is not None,
                                 metrics.upstream_fault if metrics else None,
-                                state.scope.refused_gold if state.scope else None)
+                                state.scope.refused_gold if state.scope else None,
+                                state.completion.blue_fault if state.completion else None)
         return state.judgement.model_dump()
 
     def _cleanup(self) -> StepOutput:
@@ -320,7 +321,8 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
         archive=state.archive, report_problems=list(state.report_problems), timings=dict(state.timings),
-        error=state.error, cleanup=state.cleanup if state.cleanup else None,
+        error=state.error, blue_fault=completion.blue_fault if completion and not state.error else None,
+        cleanup=state.cleanup if state.cleanup else None,
         versions=collect_versions(deps.settings.appworld_python, appworld_version),
         run_dir=str(config.run_dir), started_at=started,
         finished_at=datetime.now(timezone.utc) if finished else None,
