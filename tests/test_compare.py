@@ -101,11 +101,15 @@ def test_different_splits_and_worlds_are_refused() -> None:
         compare_runs(run(lambda i, k: True), run(lambda i, k: True, tasks=["zzz_1"]), "a", "b", intersect=True)
 
 
-def test_a_task_unjudged_in_one_run_is_left_out_and_listed() -> None:
+def test_a_task_unjudged_in_one_run_counts_as_not_passed_like_the_headline_and_is_listed() -> None:
     b = run(lambda i, k: True)
     b.rows[0] = b.rows[0].model_copy(update={"outcome": "infra_error", "status": "infra_error", "passed": False})
+    del b.rows[1]  # no result at all
     c = compare_runs(run(lambda i, k: True), b, "a", "b")
-    assert c.left_out == [TASKS[0]] and c.overall.tasks == 20
+    assert c.incomplete_tasks == TASKS[:2] and c.overall.tasks == 21
+    assert [t.change for t in c.tasks[:3]] == ["worse", "worse", "same"] and c.tasks[1].outcomes_b == []
+    headline = aggregate(b.rows, 21, 1, TASKS).tgc
+    assert c.overall.tgc_b == pytest.approx(100 * 19 / 21, abs=0.01) and headline == pytest.approx(c.overall.tgc_b)
 
 
 def write(results: EvalResults, directory: Path) -> Path:

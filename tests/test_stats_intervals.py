@@ -84,15 +84,20 @@ def test_correlated_scenarios_widen_the_cluster_interval_beyond_wilson() -> None
     assert width["ind"] < width["wil"]         # mixed scenarios: less spread between them than coins would give
 
 
-def test_aggregate_carries_every_interval_and_the_judged_only_denominator() -> None:
+def test_aggregate_carries_every_interval_and_follows_the_headline_over_the_task_set() -> None:
     rows = [row(f"s{i // 3}_{i % 3 + 1}", i % 4 != 0, difficulty=i % 3 + 1) for i in range(21)]
     rows.append(row("zzz_1", False, outcome="infra_error"))
     agg = aggregate(rows, expected_battles=22, options=IntervalOptions(level=0.9))
     assert agg.confidence_level == 0.9 and agg.tgc_ci is not None and agg.tgc_wilson is not None
     assert agg.tgc_ci.level == agg.tgc_wilson.level == 0.9
-    assert agg.tgc_wilson == wilson(agg.passed, 21, IntervalOptions(level=0.9))  # the infra error is not in it
+    # the headline counts the infra error as not passed (22 battles); so do its intervals
+    assert agg.tgc_wilson == wilson(agg.passed, 22, IntervalOptions(level=0.9))
+    assert "over 8 scenarios" in agg.tgc_ci.method
     assert agg.tgc_ci.low <= agg.tgc <= agg.tgc_ci.high  # type: ignore[operator]
     assert agg.sgc_ci == wilson(agg.scenarios_passed, agg.scenarios, IntervalOptions(level=0.9))
+    with_results = [r for r in rows if r.task_id != "s0_2"]  # s0_2 (a pass) has no result yet: not passed
+    missing = aggregate(with_results, 22, 1, [r.task_id for r in rows])
+    assert missing.passed == agg.passed - 1 and missing.tgc_wilson == wilson(agg.passed - 1, 22)
     assert all(s.ci is not None and s.wilson is not None for s in agg.tgc_by_difficulty.values())
     assert agg.pass_hat_k_ci is None and agg.stability is None  # one trial
 

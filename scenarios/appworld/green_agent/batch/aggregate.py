@@ -1,24 +1,33 @@
 """Pure metrics over a run's rows: AppWorld's TGC and SGC, per difficulty, pass^k, means.
 
 Definitions (percentages are 0-100, ratios 0-1; an empty denominator gives None):
-- A battle is *judged* unless its outcome is `infra_error` or `scope_error`. Both are counted apart
-  and never enter a denominator: the agent is not charged for our failures (a broken service, or an
-  enforced scope that refused it a gold API).
-- TGC = 100 * passed judged battles / judged battles (with one trial: AppWorld's task goal completion).
-- SGC: per trial, a scenario (task id before '_') counts if every one of its tasks *in the run's task
-  set* was judged in that trial, and passes if all of them passed. SGC = 100 * passed / counted
-  scenario-trials. A scenario with a task not judged or without any result in a trial is left out
-  of that trial (`scenarios_unjudged`) and its status is `incomplete` (`scenarios_incomplete`).
-- pass^k (tau2-bench): per task with n judged trials of which c passed, C(c,k)/C(n,k) (the chance
-  that k trials drawn without replacement all pass); averaged over tasks with n >= k. With k = n
-  it is the fraction of tasks that passed in every trial.
+- A battle is *judged* unless its outcome is `infra_error` or `scope_error` (our side's failures: a
+  broken service, or an enforced scope that refused the agent a gold API). Retries come first
+  (`green_agent.batch.attempts`); what is still unjudged after them is counted apart.
+- The headline TGC and SGC are over the run's whole task set, as AppWorld's metrics are: TGC =
+  100 * passed battles / (tasks x trials); a task-trial that was not judged (or has no result) counts
+  as not passed, and `incomplete` is then true (say it beside the number). Without a task set
+  (hand-made rows), the rows are the task set.
+- `tgc_judged` = 100 * passed judged battles / judged battles: the same figure over the judged battles
+  only, named as such (it rises when battles go unjudged, so it is never the headline).
+- SGC: per trial, a scenario (task id before '_') passes if every one of its tasks in the task set
+  passed in that trial. SGC = 100 * passed scenario-trials / every scenario-trial of the task set.
+  `sgc_judged` counts only complete scenario-trials (every task judged); a scenario with a task not
+  judged or without any result in a trial is `incomplete` (`scenarios_unjudged`, `scenarios_incomplete`).
+- TGC by difficulty: per difficulty, passed / battles with a result (unjudged ones count as not passed).
+- pass^k (tau2-bench): per task with n trials with a result of which c passed (an unjudged trial is
+  not passed), C(c,k)/C(n,k) (the chance that k trials drawn without replacement all pass); averaged
+  over tasks with n >= k. With k = n it is the fraction of tasks that passed in every trial.
 - pass@k (unbiased, Chen et al.): per task 1 - C(n-c,k)/C(n,k), averaged the same way.
 
-Intervals (`green_agent.stats`, at `IntervalOptions.level`): TGC and TGC by difficulty get a cluster
-(scenario) bootstrap over the battles TGC counts (`tgc_units`), with the Wilson interval of the same
-battles beside it; SGC gets the Wilson interval over its scenario-trials; pass^k and pass@k get a
-cluster bootstrap over the per-task values they average. With trials >= 2, `stability` adds the flip
-rate, the per-task pass-rate histogram and the expected TGC spread between two single runs.
+Intervals (`green_agent.stats`, at `IntervalOptions.level`) follow the headline: TGC's are over the
+units `tgc_units` lists, one per task-trial of the task set (passed or not; one with no result is
+not passed), as a cluster (scenario) bootstrap with the Wilson interval of the same units beside
+it; TGC by difficulty the same over that difficulty's battles; SGC gets the Wilson interval over
+every scenario-trial of the task set; pass^k and pass@k a cluster bootstrap over the per-task values
+they average. With trials >= 2, `trial_stability` adds the flip rate, the per-task pass-rate
+histogram (both over judged trials only: an unjudged trial says nothing about the agent) and the
+expected TGC spread between two single runs.
 """
 
 from __future__ import annotations
@@ -33,9 +42,9 @@ from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow,
 from green_agent.stats.intervals import IntervalOptions, cluster_bootstrap, mean_intervals, wilson
 from green_agent.stats.stability import stability
 
-__all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "tgc"]
+__all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "sgc_judged", "tgc", "tgc_judged"]
 
-OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error")
+OUTCOMES = ("passed", "partial", "collateral_damage", "failed", "timeout", "blue_error", "scope_error", "infra_error")
 MEAN_FIELDS = ("calls", "failed_calls", "error_rate", "p50_latency_ms", "p95_latency_ms", "scope_recall",
                "api_precision", "api_recall", "api_f1", "duration_s", "tests_passed")
 
@@ -48,26 +57,55 @@ def percent(numerator: int, denominator: int) -> float | None:
     return round(100.0 * numerator / denominator, 2) if denominator else None
 
 
-def tgc_units(rows: Iterable[EvalRow]) -> list[EvalRow]:
-    """The battles TGC counts (its denominator): the one list TGC and its intervals are computed from."""
-    return [r for r in rows if is_judged(r)]
+def passed(row: EvalRow) -> bool:
+    """The battle counts as passed: judged and passed (an unjudged battle never does)."""
+    return is_judged(row) and row.passed
 
 
-def tgc(rows: Iterable[EvalRow]) -> float | None:
-    """Task goal completion over the battles `tgc_units` counts."""
-    units = tgc_units(rows)
-    return percent(sum(r.passed for r in units), len(units))
+def tgc(rows: Iterable[EvalRow], expected_battles: int | None = None) -> float | None:
+    """Task goal completion over the task set: passed battles / `expected_battles` (default: the rows)."""
+    rows = list(rows)
+    return percent(sum(passed(r) for r in rows), len(rows) if expected_battles is None else expected_battles)
 
 
-def tgc_intervals(rows: Iterable[EvalRow], options: IntervalOptions = IntervalOptions()
+def tgc_units(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None,
+              expected_battles: int | None = None) -> tuple[list[float], list[str]]:
+    """The units the headline TGC is the mean of: (passed 1.0 / not 0.0, scenario) per task-trial of the task set.
+
+    With `expected` (task, trial) keys, one unit per key (a key without a row is not passed); else one per
+    row, and `expected_battles` beyond the rows adds not-passed units, each its own cluster (no task known).
+    """
+    rows = list(rows)
+    if expected is not None:
+        by_key = {(r.task_id, r.trial): r for r in rows}
+        keys = list(expected)
+        return ([float(passed(by_key[k])) if k in by_key else 0.0 for k in keys], [scenario_of(t) for t, _ in keys])
+    extra = max(0, (expected_battles or 0) - len(rows))
+    return ([float(passed(r)) for r in rows] + [0.0] * extra,
+            [r.scenario_id for r in rows] + [f"(no result {i})" for i in range(extra)])
+
+
+def tgc_intervals(rows: Iterable[EvalRow], options: IntervalOptions = IntervalOptions(),
+                  expected: Iterable[tuple[str, int]] | None = None, expected_battles: int | None = None
                   ) -> tuple[Interval | None, Interval | None]:
-    """(cluster bootstrap over scenarios, Wilson) intervals of `tgc(rows)`, in points."""
-    units = tgc_units(rows)
-    return mean_intervals([float(r.passed) for r in units], [r.scenario_id for r in units], options)
+    """(cluster bootstrap over scenarios, Wilson) intervals of the headline TGC, in points."""
+    return mean_intervals(*tgc_units(rows, expected, expected_battles), options)
+
+
+def tgc_judged(rows: Iterable[EvalRow]) -> float | None:
+    """Task goal completion over judged battles only (never the headline)."""
+    judged = [r for r in rows if is_judged(r)]
+    return percent(sum(r.passed for r in judged), len(judged))
 
 
 def sgc(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None) -> float | None:
-    """Scenario goal completion over complete scenario-trials (see `green_agent.batch.scenarios`)."""
+    """Scenario goal completion over every scenario-trial of the task set (an incomplete one is not passed)."""
+    counts = sgc_counts(rows, expected)
+    return percent(counts.passed, counts.counted + counts.incomplete)
+
+
+def sgc_judged(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None) -> float | None:
+    """Scenario goal completion over complete scenario-trials only (see `green_agent.batch.scenarios`)."""
     counts = sgc_counts(rows, expected)
     return percent(counts.passed, counts.counted)
 
@@ -81,13 +119,13 @@ def difficulty_groups(rows: Iterable[EvalRow]) -> dict[str, list[EvalRow]]:
 
 
 def by_difficulty(rows: Iterable[EvalRow], options: IntervalOptions | None = None) -> dict[str, DifficultyStat]:
-    """TGC per difficulty over the battles TGC counts, keys sorted; with `options`, its intervals too."""
-    stats = {}
-    for key, members in difficulty_groups(tgc_units(rows)).items():
+    """TGC per difficulty over battles with a result, keys sorted; with `options`, its intervals too."""
+    found = {}
+    for key, members in difficulty_groups(rows).items():
         ci, wil = tgc_intervals(members, options) if options is not None else (None, None)
-        stats[key] = DifficultyStat(battles=len(members), passed=sum(r.passed for r in members),
-                                    tgc=percent(sum(r.passed for r in members), len(members)), ci=ci, wilson=wil)
-    return stats
+        found[key] = DifficultyStat(battles=len(members), passed=sum(passed(r) for r in members),
+                                    tgc=percent(sum(passed(r) for r in members), len(members)), ci=ci, wilson=wil)
+    return found
 
 
 def outcome_counts(rows: Iterable[EvalRow]) -> dict[str, int]:
@@ -98,29 +136,28 @@ def outcome_counts(rows: Iterable[EvalRow]) -> dict[str, int]:
 
 
 def per_task_trials(rows: Iterable[EvalRow]) -> dict[str, tuple[int, int]]:
-    """task id -> (judged trials n, passed trials c)."""
+    """task id -> (trials with a result n, passed trials c); an unjudged trial is not passed."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for row in rows:
-        if is_judged(row):
-            counts[row.task_id][0] += 1
-            counts[row.task_id][1] += int(row.passed)
+        counts[row.task_id][0] += 1
+        counts[row.task_id][1] += int(passed(row))
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
 def pass_hat_k(rows: Iterable[EvalRow], k: int) -> float | None:
-    """pass^k: mean over tasks with >= k judged trials of C(c,k)/C(n,k)."""
+    """pass^k: mean over tasks with >= k trials of C(c,k)/C(n,k)."""
     values = per_task_values(rows, k, "hat")[0]
     return round(fmean(values), 4) if values else None
 
 
 def pass_at_k(rows: Iterable[EvalRow], k: int) -> float | None:
-    """Unbiased pass@k: mean over tasks with >= k judged trials of 1 - C(n-c,k)/C(n,k)."""
+    """Unbiased pass@k: mean over tasks with >= k trials of 1 - C(n-c,k)/C(n,k)."""
     values = per_task_values(rows, k, "at")[0]
     return round(fmean(values), 4) if values else None
 
 
 def per_task_values(rows: Iterable[EvalRow], k: int, kind: str) -> tuple[list[float], list[str]]:
-    """Per task with >= k judged trials: its pass^k (`kind` "hat") or pass@k ("at") value, and its scenario."""
+    """Per task with >= k trials: its pass^k (`kind` "hat") or pass@k ("at") value, and its scenario."""
     values, clusters = [], []
     for task, (n, c) in per_task_trials(rows).items():
         if n >= k:
@@ -139,14 +176,19 @@ def pass_k_intervals(rows: Sequence[EvalRow], trials: int, kind: str, options: I
     return {k: v for k, v in found.items() if v is not None}
 
 
-def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptions) -> Stability | None:
-    """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial."""
+def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptions,
+                    task_ids: Sequence[str] | None = None) -> Stability | None:
+    """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial.
+
+    Verdicts are the judged trials'; TGC per trial is the headline's (over the task set, when given).
+    """
     if trials < 2:
         return None
     verdicts: dict[str, list[bool]] = defaultdict(list)
-    for row in sorted(tgc_units(rows), key=lambda r: r.trial):
+    for row in sorted((r for r in rows if is_judged(r)), key=lambda r: r.trial):
         verdicts[row.task_id].append(row.passed)
-    by_trial = {str(k): tgc([r for r in rows if r.trial == k]) for k in range(1, trials + 1)}
+    by_trial = {str(k): tgc([r for r in rows if r.trial == k], len(task_ids) if task_ids is not None else None)
+                for k in range(1, trials + 1)}
     return stability(verdicts, {t: scenario_of(t) for t in verdicts}, by_trial, options)
 
 
@@ -159,26 +201,28 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
               task_ids: Sequence[str] | None = None, options: IntervalOptions = IntervalOptions()) -> EvalAggregates:
     """Every number of `results.json` from the rows; `task_ids` is the run's task set (its manifest)."""
     judged = [r for r in rows if is_judged(r)]
-    tgc_ci, tgc_wilson = tgc_intervals(rows, options)
     expected = [(t, k) for t in task_ids for k in range(1, trials + 1)] if task_ids is not None else None
     counted, scen_passed, unjudged = sgc_counts(rows, expected)
     statuses = scenario_statuses(rows, expected)
     ks = [str(k) for k in range(1, trials + 1)]
+    task_set = max(expected_battles, len(rows))
+    tgc_ci, tgc_wilson = tgc_intervals(rows, options, expected, task_set)
     return EvalAggregates(
         battles=len(rows), expected_battles=expected_battles, judged=len(judged),
         infra_errors=sum(r.outcome == "infra_error" for r in rows),
         scope_errors=sum(r.outcome == "scope_error" for r in rows), missing=max(0, expected_battles - len(rows)),
-        passed=sum(r.passed for r in judged), tgc=tgc(rows), confidence_level=options.level,
-        tgc_ci=tgc_ci, tgc_wilson=tgc_wilson,
-        scenarios=counted, scenarios_passed=scen_passed, scenarios_unjudged=unjudged, sgc=percent(scen_passed, counted),
-        sgc_ci=wilson(scen_passed, counted, options),
+        passed=sum(r.passed for r in judged), tgc=tgc(rows, task_set), tgc_judged=tgc_judged(rows),
+        incomplete=len(judged) < task_set, confidence_level=options.level, tgc_ci=tgc_ci, tgc_wilson=tgc_wilson,
+        scenarios=counted + unjudged, scenarios_passed=scen_passed, scenarios_unjudged=unjudged,
+        sgc=percent(scen_passed, counted + unjudged), sgc_judged=percent(scen_passed, counted),
+        sgc_ci=wilson(scen_passed, counted + unjudged, options),
         scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],
         tgc_by_difficulty=by_difficulty(rows, options), outcome_counts=outcome_counts(rows), trials=trials,
         pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k))) is not None} if trials > 1 else None,
         pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k))) is not None} if trials > 1 else None,
         pass_hat_k_ci=pass_k_intervals(rows, trials, "hat", options),
         pass_at_k_ci=pass_k_intervals(rows, trials, "at", options),
-        stability=trial_stability(rows, trials, options),
+        stability=trial_stability(rows, trials, options, task_ids),
         mean_trajectory={name: mean_of(judged, name) for name in MEAN_FIELDS},
         total_calls=sum(r.calls or 0 for r in judged),
         total_duration_s=round(sum(r.duration_s or 0.0 for r in rows), 3),

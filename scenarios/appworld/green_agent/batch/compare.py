@@ -8,8 +8,9 @@ the difference when the runs are not comparable:
   refused unless `intersect`;
 - the splits or the task sets differ: refused unless `intersect`, which compares the shared tasks
   only (and lists the others); no shared task is refused in any case.
-A shared task enters the comparison with the battles TGC counts in each run (`aggregate.tgc_units`);
-one with no such battle in A or in B is left out and listed. The statistics are
+A shared task enters the comparison as the headline TGC counts it: every trial of the run's task set,
+a trial not judged (or without a result) counting as not passed (`aggregate.passed`); the shared
+tasks with such a trial in A or in B are listed (`incomplete_tasks`). The statistics are
 `green_agent.stats.compare.paired_difference`, over all tasks and per difficulty.
 """
 
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from green_agent.batch.aggregate import tgc_units
+from green_agent.batch.aggregate import is_judged, passed
 from green_agent.models.comparison import Comparison, RunSide, TaskComparison
 from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.batch.scenarios import scenario_of
 from green_agent.stats.compare import paired_difference
 from green_agent.stats.intervals import IntervalOptions
 from green_agent.stats.power import DEFAULT_POWER
@@ -72,21 +74,22 @@ def _by_task(rows: list[EvalRow]) -> dict[str, list[EvalRow]]:
 
 
 def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[TaskComparison], list[str]]:
-    """One `TaskComparison` per shared task counted in both runs; the shared tasks left out."""
-    counted_a, counted_b = _by_task(tgc_units(a.rows)), _by_task(tgc_units(b.rows))
-    pairs, left_out = [], []
+    """One `TaskComparison` per shared task over each run's trials; the shared tasks with an unjudged trial."""
+    rows_a, rows_b = _by_task(a.rows), _by_task(b.rows)
+    trials_a, trials_b = a.manifest.config.trials, b.manifest.config.trials
+    pairs, incomplete = [], []
     for task in shared:
-        ra, rb = counted_a.get(task, []), counted_b.get(task, [])
-        if not ra or not rb:
-            left_out.append(task)
-            continue
-        pa, pb = sum(r.passed for r in ra) / len(ra), sum(r.passed for r in rb) / len(rb)
+        ra, rb = rows_a.get(task, []), rows_b.get(task, [])
+        if len([r for r in ra if is_judged(r)]) < trials_a or len([r for r in rb if is_judged(r)]) < trials_b:
+            incomplete.append(task)
+        ca, cb = sum(passed(r) for r in ra), sum(passed(r) for r in rb)
+        known = next((r for r in ra + rb if r.difficulty is not None), None)
         pairs.append(TaskComparison(
-            task_id=task, scenario_id=ra[0].scenario_id, difficulty=ra[0].difficulty,
-            trials_a=len(ra), passed_a=sum(r.passed for r in ra), outcomes_a=[r.outcome for r in ra],
-            trials_b=len(rb), passed_b=sum(r.passed for r in rb), outcomes_b=[r.outcome for r in rb],
-            change="better" if pb > pa else "worse" if pb < pa else "same"))
-    return pairs, left_out
+            task_id=task, scenario_id=scenario_of(task), difficulty=known.difficulty if known else None,
+            trials_a=trials_a, passed_a=ca, outcomes_a=[r.outcome for r in ra],
+            trials_b=trials_b, passed_b=cb, outcomes_b=[r.outcome for r in rb],
+            change="better" if cb / trials_b > ca / trials_a else "worse" if cb / trials_b < ca / trials_a else "same"))
+    return pairs, incomplete
 
 
 def _side(results: EvalResults, path: str) -> RunSide:
@@ -108,14 +111,12 @@ def compare_runs(a: EvalResults, b: EvalResults, path_a: str, path_b: str, inter
     """The paired comparison of run B against run A (see the module docstring)."""
     shared, only_a, only_b = shared_tasks(a, b, intersect)
     check_worlds(a, b, shared, intersect)
-    pairs, left_out = pair_tasks(a, b, shared)
-    if not pairs:
-        raise BadInputError(f"none of the {len(shared)} shared task(s) was judged in both runs: nothing to compare")
+    pairs, incomplete = pair_tasks(a, b, shared)
     groups: dict[str, list[TaskComparison]] = defaultdict(list)
     for pair in pairs:
         groups[str(pair.difficulty) if pair.difficulty is not None else "unknown"].append(pair)
     return Comparison(confidence_level=options.level, power=power, a=_side(a, path_a), b=_side(b, path_b),
-                      intersect=intersect, only_in_a=only_a, only_in_b=only_b, left_out=left_out,
+                      intersect=intersect, only_in_a=only_a, only_in_b=only_b, incomplete_tasks=incomplete,
                       counts=_counts(pairs), overall=paired_difference(pairs, options, power),
                       by_difficulty={k: paired_difference(v, options, power) for k, v in sorted(groups.items())},
                       tasks=pairs)

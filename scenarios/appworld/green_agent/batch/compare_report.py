@@ -34,8 +34,9 @@ def text_table(c: Comparison) -> str:
              f"B: {c.b.blue} ({c.b.run_id}, {c.b.tasks} task(s) x {c.b.trials} trial(s), {c.b.status})"]
     if c.only_in_a or c.only_in_b:
         lines.append(f"--intersect: left out {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} only in B")
-    if c.left_out:
-        lines.append(f"left out {len(c.left_out)} shared task(s) not judged in both runs: {', '.join(c.left_out[:10])}")
+    if c.incomplete_tasks:
+        lines.append(f"{len(c.incomplete_tasks)} task(s) with a trial not judged (counted as not passed, as TGC does): "
+                     f"{', '.join(c.incomplete_tasks[:10])}")
     lines.append("tasks: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items()))
     header = f"{'':<14}{'tasks':>6}{'TGC A':>8}{'TGC B':>8}{'B - A':>8}  {level + ' CI':<16}{'test':<20}{'p':>9}{'MDD':>6}"
     lines += ["", header, "-" * len(header)]
@@ -80,9 +81,9 @@ def render_compare_html(c: Comparison) -> str:
     meta = (f"A {c.a.run_id} · {c.a.path} · {c.a.tasks} task(s) x {c.a.trials} trial(s) · {c.a.status} — "
             f"B {c.b.run_id} · {c.b.path} · {c.b.tasks} task(s) x {c.b.trials} trial(s) · {c.b.status}")
     left = ""
-    if c.only_in_a or c.only_in_b or c.left_out:
+    if c.only_in_a or c.only_in_b or c.incomplete_tasks:
         left = (f'<p class="meta" id="left-out">left out: {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} '
-                f'only in B, {len(c.left_out)} not judged in both</p>')
+                f'only in B; {len(c.incomplete_tasks)} with a trial not judged (counted as not passed)</p>')
     head = ("<tr><th></th><th>tasks</th><th>TGC A</th><th>TGC B</th><th>B - A</th>"
             f"<th>{escape(level)} CI</th><th>test</th><th>p</th><th>min. detectable</th><th>verdict</th></tr>")
     diffs = _diff_row("all tasks", c.overall, "all") + "".join(

@@ -138,13 +138,18 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     if outcome is not None:
         lines.append(f"  this invocation ran {outcome.ran} battle(s), skipped {outcome.skipped} already judged"
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
+    marker = " incomplete" if agg.incomplete else ""
     wilson = f" (Wilson {agg.tgc_wilson.low:.1f}-{agg.tgc_wilson.high:.1f})" if agg.tgc_wilson else ""
-    lines.append(f"  TGC {pct(agg.tgc)}{ci_text(agg.tgc_ci)}{wilson} ({agg.passed}/{agg.judged} judged battles passed), "
-                 f"SGC {pct(agg.sgc)}{ci_text(agg.sgc_ci)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    lines.append(f"  TGC {pct(agg.tgc)}{marker}{ci_text(agg.tgc_ci)}{wilson} ({agg.passed}/{agg.expected_battles} "
+                 f"battles of the task set passed), SGC {pct(agg.sgc)}{marker}{ci_text(agg.sgc_ci)} "
+                 f"({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    if agg.incomplete:
+        lines.append(f"  judged only: TGC {pct(agg.tgc_judged)} ({agg.passed}/{agg.judged} judged battles), "
+                     f"SGC {pct(agg.sgc_judged)} (the unjudged ones count as not passed above)")
     if agg.scenarios_incomplete:
         shown = ", ".join(agg.scenarios_incomplete[:10]) + (" ..." if len(agg.scenarios_incomplete) > 10 else "")
         lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
-                     f"not passed, not in SGC): {shown}")
+                     f"not passed): {shown}")
     if agg.tgc_by_difficulty:
         lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)}{ci_text(s.ci)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))
@@ -154,10 +159,11 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     if agg.stability:
         lines.extend(_stability_lines(agg.stability))
     if agg.scope_errors:
-        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not counted in TGC)")
+        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not passed in TGC, "
+                     "not the Blue's loss)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
     if agg.infra_errors or agg.missing:
-        lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not counted in TGC; "
-                     "rerun with --resume)")
+        lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not passed in TGC, not the "
+                     "Blue's loss: rerun with --resume)")
     lines.append(f"  results {out / RESULTS_FILE}\n  agentbeats {out / AGENTBEATS_FILE}\n  report {out / REPORT_FILE}")
     return "\n".join(lines)

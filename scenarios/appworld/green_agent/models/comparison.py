@@ -37,10 +37,10 @@ class TaskComparison(BaseModel):
     task_id: str = Field(description="AppWorld task id.")
     scenario_id: str = Field(description="Its scenario (the bootstrap's cluster).")
     difficulty: int | None = Field(default=None, description="1-3, when known.")
-    trials_a: int = Field(description="Judged trials in A.")
+    trials_a: int = Field(description="Trials of the task in A (its run's trials; unjudged ones not passed).")
     passed_a: int = Field(description="Of which passed.")
     outcomes_a: list[str] = Field(description="A's outcome per trial, in trial order.")
-    trials_b: int = Field(description="Judged trials in B.")
+    trials_b: int = Field(description="Trials of the task in B.")
     passed_b: int = Field(description="Of which passed.")
     outcomes_b: list[str] = Field(description="B's outcome per trial, in trial order.")
     change: Change = Field(description="better: B's pass rate is higher; worse: lower; same.")
@@ -84,8 +84,9 @@ class Comparison(BaseModel):
     intersect: bool = Field(description="Compared on the shared tasks only (--intersect).")
     only_in_a: list[str] = Field(default_factory=list, description="Tasks of A not in B (left out, --intersect).")
     only_in_b: list[str] = Field(default_factory=list, description="Tasks of B not in A (left out, --intersect).")
-    left_out: list[str] = Field(default_factory=list, description=(
-        "Shared tasks left out because they have no judged trial in A or in B (infra or scope errors)."))
+    incomplete_tasks: list[str] = Field(default_factory=list, description=(
+        "Shared tasks with a trial not judged in A or in B (infra or scope error, or no result): counted as not "
+        "passed there, as the headline TGC counts them."))
     counts: dict[str, int] = Field(description=(
         "better / worse / same; with one trial in both runs also both / a_only / b_only / neither (passed in ...)."))
     overall: PairedDifference = Field(description="Over every compared task.")

@@ -21,8 +21,10 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus
 
-EVAL_SCHEMA_VERSION = 2
-"""2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`."""
+EVAL_SCHEMA_VERSION = 3
+"""2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`.
+3: outcome `blue_error`; the headline `aggregates.tgc`/`sgc` are over the whole task set (unjudged = not passed),
+with `tgc_judged`, `sgc_judged` and `incomplete` beside them."""
 
 RunStatus = Literal["completed", "incomplete", "interrupted"]
 """completed: every battle judged; incomplete: some battles ended as infra errors; interrupted: stopped early."""
@@ -55,7 +57,7 @@ class RunNode(BaseModel):
 class RunManifest(BaseModel):
     """`run.json`: identifies a run so that a resume continues the same one."""
 
-    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     run_id: str = Field(description="Id of the run (prefix of its battle ids).")
     fingerprint: str = Field(description="sha256 of the fingerprinted config and the task set.")
     task_set_digest: str = Field(description="sha256 of the ordered task ids.")
@@ -98,9 +100,9 @@ class EvalRow(BaseModel):
     scenario_id: str = Field(description="Task id before '_'.")
     difficulty: int | None = Field(default=None, description="1-3, when known.")
     battle_id: str = Field(description="Battle id of the final attempt.")
-    status: BattleStatus = Field(description="completed | timeout | infra_error.")
+    status: BattleStatus = Field(description="completed | timeout | blue_error | infra_error.")
     outcome: BattleOutcome = Field(
-        description="passed | partial | collateral_damage | failed | timeout | scope_error | infra_error.")
+        description="passed | partial | collateral_damage | failed | timeout | blue_error | scope_error | infra_error.")
     passed: bool = Field(description="AppWorld's evaluation said success.")
     tests_passed: int | None = Field(default=None, description="Tests passed (None if not evaluated).")
     tests_total: int | None = Field(default=None, description="Tests of the task (None if not evaluated).")
@@ -136,11 +138,11 @@ class Interval(BaseModel):
 
 
 class DifficultyStat(BaseModel):
-    """TGC of the judged battles of one difficulty."""
+    """TGC of the battles of one difficulty (an unjudged battle counts as not passed)."""
 
-    battles: int = Field(description="Judged battles of this difficulty.")
+    battles: int = Field(description="Battles of this difficulty with a result.")
     passed: int = Field(description="Of which passed.")
-    tgc: float | None = Field(description="100 * passed / battles; None if none judged.")
+    tgc: float | None = Field(description="100 * passed / battles; None if there are none.")
     ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap.")
     wilson: Interval | None = Field(default=None, description="TGC's Wilson interval (battles taken as independent).")
 
@@ -148,13 +150,14 @@ class DifficultyStat(BaseModel):
 class Stability(BaseModel):
     """How much a run's verdicts move between trials of the same task (runs with --trials >= 2)."""
 
-    tasks: int = Field(description="Tasks with at least two judged trials (the figures' denominator).")
+    tasks: int = Field(description="Tasks with at least two judged trials (the flip rate's denominator).")
     flip_rate: float | None = Field(description="% of those tasks whose verdict differs between trials.")
     flip_rate_ci: Interval | None = Field(default=None, description="Its interval (cluster bootstrap over scenarios).")
     flaky_tasks: list[str] = Field(default_factory=list, description="Tasks passed in some trials, not all.")
     pass_rate_histogram: dict[str, int] = Field(
         default_factory=dict, description="`c/n` (trials passed / judged) -> number of tasks, by n then c.")
-    tgc_by_trial: dict[str, float | None] = Field(default_factory=dict, description="TGC of each trial alone.")
+    tgc_by_trial: dict[str, float | None] = Field(default_factory=dict, description=(
+        "Headline TGC of each trial alone (over the task set)."))
     tgc_spread_mean: float | None = Field(
         default=None, description="Expected |TGC difference| in points between two single runs of this agent.")
     tgc_spread_p95: float | None = Field(
@@ -162,7 +165,7 @@ class Stability(BaseModel):
 
 
 class EvalAggregates(BaseModel):
-    """The run's numbers. Infra errors are counted apart and excluded from every denominator."""
+    """The run's numbers. The headline TGC/SGC are over the whole task set (`green_agent.batch.aggregate`)."""
 
     battles: int = Field(description="Battles in the run (tasks x trials) with a result on disk.")
     expected_battles: int = Field(description="Battles the run should have (tasks x trials).")
@@ -172,16 +175,22 @@ class EvalAggregates(BaseModel):
                               "(not in TGC/SGC).")
     missing: int = Field(description="Battles with no result yet (interrupted run).")
     passed: int = Field(description="Judged battles that passed.")
-    tgc: float | None = Field(description="Task goal completion, % of judged battles that passed.")
+    tgc: float | None = Field(description="Task goal completion over the task set: % of tasks x trials that "
+                              "passed (an unjudged one is not passed; see `incomplete`).")
     confidence_level: float | None = Field(default=None, description="Level of every interval below (None: "
                                            "a file written before intervals existed).")
-    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap.")
+    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap over "
+                                    "every task-trial of the task set.")
     tgc_wilson: Interval | None = Field(default=None, description="TGC's Wilson interval, for reference.")
-    scenarios: int = Field(description="Scenario-trials judged (all their tasks judged).")
+    tgc_judged: float | None = Field(default=None, description="TGC over the judged battles only (not the headline).")
+    incomplete: bool = Field(default=False, description="Some task-trial of the task set was not judged (infra "
+                             "or scope error after retries, or no result): TGC/SGC count it as not passed.")
+    scenarios: int = Field(description="Scenario-trials of the task set.")
     scenarios_passed: int = Field(description="Of which every task passed.")
-    scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
-    sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
-    sgc_ci: Interval | None = Field(default=None, description="SGC's Wilson interval over scenario-trials.")
+    scenarios_unjudged: int = Field(description="Scenario-trials with a task not judged (counted as not passed).")
+    sgc: float | None = Field(description="Scenario goal completion over every scenario-trial of the task set.")
+    sgc_ci: Interval | None = Field(default=None, description="SGC's Wilson interval over those scenario-trials.")
+    sgc_judged: float | None = Field(default=None, description="SGC over complete scenario-trials only.")
     scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
         default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
         "without result in some trial), over every trial. Empty in files written before it existed.")
@@ -208,7 +217,7 @@ class EvalAggregates(BaseModel):
 class EvalResults(BaseModel):
     """`results.json`: the run, its rows and its numbers."""
 
-    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     status: RunStatus = Field(description="completed | incomplete | interrupted.")
     manifest: RunManifest = Field(description="The run's manifest.")
     rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")
