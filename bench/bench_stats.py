@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenarios" / "appworld"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit, figure, print_machine  # noqa: E402
 

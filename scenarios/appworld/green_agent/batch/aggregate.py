@@ -156,22 +156,31 @@ def pass_at_k(rows: Iterable[EvalRow], k: int) -> float | None:
     return round(fmean(values), 4) if values else None
 
 
-def per_task_values(rows: Iterable[EvalRow], k: int, kind: str) -> tuple[list[float], list[str]]:
-    """Per task with >= k trials: its pass^k (`kind` "hat") or pass@k ("at") value, and its scenario."""
+def per_task_values(rows: Iterable[EvalRow], k: int, kind: str,
+                    counts: dict[str, tuple[int, int]] | None = None) -> tuple[list[float], list[str]]:
+    """Per task with >= k trials: its pass^k (`kind` "hat") or pass@k ("at") value, and its scenario.
+
+    `counts` is `per_task_trials(rows)` when the caller has it already.
+    """
     values, clusters = [], []
-    for task, (n, c) in per_task_trials(rows).items():
+    for task, (n, c) in (counts if counts is not None else per_task_trials(rows)).items():
         if n >= k:
             values.append(comb(c, k) / comb(n, k) if kind == "hat" else 1 - comb(n - c, k) / comb(n, k))
             clusters.append(scenario_of(task))
     return values, clusters
 
 
-def pass_k_intervals(rows: Sequence[EvalRow], trials: int, kind: str, options: IntervalOptions
-                     ) -> dict[str, Interval] | None:
-    """k -> cluster-bootstrap interval of pass^k / pass@k (ratios), for k = 1..trials; None with one trial."""
+def pass_k_intervals(rows: Sequence[EvalRow], trials: int, kind: str, options: IntervalOptions,
+                     same_at_1: dict[str, Interval] | None = None) -> dict[str, Interval] | None:
+    """k -> cluster-bootstrap interval of pass^k / pass@k (ratios), for k = 1..trials; None with one trial.
+
+    pass^1 and pass@1 are the same per-task values: `same_at_1` (the other's intervals) saves recomputing k = 1.
+    """
     if trials < 2:
         return None
-    found = {str(k): cluster_bootstrap(*per_task_values(rows, k, kind), options, scale=1.0)
+    counts = per_task_trials(rows)
+    found = {str(k): (same_at_1["1"] if k == 1 and same_at_1 and "1" in same_at_1 else
+                      cluster_bootstrap(*per_task_values(rows, k, kind, counts), options, scale=1.0))
              for k in range(1, trials + 1)}
     return {k: v for k, v in found.items() if v is not None}
 
@@ -220,8 +229,8 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
         tgc_by_difficulty=by_difficulty(rows, options), outcome_counts=outcome_counts(rows), trials=trials,
         pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k))) is not None} if trials > 1 else None,
         pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k))) is not None} if trials > 1 else None,
-        pass_hat_k_ci=pass_k_intervals(rows, trials, "hat", options),
-        pass_at_k_ci=pass_k_intervals(rows, trials, "at", options),
+        pass_hat_k_ci=(hat_ci := pass_k_intervals(rows, trials, "hat", options)),
+        pass_at_k_ci=pass_k_intervals(rows, trials, "at", options, hat_ci),
         stability=trial_stability(rows, trials, options, task_ids),
         mean_trajectory={name: mean_of(judged, name) for name in MEAN_FIELDS},
         total_calls=sum(r.calls or 0 for r in judged),

@@ -24,7 +24,7 @@ import numpy as np
 
 from green_agent.models.comparison import PairedDifference, PairedTest, TaskComparison, Verdict
 from green_agent.models.eval_run import Interval
-from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds, no_spread_reason
+from green_agent.stats.intervals import BATCH, IntervalOptions, bootstrap_bounds, no_spread_reason
 from green_agent.stats.power import DEFAULT_POWER, minimum_detectable_difference
 
 
@@ -61,12 +61,13 @@ def paired_test(tasks: Sequence[TaskComparison], options: IntervalOptions) -> Pa
 
         p = binomtest(b_only, a_only + b_only, 0.5).pvalue if a_only + b_only else 1.0
         return PairedTest(name="exact McNemar", p_value=float(p), a_only=a_only, b_only=b_only)
-    if np.all(a == b):
+    differ = a != b  # swapping a tied pair changes nothing: leaving ties out gives the same null distribution
+    if not differ.any():
         p = 1.0
     else:
         from scipy.stats import permutation_test
 
-        p = permutation_test((a, b), _sum_difference, permutation_type="samples", vectorized=True,
+        p = permutation_test((a[differ], b[differ]), _sum_difference, permutation_type="samples", vectorized=True, batch=BATCH,
                              n_resamples=options.resamples, rng=np.random.default_rng(options.seed)).pvalue
     return PairedTest(name="paired permutation", p_value=float(min(1.0, p)), a_only=a_only, b_only=b_only)
 

@@ -7,7 +7,8 @@ Contract:
   in [0, 1]: a battle's verdict, a task's pass^k) when units of one cluster (an AppWorld scenario:
   its task variants and their trials) are correlated. Scenarios are resampled with replacement and
   the statistic is sum(values) / count(units) over the resampled scenarios (scipy's
-  `stats.bootstrap`, BCa, paired over each scenario's sum and count, seeded). When there are fewer
+  `stats.bootstrap`, BCa, paired over each scenario's sum and count, seeded; the percentile method
+  above `BCA_MAX_CLUSTERS` scenarios). When there are fewer
   than two scenarios, or every scenario has the same mean (all pass, all fail: the bootstrap has no
   spread to show), it returns the Wilson interval of the same units and says so in `method`.
 - `mean_intervals(values, clusters, options, scale)`: both, as (cluster, wilson).
@@ -28,6 +29,9 @@ DEFAULT_RESAMPLES = 4999
 DEFAULT_SEED = 27
 BATCH = 200
 """Resamples scipy evaluates at once: bounds memory at BATCH x scenarios floats, whatever the run's size."""
+BCA_MAX_CLUSTERS = 1000
+"""Above this many scenarios the percentile method is used: BCa's jackknife costs scenarios^2, and with that
+many scenarios BCa's correction is negligible."""
 
 
 class IntervalOptions(NamedTuple):
@@ -98,11 +102,12 @@ def bootstrap_bounds(values: Sequence[float], clusters: Sequence[str], options: 
         return None
     from scipy import stats
 
+    kind = "BCa" if len(sums) <= BCA_MAX_CLUSTERS else "percentile"
     result = stats.bootstrap((sums, counts), _ratio, paired=True, vectorized=True, n_resamples=options.resamples,
-                             batch=BATCH, confidence_level=options.level, method="BCa",
+                             batch=BATCH, confidence_level=options.level, method=kind,
                              rng=np.random.default_rng(options.seed))
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    method = f"cluster bootstrap over {len(sums)} scenarios (BCa, {options.resamples} resamples, seed {options.seed})"
+    method = f"cluster bootstrap over {len(sums)} scenarios ({kind}, {options.resamples} resamples, seed {options.seed})"
     if not (np.isfinite(low) and np.isfinite(high)):  # BCa undefined on this sample: fall back to percentiles
         tails = [(1 - options.level) / 2, (1 + options.level) / 2]
         low, high = (float(q) for q in np.quantile(result.bootstrap_distribution, tails))
