@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 STEPS = ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "cleanup",
          "report")
-"""The one step order: README, the Green's card, the tools and the progress titles all follow it."""
+"""The one step order: the README, the Green's card, the tools and the progress titles all follow it."""
 ALWAYS_RUN = ("judge", "cleanup", "report")
 """Steps that still run after an infrastructure error (the verdict is then a draw)."""
 
