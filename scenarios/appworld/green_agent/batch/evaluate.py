@@ -19,7 +19,8 @@ from typing import TextIO
 from pydantic import BaseModel, Field
 
 from green_agent.batch.checkpoint import BattleKey, battle_keys, digest, fingerprint, finished, prepare_run, record_nodes
-from green_agent.batch.executor import ExecutorKind, ExecutorPlan, open_executor
+from green_agent.batch.executor import open_executor
+from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.live import battle_fn
 from green_agent.batch.progress import Progress
 from green_agent.batch.rows import write_outputs

@@ -34,7 +34,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from green_agent.batch.checkpoint import BattleKey
-from green_agent.batch.executor import ExecutorKind, ExecutorPlan
+from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.ray_slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
 from green_agent.batch.runner import BattleFn, SlotFactory
 from green_agent.batch.world_digest import world_digest
