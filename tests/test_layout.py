@@ -176,3 +176,24 @@ def test_every_cited_quirk_code_is_defined_and_no_code_cites_notes_outside_the_r
             cited.setdefault(code, str(path.relative_to(REPO_ROOT)))
     undefined = {code: where for code, where in cited.items() if code not in defined}
     assert cited and not undefined
+
+
+def self_calls(path: Path) -> list[str]:
+    """`Class.method` for every method that calls itself (`self.method(...)`) in its own body."""
+    found = []
+    for cls in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for method in cls.body:
+            if isinstance(method, ast.FunctionDef) and any(
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method.name
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                    for node in ast.walk(method)):
+                found.append(f"{cls.name}.{method.name}")
+    return found
+
+
+def test_the_sequencer_reads_forwards(tmp_path: Path) -> None:
+    assert self_calls(SCENARIO_DIR / "green_agent" / "engine" / "sequencer.py") == []
+    (tmp_path / "r.py").write_text("class B:\n    def run_step(self, n):\n        return self.run_step(n - 1)\n")
+    assert self_calls(tmp_path / "r.py") == ["B.run_step"]

@@ -33,7 +33,7 @@ from green_agent.models.result import ScopePolicy
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
-from green_agent.steps.report import collect_versions
+from green_agent.models.result_assembly import collect_versions
 from green_agent.task_check import require_intact
 from kernel.task_ids import validate_task_id
 from kernel.world_data import WorldData

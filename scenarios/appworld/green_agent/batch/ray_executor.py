@@ -41,7 +41,7 @@ from green_agent.batch.world_digest import world_digest
 from kernel.errors import BadInputError, GreenError, InfrastructureError
 from green_agent.models.eval_run import RunNode
 from green_agent.models.result import BattleResult
-from green_agent.steps.report import write_result
+from green_agent.models.result_assembly import write_result
 
 log = logging.getLogger(__name__)
 
