@@ -28,6 +28,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.agentbeats",
     "green_agent.commands.eval",
     "green_agent.commands.report",
+    "green_agent.commands.a2a",
 ]
 """Subcommand modules, in help order. Add a module here to add a subcommand."""
 

@@ -160,7 +160,7 @@ class Battle:
 
     def _dispatch(self) -> StepOutput:
         self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
-                                     context_id=self.config.battle_id)
+                                     context_id=self.config.battle_id, bridge=self.config.bridge)
         return self.state.handle.result.model_dump()
 
     def _wait(self) -> StepOutput:
@@ -310,12 +310,13 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
-        reason=state.error.message if state.error else verdict.reason,
+        reason=state.error.message if state.error else _with_purple_fault(verdict.reason, completion),
         difficulty=evaluation.difficulty if evaluation else None,
         experiment_name=state.setup.experiment_name if state.setup else None,
         evaluation=evaluation, scope=state.scope,
         completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
-            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
+            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s",
+                     "bridge_report"}))
         if completion else None,
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
@@ -326,6 +327,14 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         finished_at=datetime.now(timezone.utc) if finished else None,
     )
 
+
+
+def _with_purple_fault(reason: str, completion: Any) -> str:
+    """The verdict's reason, with the purple's fault named when the bridge reported one (it is counted)."""
+    report = completion.bridge_report if completion is not None else None
+    if report is None or report.fault_owner != "blue":
+        return reason
+    return f"{reason}; the purple's fault ({report.ended_by}): {report.message}"
 
 
 SUMMARY_FIGURES = {"total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",

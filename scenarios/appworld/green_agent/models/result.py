@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
 from green_agent.models.trajectory import TrajectoryMetrics
 
@@ -74,6 +75,8 @@ class CompletionRecord(BaseModel):
     deadline_s: float = Field(description="Deadline given to Blue.")
     blue_reply: str | None = Field(default=None, description="pending | replied | error at the end of the wait.")
     detection_latency_s: float | None = Field(default=None, description="complete_task (gateway clock) to detection.")
+    bridge_report: BridgeReport | None = Field(default=None, description=(
+        "How the in-band bridge's conversation with the purple ended and whose fault it was (A2A assessments only)."))
 
 
 class ErrorRecord(BaseModel):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
+from green_agent.models.bridge import REPORT_KEY, BridgeReport
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,9 @@ class BlueReply(BaseModel):
     kind: str | None = Field(default=None, description="A2A result kind (message | task) when replied.")
     task_state: str | None = Field(default=None, description="A2A task state when the result is a task.")
     error: str | None = Field(default=None, description="A2A/JSON-RPC or transport error, when state is error.")
+    bridge_report: BridgeReport | None = Field(default=None, description=(
+        "The built-in bridge's report of its conversation (read only when the dispatch was told the Blue is "
+        "the bridge; any other Blue's DataParts are never read)."))
 
 
 class DispatchResult(BaseModel):
@@ -105,30 +109,33 @@ def build_send_request(text: str, message_id: str, context_id: str | None = None
 
 
 def dispatch(blue_url: str, text: str, session: requests.Session | None = None, context_id: str | None = None,
-             card_timeout_s: float = CARD_TIMEOUT_S) -> DispatchHandle:
-    """Step 5: fetch Blue's card, then send the task message in the background and return at once."""
+             card_timeout_s: float = CARD_TIMEOUT_S, bridge: bool = False) -> DispatchHandle:
+    """Step 5: fetch Blue's card, then send the task message in the background and return at once.
+
+    `bridge`: the Blue is the Green's built-in in-band bridge, whose `BridgeReport` DataPart is read."""
     session = session or session_for(blue_url)
     card = fetch_agent_card(blue_url, session, card_timeout_s)
     message_id = uuid.uuid4().hex
     handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))
     payload = build_send_request(text, message_id, context_id)
-    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle),
+    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle, bridge),
                                      name=f"a2a-send-{message_id[:8]}", daemon=True)
     handle.thread.start()
     return handle
 
 
-def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle) -> None:
+def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle,
+          bridge: bool = False) -> None:
     try:
         response = session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S))
     except requests.RequestException as exc:
         handle._set(BlueReply(state="error", at=time.monotonic(), error=f"{type(exc).__name__}: {str(exc)[:200]}"))
         return
-    handle._set(parse_reply(response))
+    handle._set(parse_reply(response, bridge))
 
 
-def parse_reply(response: requests.Response) -> BlueReply:
-    """Classify Blue's answer to message/send."""
+def parse_reply(response: requests.Response, bridge: bool = False) -> BlueReply:
+    """Classify Blue's answer to message/send (with `bridge`, also read the bridge's report)."""
     now = time.monotonic()
     if response.status_code != 200:
         return BlueReply(state="error", at=now, error=f"HTTP {response.status_code}: {response.text[:200]}")
@@ -144,4 +151,18 @@ def parse_reply(response: requests.Response) -> BlueReply:
         return BlueReply(state="error", at=now, error=f"A2A error {detail}"[:300])
     result = body.get("result") if isinstance(body.get("result"), dict) else {}
     status = result.get("status") if isinstance(result.get("status"), dict) else {}
-    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=status.get("state"))
+    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=status.get("state"),
+                     bridge_report=bridge_report_of(result) if bridge else None)
+
+
+def bridge_report_of(result: dict[str, Any]) -> BridgeReport | None:
+    """The `BridgeReport` DataPart of the bridge's finished A2A task, if there is a valid one."""
+    for artifact in result.get("artifacts") or []:
+        for part in (artifact.get("parts") or []) if isinstance(artifact, dict) else []:
+            data = part.get("data") if isinstance(part, dict) and part.get("kind") == "data" else None
+            if isinstance(data, dict) and REPORT_KEY in data:
+                try:
+                    return BridgeReport.model_validate(data[REPORT_KEY])
+                except ValueError:
+                    return None
+    return None

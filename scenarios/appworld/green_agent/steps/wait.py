@@ -11,7 +11,9 @@ The loop also watches Blue's A2A reply:
 - an A2A error before completion is a `BlueUnreachableError` (Blue rejected or never ran the task:
   infrastructure, Blue not charged);
 - a normal reply without completion ends the wait after `reply_grace_s` (Blue says it is done but
-  never called `complete_task`; judged like a timeout).
+  never called `complete_task`; judged like a timeout);
+- the in-band bridge's report (read only for the built-in bridge) saying the fault is ours
+  (`fault_owner: green`) is a `BridgeFaultError` (infrastructure, retried); its report is kept.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
 from green_agent.steps.dispatch import DispatchHandle
-from kernel.errors import BlueUnreachableError
+from green_agent.models.bridge import BridgeReport
+from kernel.errors import BlueUnreachableError, BridgeFaultError
 from green_agent.gateway_client import GatewayClient
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,7 @@ class CompletionResult(BaseModel):
     blue_reply: str | None = Field(default=None, description="pending | replied | error, at the end of the wait.")
     detection_latency_s: float | None = Field(
         default=None, description="Gateway's complete_task time to our confirmed detection (gateway path only).")
+    bridge_report: BridgeReport | None = Field(default=None, description="The in-band bridge's report (bridge only).")
 
 
 def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, deadline_s: float,
@@ -62,7 +66,7 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
         reply = handle.reply().state if handle else None
         return CompletionResult(completed=completed, ended_by=ended_by, detected_via=via,  # type: ignore[arg-type]
                                 waited_s=round(time.monotonic() - start, 3), gateway_status=gateway_status,
-                                blue_reply=reply)
+                                blue_reply=reply, bridge_report=handle.reply().bridge_report if handle else None)
 
     while True:
         if client.task_completed(task_id):
@@ -112,6 +116,9 @@ def _check_reply(handle: DispatchHandle | None, client: AppWorldClient, task_id:
     if handle is None:
         return
     reply = handle.reply()
+    bridge = reply.bridge_report
+    if bridge is not None and bridge.fault_owner == "green" and not client.task_completed(task_id):
+        raise BridgeFaultError(f"the in-band bridge could not play the battle ({bridge.ended_by}): {bridge.message}")
     if reply.state == "error" and not client.task_completed(task_id):
         raise BlueUnreachableError(f"Blue at {handle.result.blue_url} answered the task message with an error "
                                    f"before completing the task: {reply.error}")
