@@ -44,7 +44,7 @@ from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
 from green_agent.steps.task_message import build_task_message
-from green_agent.steps.wait import wait_for_completion
+from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from kernel.errors import BadInputError
 
@@ -169,6 +169,8 @@ class Battle:
             self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
             self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
             reply_grace_s=config.reply_grace_s)
+        if config.bridge:
+            self.state.completion = await_bridge_report(self.state.handle, self.state.completion, config.reply_grace_s)
         return self.state.completion.model_dump()
 
     def _archive(self) -> StepOutput:

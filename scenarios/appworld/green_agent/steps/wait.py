@@ -92,6 +92,17 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
             time.sleep(min(fallback_poll_s, max(remaining, 0.0)))
 
 
+def await_bridge_report(handle: DispatchHandle | None, completion: CompletionResult, grace_s: float) -> CompletionResult:
+    """The bridge answers just after the purple's complete_task, which the wait may see first: give its report
+    up to `grace_s` to arrive, so the result always says how the conversation ended."""
+    deadline = time.monotonic() + grace_s
+    while handle is not None and handle.reply().state == "pending" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reply = handle.reply() if handle else None
+    return completion.model_copy(update={"bridge_report": reply.bridge_report if reply else None,
+                                         "blue_reply": reply.state if reply else completion.blue_reply})
+
+
 def _latency(at: object) -> float | None:
     """Seconds from the gateway's completion timestamp (ISO 8601 UTC, same host clock) to now."""
     try:
