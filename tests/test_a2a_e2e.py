@@ -244,3 +244,36 @@ def test_the_shipped_scenario_runs_the_dev_split_through_assess(env: dict[str, s
     data = results["results"][0]
     assert results["participants"] == {"agent": f"http://127.0.0.1:{purple_port}"}
     assert data["tgc"] == 100.0 and data["max_score"] == 21 and data["config"]["workers"] == 2
+
+
+def _calls(result: BattleResult) -> list[tuple[str, Any, bool, bool | None]]:
+    lines = Path(result.archive.call_log).read_text().splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    return [(r["tool_name"], r["arguments"], r["success"], r.get("in_scope")) for r in records]
+
+
+NOT_COMPARED = {"avg_duration_ms", "p50_duration_ms", "p95_duration_ms", "calls_per_minute", "first_call_at",
+                "last_call_at", "battle_id", "log_path", "lines_scanned"}
+"""Timings, and where and under which id the calls were logged: everything else must be equal."""
+
+
+def test_the_in_band_trajectory_equals_the_mcp_paths_for_the_reference_solution(
+        green: Server, purples: dict[str, str], env: dict[str, str], appworld_root: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    task = first(appworld_root, 5)[4]
+    in_band = assess(green.url, {"participants": {"agent": purples["reference"]},
+                                 "config": {"task_ids": [task], "predictor": "ground_truth"}}, streaming=False)
+    ports = ":".join(str(free_port()) for _ in range(3))
+    out = tmp_path / "mcp-run"
+    run = subprocess.run([CLI, "eval", "--task-ids", task, "--blue", "reference", "--predictor", "ground_truth",
+                          "--out", str(out), "--slot-ports", ports, "--deadline", "120"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    a2a_result = result_of(in_band.data, task)
+    mcp_result = BattleResult.model_validate_json((out / "tasks" / task / "result.json").read_text())
+    assert a2a_result.outcome == mcp_result.outcome == "passed"
+    assert a2a_result.completion.bridge_report is not None and mcp_result.completion.bridge_report is None
+    assert _calls(a2a_result) == _calls(mcp_result) and len(_calls(a2a_result)) > 3
+    figures = set(type(a2a_result.trajectory).model_fields) - NOT_COMPARED
+    assert a2a_result.trajectory.model_dump(include=figures) == mcp_result.trajectory.model_dump(include=figures)
