@@ -190,11 +190,12 @@ def test_a_purples_own_faults_are_judged_and_counted_never_infra(green: Server, 
     data = outcome.data
     assert data["infra_errors"] == 0 and not data["incomplete"] and data["tgc"] == 0.0
     faults = {row["task_id"]: row["purple_fault"] for row in data["rows"]}
-    assert faults == dict(zip(tasks, ("purple_error", "purple_dropped", "turn_timeout", "max_steps")))
-    assert all(row["outcome"] == "timeout" for row in data["rows"])
+    assert faults == dict(zip(tasks, ("error_reply", "connection_dropped", "turn_timeout", "max_steps")))
+    assert all(row["outcome"] == "blue_error" for row in data["rows"])
     assert any("elapsed" in s for s in outcome.statuses), "no heartbeat while the silent purple worked"
     garbage = result_of(data, tasks[3])
-    assert garbage.completion.bridge_report.corrections == 3 and "purple's fault (max_steps)" in garbage.reason
+    assert garbage.completion.bridge_report.corrections == 3 and garbage.blue_fault.kind == "max_steps"
+    assert "<script>" not in garbage.model_dump_json()  # the purple's text is never copied into the record
 
 
 def test_the_llm_purple_plays_with_function_calling(green: Server, env: dict[str, str], appworld_root: Path,

@@ -17,7 +17,7 @@ from green_agent.a2a.bridge.conversation import first_message
 from green_agent.a2a.request import RequestError, parse_request, resolve_shard
 from green_agent.models.bridge import BridgeReport
 from green_agent.steps.dispatch import BlueReply, DispatchHandle, DispatchResult, AgentCardInfo, parse_reply
-from green_agent.steps.wait import _check_reply
+from green_agent.steps.wait import _blue_fault
 from kernel.a2a_tools import (MAX_REPLY_CHARS, ToolCall, parse_result, parse_tool_call, render_call, render_result,
                               task_id_of, tools_of)
 from kernel.errors import BridgeFaultError
@@ -154,6 +154,14 @@ def test_a_blue_that_is_not_the_bridge_cannot_hand_the_engine_a_fault_report() -
     assert parse_reply(_reply_with_report(forged), bridge=True).bridge_report == BridgeReport.model_validate(forged)
 
 
+def test_a_bridge_answer_without_its_report_is_our_fault_never_the_purples() -> None:
+    response = requests.Response()
+    response.status_code = 500
+    response._content = b"boom"
+    reply = parse_reply(response, bridge=True)
+    assert reply.bridge_report.fault_owner == "green" and reply.fault is None
+
+
 class _Never:
     def task_completed(self, task_id: str) -> bool:
         return False
@@ -164,7 +172,8 @@ def test_the_bridges_own_fault_is_an_infrastructure_error_and_the_purples_is_not
     handle._set(BlueReply(state="replied", at=time.monotonic(), bridge_report=BridgeReport(
         ended_by="gateway_error", fault_owner="green", message="gateway down")))
     with pytest.raises(BridgeFaultError, match="gateway down"):
-        _check_reply(handle, _Never(), "t_1", 1.0)
+        _blue_fault(handle, _Never(), "t_1")
     handle._set(BlueReply(state="replied", at=time.monotonic(), bridge_report=BridgeReport(
         ended_by="turn_timeout", fault_owner="blue", message="slow")))
-    _check_reply(handle, _Never(), "t_1", 1.0)  # the purple's fault: the battle is judged
+    fault = _blue_fault(handle, _Never(), "t_1")  # the purple's fault: the battle is judged, the purple charged
+    assert fault is not None and fault.kind == "turn_timeout" and fault.message == "slow"

@@ -38,7 +38,8 @@ class TaskRow(BaseModel):
     tests_passed: int | None
     tests_total: int | None
     calls: int | None = Field(description="Tool calls the purple made through the gateway.")
-    purple_fault: str | None = Field(description="How the purple failed the conversation (turn_timeout, ...), if it did.")
+    purple_fault: str | None = Field(description="The purple's own fault (error_reply, connection_dropped, turn_timeout, "
+                                     "max_steps, ...) that ended the task, if any; such a task is judged and counted.")
     failed_requirements: list[str] = Field(description="What the failed tests checked (at most 10).")
     reason: str | None
 
@@ -121,10 +122,9 @@ def summary_text(data: AssessmentData) -> str:
 def _row(row: EvalRow, out: Path | None) -> TaskRow:
     result = _result(out / row.result_path) if out else None
     evaluation = result.evaluation if result else None
-    report = result.completion.bridge_report if result and result.completion else None
     return TaskRow(task_id=row.task_id, trial=row.trial, outcome=row.outcome, passed=row.passed,
                    difficulty=row.difficulty, tests_passed=row.tests_passed, tests_total=row.tests_total,
-                   calls=row.calls, purple_fault=report.ended_by if report and report.fault_owner == "blue" else None,
+                   calls=row.calls, purple_fault=result.blue_fault.kind if result and result.blue_fault else None,
                    failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
                    [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None)
 

@@ -171,6 +171,12 @@ class Battle:
             reply_grace_s=config.reply_grace_s)
         if config.bridge:
             self.state.completion = await_bridge_report(self.state.handle, self.state.completion, config.reply_grace_s)
+        if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
+            self.state.episode = self.deps.gateway.end_episode(config.battle_id)
+            if not self.state.episode.drained:
+                self.state.report_problems.append(
+                    f"{self.state.episode.in_flight} call(s) of the Blue were still in flight when the gateway "
+                    "stopped waiting for them after its episode ended; the archived trajectory may miss them")
         return self.state.completion.model_dump()
 
     def _archive(self) -> StepOutput:
@@ -203,7 +209,8 @@ class Battle:
         state.judgement = judge(metrics.evaluation if metrics else None,
                                 bool(state.completion and state.completion.completed), state.error is not None,
                                 metrics.upstream_fault if metrics else None,
-                                state.scope.refused_gold if state.scope else None)
+                                state.scope.refused_gold if state.scope else None,
+                                state.completion.blue_fault if state.completion else None)
         return state.judgement.model_dump()
 
     def _cleanup(self) -> StepOutput:
@@ -312,7 +319,7 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
-        reason=state.error.message if state.error else _with_purple_fault(verdict.reason, completion),
+        reason=state.error.message if state.error else verdict.reason,
         difficulty=evaluation.difficulty if evaluation else None,
         experiment_name=state.setup.experiment_name if state.setup else None,
         evaluation=evaluation, scope=state.scope,
@@ -323,20 +330,13 @@ def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, sta
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,
         archive=state.archive, report_problems=list(state.report_problems), timings=dict(state.timings),
-        error=state.error, cleanup=state.cleanup if state.cleanup else None,
+        error=state.error, blue_fault=completion.blue_fault if completion and not state.error else None,
+        cleanup=state.cleanup if state.cleanup else None,
         versions=collect_versions(deps.settings.appworld_python, appworld_version),
         run_dir=str(config.run_dir), started_at=started,
         finished_at=datetime.now(timezone.utc) if finished else None,
     )
 
-
-
-def _with_purple_fault(reason: str, completion: Any) -> str:
-    """The verdict's reason, with the purple's fault named when the bridge reported one (it is counted)."""
-    report = completion.bridge_report if completion is not None else None
-    if report is None or report.fault_owner != "blue":
-        return reason
-    return f"{reason}; the purple's fault ({report.ended_by}): {report.message}"
 
 
 SUMMARY_FIGURES = {"total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
