@@ -120,7 +120,7 @@ def test_the_card_is_valid_and_answers_at_once(green: Server) -> None:
     assert {"name", "description", "url", "version", "capabilities", "defaultInputModes", "defaultOutputModes",
             "skills"} <= card.keys()
     assert card["url"].startswith("http://") and card["capabilities"]["streaming"] is True and card["skills"]
-    assert green.card_s < 5.0, f"card after {green.card_s:.1f} s (process start included)"
+    assert green.card_s < 10.0, f"card after {green.card_s:.1f} s (process start included; the gateway waits ~30 s)"
 
 
 @pytest.mark.parametrize("streaming", [False, True])

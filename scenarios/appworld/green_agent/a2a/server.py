@@ -66,13 +66,15 @@ def green_card(url: str) -> AgentCard:
 class WarmUp:
     """The heavy set-up, run once in a thread after the server is up; `wait()` returns its error or None."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings, listening: tuple[str, int] | None = None) -> None:
+        self.settings, self.listening = settings, listening
         self.done = threading.Event()
         self.error: str | None = None
         threading.Thread(target=self._run, name="green-warm-up", daemon=True).start()
 
     def _run(self) -> None:
+        if self.listening is not None:
+            _await_listening(*self.listening)  # the card first: the imports below would hold the GIL meanwhile
         try:
             from green_agent.a2a import assessment  # noqa: F401 - the batch layer's imports, paid once here
             from kernel.world_data import WorldData
@@ -90,6 +92,19 @@ class WarmUp:
     async def wait(self) -> str | None:
         await asyncio.to_thread(self.done.wait)
         return self.error
+
+
+def _await_listening(host: str, port: int, timeout_s: float = 10.0) -> None:
+    """Return once something accepts connections at host:port (or after `timeout_s`)."""
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
 
 
 class AssessmentExecutor(AgentExecutor):
@@ -218,8 +233,9 @@ async def check_card(assessment: Assessment) -> None:
     raise RequestError(f"participants.{assessment.role}: {assessment.purple_url} serves no agent card")
 
 
-def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_S):  # noqa: ANN201
-    executor = AssessmentExecutor(settings, WarmUp(settings), heartbeat_s)
+def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_S,
+              listening: tuple[str, int] | None = None):  # noqa: ANN201
+    executor = AssessmentExecutor(settings, WarmUp(settings, listening), heartbeat_s)
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore())
     return A2AStarletteApplication(agent_card=green_card(card_url), http_handler=handler).build()
 
@@ -227,5 +243,5 @@ def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_
 def serve(host: str, port: int, card_url: str | None, settings: Settings, heartbeat_s: float = HEARTBEAT_S) -> None:
     """Serve until interrupted; the card's url is `card_url` or http://host:port/."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    app = build_app(card_url or f"http://{shown}:{port}/", settings, heartbeat_s)
+    app = build_app(card_url or f"http://{shown}:{port}/", settings, heartbeat_s, listening=(shown, port))
     uvicorn.run(app, host=host, port=port, log_level="warning")
