@@ -37,3 +37,8 @@ class BridgeReport(BaseModel):
     tool_calls: int = Field(default=0, description="Tool calls run through the gateway.")
     corrections: int = Field(default=0, description="Corrective messages sent for replies that were not tool calls.")
     context_id: str | None = Field(default=None, description="The A2A context of the conversation.")
+    purple_s: float = Field(default=0.0, description="Seconds spent waiting for the purple's replies.")
+    green_s: float = Field(default=0.0, description="Seconds the bridge spent per the purple's replies: reading "
+                           "them, running the tool calls through the gateway, writing the results.")
+    gateway_s: float = Field(default=0.0, description="Of green_s, seconds inside the gateway's MCP calls (what an "
+                             "MCP Blue would pay for the same calls).")

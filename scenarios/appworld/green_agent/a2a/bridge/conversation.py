@@ -61,14 +61,17 @@ def first_message(task_text: str, schemas: list[dict[str, Any]]) -> str:
 async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeReport:
     """Run one conversation to its end (see the module docstring); never raises."""
     deadline = time.monotonic() + limits.deadline_s
-    counts = {"steps": 0, "tool_calls": 0, "corrections": 0}
+    counts: dict[str, Any] = {"steps": 0, "tool_calls": 0, "corrections": 0, "purple_s": 0.0, "green_s": 0.0,
+                              "gateway_s": 0.0}
     context: list[str | None] = [None]
 
     def report(ended_by: EndedBy, message: str, owner: str | None = None) -> BridgeReport:
         if owner is None and ended_by in BLUE_FAULTS:
             owner = "blue"
+        timings = {k: round(counts[k], 4) for k in ("purple_s", "green_s", "gateway_s")}
         return BridgeReport(ended_by=ended_by, fault_owner=owner, message=message, context_id=context[0],  # type: ignore[arg-type]
-                            **counts)
+                            steps=counts["steps"], tool_calls=counts["tool_calls"], corrections=counts["corrections"],
+                            **timings)
 
     try:
         task = parse_task_message(task_text)
@@ -90,31 +93,48 @@ async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeRep
 
 
 async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limits: Limits, deadline: float,
-                counts: dict[str, int], report: Any, context: list[str | None]) -> BridgeReport:
+                counts: dict[str, Any], report: Any, context: list[str | None]) -> BridgeReport:
     while True:
         if counts["steps"] >= limits.max_steps:
             return report("max_steps", f"the purple used all {limits.max_steps} steps without completing the task")
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return report("deadline", "the battle's deadline passed")
+        asked = time.perf_counter()
         try:
             reply = await asyncio.wait_for(purple.send(text), remaining)
         except asyncio.TimeoutError:
             return report("deadline", "the battle's deadline passed while the purple was answering")
+        finally:
+            counts["purple_s"] += time.perf_counter() - asked
+        started = time.perf_counter()
+        try:
+            text = await _step(reply, tools, counts)
+        finally:
+            counts["green_s"] += time.perf_counter() - started
         context[0] = purple.context_id
-        counts["steps"] += 1
-        call = parse_tool_call(reply.text, reply.data)
-        if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
-            call = f"{call.name!r} is not a tool here: there is no user to talk to"
-        if isinstance(call, str):
-            counts["corrections"] += 1
-            text = render_correction(call)
-            continue
-        response = await tools.call(call.name, call.arguments)
-        counts["tool_calls"] += 1
-        if call.name == COMPLETE_TASK_TOOL and not _is_error(response):
+        if text is None:
             return report("complete_task", f"the purple completed the task ({PROTOCOL})")
-        text = render_result(call.name, response)
+
+
+async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str | None:
+    """One reply -> the next message to the purple (None: it completed the task)."""
+    counts["steps"] += 1
+    call = parse_tool_call(reply.text, reply.data)
+    if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
+        call = f"{call.name!r} is not a tool here: there is no user to talk to"
+    if isinstance(call, str):
+        counts["corrections"] += 1
+        return render_correction(call)
+    called = time.perf_counter()
+    try:
+        response = await tools.call(call.name, call.arguments)
+    finally:
+        counts["gateway_s"] += time.perf_counter() - called
+    counts["tool_calls"] += 1
+    if call.name == COMPLETE_TASK_TOOL and not _is_error(response):
+        return None
+    return render_result(call.name, response)
 
 
 def _is_error(response: Any) -> bool:
