@@ -150,7 +150,7 @@ class StoppedUnderBattle:
     def __call__(self, key: BattleKey, live: FakeSlots.Live, directory: Path, battle_id: str):  # noqa: ANN204
         from batch_fakes import make_result
         from green_agent.models.result import ErrorRecord
-        from green_agent.steps.report import write_result
+        from green_agent.models.result_assembly import write_result
         self.ids.append(battle_id)
         self.running.set()
         deadline = time.monotonic() + 10

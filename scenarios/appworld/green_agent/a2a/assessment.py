@@ -32,7 +32,7 @@ from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import run_battle
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
-from green_agent.steps.report import collect_versions
+from green_agent.models.result_assembly import collect_versions
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
 from kernel.settings import Settings

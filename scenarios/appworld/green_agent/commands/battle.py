@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
-from types import FrameType
 
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
@@ -30,7 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    install_sigterm_handler()
     request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
                             out=args.out, deadline_s=args.deadline)
@@ -70,10 +67,3 @@ def summary(result: BattleResult) -> str:
         lines.append(f"  cleanup incomplete: {'; '.join(result.cleanup.errors)}")
     lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
     return "\n".join(lines)
-
-
-def install_sigterm_handler() -> None:
-    """Turn SIGTERM into KeyboardInterrupt so every `finally` (cleanup, child processes) runs."""
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, handler)

@@ -16,11 +16,10 @@ from pathlib import Path
 
 from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
-from green_agent.batch.executor import EXECUTORS
+from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
-from green_agent.commands.battle import install_sigterm_handler
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
@@ -58,7 +57,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         _keep_local_ray_on_loopback(args)
     elif args.ray_address and args.executor != "ray":
         raise BadInputError("--ray-address needs --executor ray")
-    install_sigterm_handler()
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
         predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,

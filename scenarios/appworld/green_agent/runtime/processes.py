@@ -19,6 +19,7 @@ from pathlib import Path
 import requests
 
 from kernel.errors import InfrastructureError
+from kernel.liveness import group_alive
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0
@@ -133,25 +134,6 @@ def stop_process_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
             return
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
-            if not _group_alive(pgid):
+            if not group_alive(pgid):
                 return
             time.sleep(0.05)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie leader still counts; reap it if it is our child.
-    try:
-        pid, _ = os.waitpid(-pgid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
