@@ -38,6 +38,19 @@ CLI = REPO / ".venv" / "bin" / "appworld-green"
 sys.path.insert(0, str(REPO / "scenarios" / "appworld"))
 
 
+def free_ports(count: int) -> list[int]:
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def start(argv: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     import socket
 
@@ -103,7 +116,8 @@ def main() -> int:
         tmp = Path(tmp_text)
         env = {**os.environ, "APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
                "REFERENCE_BLUE_THINK_S": str(args.think_s)}
-        green, green_url = start(["serve"], env, tmp / "green.log")
+        slots = ",".join(":".join(str(p) for p in free_ports(3)) for _ in range(max(workers)))
+        green, green_url = start(["serve", "--slot-ports", slots], env, tmp / "green.log")
         purple, purple_url = start(["purple", "--kind", "reference"], env, tmp / "purple.log")
         try:
             measured = {}

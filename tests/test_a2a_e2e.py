@@ -40,6 +40,11 @@ class Server(NamedTuple):
     card_s: float
 
 
+def slot_ports(count: int) -> str:
+    """Free ports for `count` world slots (a shared machine's slots 0..7 may be busy with other runs)."""
+    return ",".join(":".join(str(free_port()) for _ in range(3)) for _ in range(count))
+
+
 def start(argv: list[str], env: dict[str, str], log: Path) -> tuple[ManagedProcess, str, float]:
     port = free_port()
     process = ManagedProcess(argv[0], [CLI, *argv, "--port", str(port)], log, env=env)
@@ -58,7 +63,8 @@ def env(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 @pytest.fixture(scope="module")
 def green(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    process, url, card_s = start(["serve", "--heartbeat", "1"], env, tmp_path_factory.mktemp("g") / "green.log")
+    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", slot_ports(2)], env,
+                                 tmp_path_factory.mktemp("g") / "green.log")
     try:
         yield Server(url, Path(env["RUNS_DIR"]), card_s)
     finally:
@@ -234,7 +240,7 @@ def test_the_shipped_scenario_runs_the_dev_split_through_assess(env: dict[str, s
     assert shipped["config"] == {"split": "dev", "workers": 2}
     green_port, purple_port = free_port(), free_port()
     text = (SCENARIO_DIR / "a2a" / "scenario.toml").read_text().replace("9009", str(green_port)).replace(
-        "9019", str(purple_port))
+        "9019", str(purple_port)).replace("--port " + str(green_port), f"--port {green_port} --slot-ports {slot_ports(2)}")
     (tmp_path / "scenario.toml").write_text(text)
     out = tmp_path / "results.json"
     run = subprocess.run([CLI, "assess", str(tmp_path / "scenario.toml"), "--out", str(out)], env=env, cwd=tmp_path,

@@ -32,6 +32,7 @@ from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import run_battle
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
+from green_agent.runtime.slot import SlotSpec
 from green_agent.models.result_assembly import collect_versions
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
@@ -61,8 +62,9 @@ def plan_shard(assessment: Assessment, settings: Settings) -> tuple[list[str], S
 
 
 def run_assessment(assessment: Assessment, settings: Settings, events: AssessmentEvents,
-                   out: Path | None = None) -> AssessmentData:
-    """Run the assessment (see the module docstring); `out` defaults to RUNS_DIR/a2a-<time>-shard<k>."""
+                   out: Path | None = None, slot_specs: list[SlotSpec] | None = None) -> AssessmentData:
+    """Run the assessment (see the module docstring); `out` defaults to RUNS_DIR/a2a-<time>-shard<k>;
+    `slot_specs`: the world slots to use (default: the first free ones), which cap `workers`."""
     started = time.monotonic()
     task_ids, shard = plan_shard(assessment, settings)
     config = effective_config(assessment, settings)
@@ -79,7 +81,7 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
 
     request = EvalRequest(task_ids=task_ids, blue=assessment.purple_url, predictor=config["predictor"],
                           scope_policy=config["scope_policy"], workers=config["workers"], trials=config["trials"],
-                          out=out, deadline_s=config["deadline_s"])
+                          out=out, deadline_s=config["deadline_s"], slot_specs=slot_specs)
     with running_bridge(assessment, config, out / "logs") as bridge_url:
         outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
     return build_data(outcome.results, task_ids, shard, assessment.role, config, versions(settings),

@@ -110,8 +110,9 @@ def _await_listening(host: str, port: int, timeout_s: float = 10.0) -> None:
 class AssessmentExecutor(AgentExecutor):
     """Maps one request to one A2A task (see the module docstring)."""
 
-    def __init__(self, settings: Settings, warm_up: WarmUp, heartbeat_s: float = HEARTBEAT_S) -> None:
-        self.settings, self.warm_up, self.heartbeat_s = settings, warm_up, heartbeat_s
+    def __init__(self, settings: Settings, warm_up: WarmUp, heartbeat_s: float = HEARTBEAT_S,
+                 slot_specs: list[Any] | None = None) -> None:
+        self.settings, self.warm_up, self.heartbeat_s, self.slot_specs = settings, warm_up, heartbeat_s, slot_specs
         self.one_at_a_time = asyncio.Lock()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -151,7 +152,8 @@ class AssessmentExecutor(AgentExecutor):
         loop = asyncio.get_running_loop()
         updates: asyncio.Queue[str] = asyncio.Queue()
         events = _Events(lambda text: loop.call_soon_threadsafe(updates.put_nowait, text))
-        work = asyncio.ensure_future(asyncio.to_thread(run_assessment, assessment, self.settings, events))
+        work = asyncio.ensure_future(asyncio.to_thread(run_assessment, assessment, self.settings, events,
+                                                       slot_specs=self.slot_specs))
         started = time.monotonic()
         while not work.done():
             getter = asyncio.ensure_future(updates.get())
@@ -234,14 +236,16 @@ async def check_card(assessment: Assessment) -> None:
 
 
 def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_S,
-              listening: tuple[str, int] | None = None):  # noqa: ANN201
-    executor = AssessmentExecutor(settings, WarmUp(settings, listening), heartbeat_s)
+              listening: tuple[str, int] | None = None, slot_specs: list[Any] | None = None):  # noqa: ANN201
+    executor = AssessmentExecutor(settings, WarmUp(settings, listening), heartbeat_s, slot_specs)
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore())
     return A2AStarletteApplication(agent_card=green_card(card_url), http_handler=handler).build()
 
 
-def serve(host: str, port: int, card_url: str | None, settings: Settings, heartbeat_s: float = HEARTBEAT_S) -> None:
-    """Serve until interrupted; the card's url is `card_url` or http://host:port/."""
+def serve(host: str, port: int, card_url: str | None, settings: Settings, heartbeat_s: float = HEARTBEAT_S,
+          slot_specs: list[Any] | None = None) -> None:
+    """Serve until interrupted; the card's url is `card_url` or http://host:port/; `slot_specs`: the slots to use."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    app = build_app(card_url or f"http://{shown}:{port}/", settings, heartbeat_s, listening=(shown, port))
+    app = build_app(card_url or f"http://{shown}:{port}/", settings, heartbeat_s, listening=(shown, port),
+                    slot_specs=slot_specs)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=9009, help="port (default 9009)")
     serve.add_argument("--card-url", help="the URL the agent card advertises (default http://HOST:PORT/)")
     serve.add_argument("--heartbeat", type=float, default=30.0, help="seconds between heartbeats (default 30)")
+    serve.add_argument("--slot-ports", help="world slots to use, ENV:APIS:GATEWAY[,...] (default: the first free "
+                                            "slots 0..7); `workers` is capped at their number")
     serve.set_defaults(func=run_serve)
     purple = subparsers.add_parser("purple", help="serve a purple agent that plays AppWorld in-band")
     purple.add_argument("--kind", choices=PURPLE_KINDS, required=True)
@@ -39,9 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
     from green_agent.a2a.server import serve
+    from green_agent.batch.live import parse_slot_ports
     from kernel.process_exit import exit_without_teardown
 
-    serve(args.host, args.port, args.card_url, settings, heartbeat_s=args.heartbeat)
+    slots = parse_slot_ports(args.slot_ports) if args.slot_ports else None
+    serve(args.host, args.port, args.card_url, settings, heartbeat_s=args.heartbeat, slot_specs=slots)
     exit_without_teardown(0)
     return 0
 
