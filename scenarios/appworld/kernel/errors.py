@@ -60,6 +60,11 @@ class BlueUnreachableError(InfrastructureError):
     """The Blue Agent could not be reached or rejected the task over A2A."""
 
 
+class BridgeFaultError(InfrastructureError):
+    """The Green's in-band bridge could not play the battle (the purple unreachable before delivery, our gateway,
+    the bridge itself): ours, retried, never the purple's loss."""
+
+
 class GatewayError(InfrastructureError):
     """The AppWorld MCP gateway is down or misbehaved."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -30,7 +31,7 @@ from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.batch.world_digest import task_digests
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
-from green_agent.models.result import ScopePolicy
+from green_agent.models.result import BattleResult, ScopePolicy
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
@@ -111,21 +112,25 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
 
 
 def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,
-             factory: SlotFactory | None = None, battle: BattleFn | None = None) -> EvalOutcome:
+             factory: SlotFactory | None = None, battle: BattleFn | None = None,
+             on_result: Callable[[BattleResult], None] | None = None) -> EvalOutcome:
     """Evaluate the task set (see the module docstring). Raises BadInputError / InfrastructureError.
 
-    `factory` and `battle` replace the real slots and battles (tests only).
+    `factory` replaces the real slots (tests only); `battle` replaces how one battle is built on a live
+    slot (tests, and the A2A assessment driver, whose battles play through its in-band bridge);
+    `on_result` is told of each battle's final result, from the calling thread.
     """
     world = WorldData(settings.appworld_root).require()
     task_ids = resolve_task_set(request, world)
     out = check_output_dir(Path(request.out))
     check_output_dir(out / "logs", "--out (its logs folder)")
     with RunDirLock(out, "eval"):
-        return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle)
+        return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle, on_result)
 
 
 def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task_ids: list[str], out: Path,
-                progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None) -> EvalOutcome:
+                progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None,
+                on_result: Callable[[BattleResult], None] | None = None) -> EvalOutcome:
     """`run_eval` once the run directory is checked and locked by this process."""
     manifest = prepare_run(out, build_manifest(request, settings, task_ids), request.resume)
     for task_id in task_ids:
@@ -143,7 +148,8 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
     try:
         if pending:
             workers = min(request.workers, len(pending), len(request.slot_specs or pending))
-            outcome = _run_pending(request, settings, manifest, out, pending, workers, progress, factory, battle)
+            outcome = _run_pending(request, settings, manifest, out, pending, workers, progress, factory, battle,
+                                   on_result)
             interrupted, ran = outcome.interrupted, len(outcome.results)
     finally:
         progress.close()
@@ -151,14 +157,21 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
     return EvalOutcome(results=results, interrupted=interrupted, ran=ran, skipped=len(done))
 
 
+def _tell(progress: Progress, on_result: Callable[[BattleResult], None] | None, result: BattleResult) -> None:
+    progress.finished(result)
+    if on_result is not None:
+        on_result(result)
+
+
 def _run_pending(request: EvalRequest, settings: Settings, manifest: RunManifest, out: Path, pending: list[BattleKey],
-                 workers: int, progress: Progress, factory: SlotFactory | None, battle: BattleFn | None) -> BatchOutcome:
+                 workers: int, progress: Progress, factory: SlotFactory | None, battle: BattleFn | None,
+                 on_result: Callable[[BattleResult], None] | None = None) -> BatchOutcome:
     """Run the pending battles on the request's executor (or on the injected fakes), noting the nodes used."""
     def runner(slots: SlotFactory, battles: BattleFn, count: int) -> BatchOutcome:
         return BatchRunner(out=out, keys=pending, trials=manifest.config.trials, run_id=manifest.run_id,
                            blue=manifest.config.blue, workers=count, slot_factory=slots, battle_fn=battles,
                            max_infra_retries=request.max_infra_retries,
-                           on_result=lambda key, result: progress.finished(result),
+                           on_result=lambda key, result: _tell(progress, on_result, result),
                            on_start=lambda key: progress.started_one()).run()
 
     if factory is not None:

@@ -43,6 +43,8 @@ class BattleConfig(BaseModel):
     fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
     launch_url_allowed: bool = Field(default=False, description=(
         "The Blue calls through the gateway's plain launch URL (an SDK agent's --mcp), not only the battle's token URL."))
+    bridge: bool = Field(default=False, description=(
+        "The Blue is the Green's built-in in-band bridge (green_agent.a2a.bridge): its fault report is trusted."))
 
 
 @dataclass
@@ -76,6 +78,8 @@ class BattleChoices(BaseModel):
     split: str | None = None
     reply_grace_s: float | None = Field(default=None, gt=0)
     launch_url_allowed: bool = False
+    bridge: bool = False
+    """Only the A2A assessment driver sets this, for the bridge it started itself."""
 
 
 def world_data(settings: Settings) -> WorldData | None:
@@ -94,7 +98,8 @@ def build_battle(choices: BattleChoices, settings: Settings, *, env_url: str, ap
         predictor=choices.predictor or settings.scope_predictor,
         scope_policy=choices.scope_policy or settings.scope_policy,
         deadline_s=choices.deadline_s or settings.completion_deadline_s, run_dir=choices.run_dir,
-        split=choices.split or settings.default_split, launch_url_allowed=choices.launch_url_allowed, **extra)
+        split=choices.split or settings.default_split, launch_url_allowed=choices.launch_url_allowed,
+        bridge=choices.bridge, **extra)
     deps = BattleDeps(
         client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world_data(settings),
         appworld_root=settings.appworld_root, gateway=slot_gateway(gateway_url, apis_url),

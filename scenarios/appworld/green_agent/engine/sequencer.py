@@ -45,7 +45,7 @@ from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
 from green_agent.steps.task_message import build_task_message
-from green_agent.steps.wait import wait_for_completion
+from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from kernel.errors import BadInputError
 
@@ -154,7 +154,7 @@ class Battle:
 
     def _dispatch(self) -> StepOutput:
         self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
-                                     context_id=self.config.battle_id)
+                                     context_id=self.config.battle_id, bridge=self.config.bridge)
         return self.state.handle.result.model_dump()
 
     def _wait(self) -> StepOutput:
@@ -163,6 +163,8 @@ class Battle:
             self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
             self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
             reply_grace_s=config.reply_grace_s)
+        if config.bridge:
+            self.state.completion = await_bridge_report(self.state.handle, self.state.completion, config.reply_grace_s)
         if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
             self.state.episode = self.deps.gateway.end_episode(config.battle_id)
             if not self.state.episode.drained:

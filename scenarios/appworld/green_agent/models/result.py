@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
 from green_agent.models.trajectory import TrajectoryMetrics
 
@@ -23,10 +24,12 @@ with `blue_fault` naming it; older files still load."""
 BattleStatus = Literal["completed", "timeout", "blue_error", "infra_error"]
 BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "blue_error", "scope_error",
                         "infra_error"]
-BlueFaultKind = Literal["error_reply", "http_error", "connection_dropped", "malformed_reply", "task_failed"]
+BlueFaultKind = Literal["error_reply", "http_error", "connection_dropped", "malformed_reply", "task_failed",
+                        "turn_timeout", "max_steps"]
 """How a Blue failed after it was given the task: an A2A/JSON-RPC error, an HTTP error status, the connection
 dropped (the Blue crashed or closed it), a reply that is not JSON-RPC, an A2A task that ended failed/rejected/
-canceled. Each is the Blue's own fault (see `green_agent.steps.dispatch`)."""
+canceled; and, for a purple behind the in-band bridge, a turn it did not answer in time or its steps used up
+(`green_agent.models.bridge`). Each is the Blue's own fault (see `green_agent.steps.dispatch`)."""
 ScopePolicy = Literal["advise", "enforce"]
 BattleWinner = Literal["blue_agent", "green_agent"]
 
@@ -81,6 +84,8 @@ class CompletionRecord(BaseModel):
     deadline_s: float = Field(description="Deadline given to Blue.")
     blue_reply: str | None = Field(default=None, description="pending | replied | error at the end of the wait.")
     detection_latency_s: float | None = Field(default=None, description="complete_task (gateway clock) to detection.")
+    bridge_report: BridgeReport | None = Field(default=None, description=(
+        "How the in-band bridge's conversation with the purple ended and whose fault it was (A2A assessments only)."))
 
 
 class BlueFaultRecord(BaseModel):

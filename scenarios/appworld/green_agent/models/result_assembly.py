@@ -46,7 +46,8 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
         experiment_name=state.setup.experiment_name if state.setup else None,
         evaluation=evaluation, scope=state.scope,
         completion=CompletionRecord(deadline_s=deadline_s, **completion.model_dump(
-            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
+            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s",
+                     "bridge_report"}))
         if completion else None,
         trajectory=state.metrics.trajectory if state.metrics else None,
         trajectory_error=state.metrics.trajectory_error if state.metrics else None,

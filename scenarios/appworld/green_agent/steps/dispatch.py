@@ -28,6 +28,7 @@ from urllib3.exceptions import NewConnectionError
 from green_agent.models.result import BlueFaultKind
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
+from green_agent.models.bridge import REPORT_KEY, BridgeReport
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,9 @@ class BlueReply(BaseModel):
     delivered: bool = Field(default=True, description="The Blue's server accepted the task message's connection; "
                             "False only for an error that kept the task from reaching it (infrastructure).")
     fault: BlueFaultKind | None = Field(default=None, description="The Blue's own fault, for an error after delivery.")
+    bridge_report: BridgeReport | None = Field(default=None, description=(
+        "The built-in bridge's report of its conversation (read only when the dispatch was told the Blue is "
+        "the bridge; any other Blue's DataParts are never read)."))
 
 
 class DispatchResult(BaseModel):
@@ -122,26 +126,29 @@ def build_send_request(text: str, message_id: str, context_id: str | None = None
 
 
 def dispatch(blue_url: str, text: str, session: requests.Session | None = None, context_id: str | None = None,
-             card_timeout_s: float = CARD_TIMEOUT_S) -> DispatchHandle:
-    """Step 5: fetch Blue's card, then send the task message in the background and return at once."""
+             card_timeout_s: float = CARD_TIMEOUT_S, bridge: bool = False) -> DispatchHandle:
+    """Step 5: fetch Blue's card, then send the task message in the background and return at once.
+
+    `bridge`: the Blue is the Green's built-in in-band bridge, whose `BridgeReport` DataPart is read."""
     session = session or session_for(blue_url)
     card = fetch_agent_card(blue_url, session, card_timeout_s)
     message_id = uuid.uuid4().hex
     handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))
     payload = build_send_request(text, message_id, context_id)
-    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle),
+    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle, bridge),
                                      name=f"a2a-send-{message_id[:8]}", daemon=True)
     handle.thread.start()
     return handle
 
 
-def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle) -> None:
+def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle,
+          bridge: bool = False) -> None:
     try:
         response = session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S))
     except requests.RequestException as exc:
-        handle._set(transport_error_reply(exc))
+        handle._set(bridge_failed(f"{type(exc).__name__}") if bridge else transport_error_reply(exc))
         return
-    handle._set(parse_reply(response))
+    handle._set(parse_reply(response, bridge))
 
 
 def transport_error_reply(exc: requests.RequestException) -> BlueReply:
@@ -162,8 +169,10 @@ def never_connected(exc: requests.RequestException) -> bool:
     return isinstance(reason, NewConnectionError) or isinstance(exc.args[0] if exc.args else None, NewConnectionError)
 
 
-def parse_reply(response: requests.Response) -> BlueReply:
-    """Classify Blue's answer to message/send."""
+def parse_reply(response: requests.Response, bridge: bool = False) -> BlueReply:
+    """Classify Blue's answer to message/send (with `bridge`, the built-in bridge's report decides)."""
+    if bridge:
+        return bridge_reply(response)
     now = time.monotonic()
     if response.status_code != 200:
         return _fault(now, "http_error", f"HTTP {response.status_code}: {response.text[:200]}")
@@ -183,6 +192,42 @@ def parse_reply(response: requests.Response) -> BlueReply:
     if result.get("kind") == "task" and task_state in FAILED_TASK_STATES:
         return _fault(now, "task_failed", f"A2A task ended {task_state}: {_status_text(status)}")
     return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=task_state)
+
+
+def bridge_reply(response: requests.Response) -> BlueReply:
+    """The built-in bridge's answer: its report says how the conversation ended and whose fault it was.
+
+    The bridge is our code: an answer without a valid report (it crashed, or answered garbage) is ours."""
+    try:
+        body = response.json() if response.status_code == 200 else None
+    except ValueError:
+        body = None
+    result = body.get("result") if isinstance(body, dict) and isinstance(body.get("result"), dict) else None
+    report = bridge_report_of(result) if result is not None else None
+    if report is None:
+        return bridge_failed(f"HTTP {response.status_code}, no bridge report")
+    status = result.get("status") if isinstance(result.get("status"), dict) else {}
+    return BlueReply(state="replied", at=time.monotonic(), kind=result.get("kind"), task_state=status.get("state"),
+                     bridge_report=report)
+
+
+def bridge_failed(detail: str) -> BlueReply:
+    """The bridge itself failed (no report): infrastructure, never the purple's fault."""
+    return BlueReply(state="replied", at=time.monotonic(), bridge_report=BridgeReport(
+        ended_by="bridge_error", fault_owner="green", message=f"the in-band bridge failed ({detail[:100]})"))
+
+
+def bridge_report_of(result: dict[str, Any]) -> BridgeReport | None:
+    """The `BridgeReport` DataPart of the bridge's finished A2A task, if there is a valid one."""
+    for artifact in result.get("artifacts") or []:
+        for part in (artifact.get("parts") or []) if isinstance(artifact, dict) else []:
+            data = part.get("data") if isinstance(part, dict) and part.get("kind") == "data" else None
+            if isinstance(data, dict) and REPORT_KEY in data:
+                try:
+                    return BridgeReport.model_validate(data[REPORT_KEY])
+                except ValueError:
+                    return None
+    return None
 
 
 def _fault(at: float, kind: BlueFaultKind, error: str) -> BlueReply:

@@ -15,7 +15,10 @@ The loop also watches Blue's A2A reply (who failed: `green_agent.steps.dispatch`
   the world is judged as it stands and the battle counts (else a Blue could dodge every task it cannot
   solve by answering it with an error);
 - a normal reply without completion ends the wait after `reply_grace_s` (Blue says it is done but
-  never called `complete_task`; judged like a timeout).
+  never called `complete_task`; judged like a timeout);
+- the in-band bridge's report (read only for the built-in bridge, `dispatch(bridge=True)`) decides for
+  its battles: `fault_owner: green` is a `BridgeFaultError` (infrastructure, retried), `blue` is the
+  purple's own fault (`ended_by: blue_error`, named as above); its report is kept in the result.
 """
 
 from __future__ import annotations
@@ -30,11 +33,16 @@ from pydantic import BaseModel, Field
 from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import BlueFaultRecord
 from green_agent.steps.dispatch import DispatchHandle
-from kernel.errors import BlueUnreachableError
+from green_agent.models.bridge import BridgeReport
+from green_agent.models.result import BlueFaultKind
+from kernel.errors import BlueUnreachableError, BridgeFaultError
 from green_agent.gateway_client import GatewayClient
 
 log = logging.getLogger(__name__)
 
+BRIDGE_FAULT_KINDS: dict[str, BlueFaultKind] = {"purple_error": "error_reply", "purple_dropped": "connection_dropped",
+                                                "turn_timeout": "turn_timeout", "max_steps": "max_steps"}
+"""How the bridge's purple faults (`models.bridge.BLUE_FAULTS`) are named in the result's blue_fault."""
 AUTHORITY_EVERY_S = 2.0
 FALLBACK_POLL_S = 0.25
 REPLY_GRACE_S = 30.0
@@ -52,6 +60,7 @@ class CompletionResult(BaseModel):
     detection_latency_s: float | None = Field(
         default=None, description="Gateway's complete_task time to our confirmed detection (gateway path only).")
     blue_fault: BlueFaultRecord | None = Field(default=None, description="The Blue's own fault (ended_by blue_error).")
+    bridge_report: BridgeReport | None = Field(default=None, description="The in-band bridge's report (bridge only).")
 
 
 def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, deadline_s: float,
@@ -69,7 +78,8 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
         reply = handle.reply().state if handle else None
         return CompletionResult(completed=completed, ended_by=ended_by, detected_via=via,  # type: ignore[arg-type]
                                 waited_s=round(time.monotonic() - start, 3), gateway_status=gateway_status,
-                                blue_reply=reply, blue_fault=fault)
+                                blue_reply=reply, blue_fault=fault,
+                                bridge_report=handle.reply().bridge_report if handle else None)
 
     while True:
         if client.task_completed(task_id):
@@ -97,6 +107,17 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
             time.sleep(min(fallback_poll_s, max(remaining, 0.0)))
 
 
+def await_bridge_report(handle: DispatchHandle | None, completion: CompletionResult, grace_s: float) -> CompletionResult:
+    """The bridge answers just after the purple's complete_task, which the wait may see first: give its report
+    up to `grace_s` to arrive, so the result always says how the conversation ended."""
+    deadline = time.monotonic() + grace_s
+    while handle is not None and handle.reply().state == "pending" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reply = handle.reply() if handle else None
+    return completion.model_copy(update={"bridge_report": reply.bridge_report if reply else None,
+                                         "blue_reply": reply.state if reply else completion.blue_reply})
+
+
 def _latency(at: object) -> float | None:
     """Seconds from the gateway's completion timestamp (ISO 8601 UTC, same host clock) to now."""
     try:
@@ -122,6 +143,13 @@ def _blue_fault(handle: DispatchHandle | None, client: AppWorldClient, task_id: 
     if handle is None:
         return None
     reply = handle.reply()
+    bridge = reply.bridge_report
+    if bridge is not None and bridge.fault_owner is not None and not client.task_completed(task_id):
+        if bridge.fault_owner == "green":
+            raise BridgeFaultError(f"the in-band bridge could not play the battle ({bridge.ended_by}): "
+                                   f"{bridge.message}")
+        return BlueFaultRecord(kind=BRIDGE_FAULT_KINDS.get(bridge.ended_by, "error_reply"), message=bridge.message,
+                               after_s=round(max(0.0, (reply.at or time.monotonic()) - handle.sent_at), 3))
     if reply.state != "error" or client.task_completed(task_id):
         return None
     if not reply.delivered:

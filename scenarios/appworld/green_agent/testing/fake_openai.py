@@ -8,7 +8,8 @@ Contract (what real clients see; the `openai` SDK and openai-agents work against
   or a ``FakeReply(text, status, delay_s)``: ``status != 200`` answers an OpenAI-style error body
   ``{"error": {"message", "type", "code"}}``; ``delay_s`` sleeps first (to provoke client timeouts).
   Body: ``{id, object: "chat.completion", created, model, choices: [{index, message: {role,
-  content}, finish_reason: "stop"}], usage: {prompt_tokens, completion_tokens, total_tokens}}``;
+  content}, finish_reason: "stop"}], usage: {prompt_tokens, completion_tokens, total_tokens}}``; a
+  ``FakeReply(tool_call=(name, args))`` answers ``message.tool_calls`` (one function call) instead;
   token counts are len(text)/4 estimates.
 * ``POST /v1/responses`` (non-streaming), as the openai-agents SDK calls it:
   - the script is a JSON list of steps ``{"tool": name, "args": {...}}`` (or ``{"steps": [...],
@@ -64,11 +65,13 @@ STOP_TIMEOUT_S = 10.0
 
 @dataclass
 class FakeReply:
-    """One scripted chat completion: text, or an error status; optionally delayed."""
+    """One scripted chat completion: text, or an error status; optionally delayed; optionally one function call."""
 
     text: str = ""
     status: int = 200
     delay_s: float = 0.0
+    tool_call: tuple[str, dict[str, Any]] | None = None
+    """(name, arguments): the reply is `message.tool_calls = [that call]` (content null, finish_reason tool_calls)."""
 
 
 Reply = Union[str, FakeReply]
@@ -191,11 +194,16 @@ class FakeOpenAI:
             return _error(reply.status, reply.text or f"FakeOpenAI scripted error {reply.status}")
         prompt = "".join(rs.text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
         usage_in, usage_out = _tokens(prompt), _tokens(reply.text)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+        if reply.tool_call is not None:
+            name, arguments = reply.tool_call
+            message.update(content=None, tool_calls=[{"id": "call_" + uuid.uuid4().hex[:8], "type": "function",
+                                                      "function": {"name": name, "arguments": json.dumps(arguments)}}])
         return JSONResponse({
             "id": "chatcmpl-" + uuid.uuid4().hex[:12], "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text, "refusal": None},
-                         "finish_reason": "stop", "logprobs": None}],
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if reply.tool_call else "stop", "logprobs": None}],
             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
         })
 

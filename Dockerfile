@@ -1,0 +1,16 @@
+# The AppWorld Green for today's AgentBeats platform (docs/a2a.md). linux/amd64; the offline world is
+# built into the image, so a container answers its agent card at once and needs no download at run time.
+#   docker build --platform linux/amd64 -t ghcr.io/<you>/appworld-green:latest .
+#   docker run -p 9009:9009 ghcr.io/<you>/appworld-green:latest --host 0.0.0.0 --port 9009 --card-url http://HOST:9009/
+FROM --platform=linux/amd64 python:3.11-slim-bookworm
+
+RUN apt-get update && apt-get install -y --no-install-recommends make git \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY . /app
+# Both virtualenvs and the offline world (`make setup`), then drop the build caches.
+RUN make setup PYTHON=python3 && rm -rf /root/.cache
+ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
+EXPOSE 9009
+ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]
+CMD ["--host", "0.0.0.0", "--port", "9009"]

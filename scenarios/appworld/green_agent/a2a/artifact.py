@@ -1,0 +1,149 @@
+"""The assessment's artifact: one DataPart the platform's leaderboard reads, and a plain-text summary.
+
+`AssessmentData` keeps the platform's convention (`score`, `max_score`, `pass_rate`, `task_rewards`,
+`time_used`) and adds ours. Field types never change between runs (DuckDB reads many result files as
+one table): counts are ints, rates floats, maps keyed by strings; `outcomes` lists every outcome,
+zeros included. Headline figures are over the whole shard, as AppWorld's are: a task that could not
+be judged (infra_error after its retries) is not passed there and `incomplete` says so.
+
+- `task_rewards[task]`: 1 iff every trial of the task passed, else 0; `score` is their sum.
+- `tgc`: 100 * battles passed / battles of the shard; `sgc`: 100 * scenarios whose every battle passed /
+  scenarios of the shard.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, Field
+
+from green_agent.batch.aggregate import scenario_of
+from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.models.result import BattleOutcome, BattleResult
+from kernel.a2a_tools import PROTOCOL
+
+MAX_REQUIREMENTS = 10
+
+
+class TaskRow(BaseModel):
+    """One battle of the shard."""
+
+    task_id: str
+    trial: int
+    outcome: str = Field(description="passed | partial | collateral_damage | failed | timeout | scope_error | infra_error.")
+    passed: bool
+    difficulty: int | None
+    tests_passed: int | None
+    tests_total: int | None
+    calls: int | None = Field(description="Tool calls the purple made through the gateway.")
+    purple_fault: str | None = Field(description="The purple's own fault (error_reply, connection_dropped, turn_timeout, "
+                                     "max_steps, ...) that ended the task, if any; such a task is judged and counted.")
+    failed_requirements: list[str] = Field(description="What the failed tests checked (at most 10).")
+    reason: str | None
+
+
+class DifficultyFigures(BaseModel):
+    tasks: int
+    passed: int
+    tgc: float
+
+
+class ShardInfo(BaseModel):
+    index: int
+    count: int
+    tasks: int = Field(description="Tasks in this shard.")
+    task_set_size: int = Field(description="Tasks in the whole (unsharded) set.")
+
+
+class AssessmentData(BaseModel):
+    """The DataPart of the `completed` task's artifact."""
+
+    benchmark: str = "appworld"
+    protocol: str = PROTOCOL
+    participant: str = Field(description="The role of the agent under test.")
+    score: int
+    max_score: int
+    pass_rate: float
+    task_rewards: dict[str, int]
+    time_used: float = Field(description="Seconds from the request to the artifact.")
+    tgc: float
+    sgc: float
+    incomplete: bool = Field(description="Some battle could not be judged (infra_error): not passed above.")
+    infra_errors: int
+    by_difficulty: dict[str, DifficultyFigures]
+    outcomes: dict[str, int]
+    rows: list[TaskRow]
+    shard: ShardInfo
+    config: dict[str, Any]
+    versions: dict[str, str]
+    run_id: str | None
+    run_dir: str | None
+
+
+def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInfo, role: str, config: dict[str, Any],
+               versions: dict[str, str], time_used: float, out: Path | None) -> AssessmentData:
+    """The artifact's data from the run's `results.json` record (None: an empty shard, nothing ran)."""
+    rows = [_row(r, out) for r in results.rows] if results else []
+    by_task: dict[str, list[TaskRow]] = defaultdict(list)
+    for row in rows:
+        by_task[row.task_id].append(row)
+    trials = int(config.get("trials") or 1)
+    rewards = {t: int(len(by_task[t]) == trials and all(r.passed for r in by_task[t])) for t in task_ids}
+    battles = len(task_ids) * trials
+    passed = sum(r.passed for r in rows)
+    outcomes = {name: 0 for name in get_args(BattleOutcome)}
+    for row in rows:
+        outcomes[row.outcome] = outcomes.get(row.outcome, 0) + 1
+    outcomes["not_run"] = battles - len(rows)
+    scenarios = sorted({scenario_of(t) for t in task_ids})
+    scenarios_passed = sum(all(rewards[t] for t in task_ids if scenario_of(t) == s) for s in scenarios)
+    return AssessmentData(
+        participant=role, score=sum(rewards.values()), max_score=len(task_ids),
+        pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
+        time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
+        incomplete=outcomes["infra_error"] > 0 or outcomes["not_run"] > 0, infra_errors=outcomes["infra_error"],
+        by_difficulty=_by_difficulty(rows), outcomes=outcomes, rows=rows, shard=shard, config=config,
+        versions=versions, run_id=results.manifest.run_id if results else None, run_dir=str(out) if out else None)
+
+
+def summary_text(data: AssessmentData) -> str:
+    """One paragraph for people (never JSON, so the platform does not take it for data)."""
+    shard = f"shard {data.shard.index + 1} of {data.shard.count}" if data.shard.count > 1 else "the whole task set"
+    text = (f"AppWorld assessment of {data.participant}: {data.score} of {data.max_score} task(s) passed on {shard} "
+            f"- TGC {data.tgc:.1f}, SGC {data.sgc:.1f}, in {data.time_used:.0f} s.")
+    if data.incomplete:
+        text += (f" Incomplete: {data.infra_errors} battle(s) could not be judged on our side (infra_error) and "
+                 f"{data.outcomes['not_run']} did not run; they count as not passed.")
+    return text
+
+
+def _row(row: EvalRow, out: Path | None) -> TaskRow:
+    result = _result(out / row.result_path) if out else None
+    evaluation = result.evaluation if result else None
+    return TaskRow(task_id=row.task_id, trial=row.trial, outcome=row.outcome, passed=row.passed,
+                   difficulty=row.difficulty, tests_passed=row.tests_passed, tests_total=row.tests_total,
+                   calls=row.calls, purple_fault=result.blue_fault.kind if result and result.blue_fault else None,
+                   failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
+                   [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None)
+
+
+def _result(path: Path) -> BattleResult | None:
+    try:
+        return BattleResult.model_validate_json(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _by_difficulty(rows: list[TaskRow]) -> dict[str, DifficultyFigures]:
+    groups: dict[str, list[TaskRow]] = defaultdict(list)
+    for row in rows:
+        groups[str(row.difficulty) if row.difficulty is not None else "unknown"].append(row)
+    return {key: DifficultyFigures(tasks=len(g), passed=sum(r.passed for r in g), tgc=_pct(sum(r.passed for r in g),
+                                                                                         len(g)))
+            for key, g in sorted(groups.items())}
+
+
+def _pct(part: int, whole: int) -> float:
+    return round(100.0 * part / whole, 2) if whole else 0.0

@@ -1,0 +1,141 @@
+"""One assessment: a parsed request -> battles on the batch layer's slots, through the in-band bridge -> artifact data.
+
+`run_assessment(assessment, settings, events)` (blocking; the A2A executor runs it in a thread):
+1. resolves this shard's task ids (`request.resolve_shard`; bad input raises `RequestError` first);
+2. starts the bridge (`green_agent.a2a.bridge.server`, a process of its own) for the purple;
+3. runs the shard with `batch.evaluate.run_eval`, exactly as `appworld-green eval` does (same run
+   directory under RUNS_DIR, slots, retries, results.json, report.html), except that each battle is
+   built with `BattleChoices(bridge=True)` and dispatched to the bridge (`bridge_battle_fn`);
+4. stops the bridge and returns `AssessmentData` (`green_agent.a2a.artifact`).
+`events` is told `started(task_ids, shard)` and `finished(result, passed, judged)` per battle.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Protocol
+
+from green_agent import __version__
+from green_agent.a2a.artifact import AssessmentData, ShardInfo, build_data
+from green_agent.a2a.request import Assessment, resolve_shard
+from green_agent.batch.checkpoint import BattleKey
+from green_agent.batch.evaluate import EvalRequest, run_eval
+from green_agent.batch.live import SlotEnv
+from green_agent.engine.config import BattleChoices, build_battle
+from green_agent.engine.sequencer import run_battle
+from green_agent.models.result import BattleResult
+from green_agent.runtime.processes import ManagedProcess
+from green_agent.runtime.slot import SlotSpec
+from green_agent.models.result_assembly import collect_versions
+from kernel.a2a_tools import PROTOCOL
+from kernel.ports import free_port
+from kernel.settings import Settings
+from kernel.world_data import WorldData
+
+BRIDGE_REPLY_GRACE_S = 2.0
+"""The bridge answers only once its conversation is over (after any complete_task), so little grace is needed."""
+BRIDGE_READY_TIMEOUT_S = 60.0
+
+
+class AssessmentEvents(Protocol):
+    """What the A2A executor is told while the assessment runs (called from worker threads)."""
+
+    def started(self, task_ids: list[str], shard: ShardInfo) -> None: ...
+
+    def finished(self, result: BattleResult, done: int, passed: int) -> None: ...
+
+
+def plan_shard(assessment: Assessment, settings: Settings) -> tuple[list[str], ShardInfo]:
+    """This shard's task ids and its description; raises RequestError / InfrastructureError (no world)."""
+    world = WorldData(settings.appworld_root).require()
+    config = assessment.config
+    task_ids, whole = resolve_shard(config, world, settings.default_split)
+    return task_ids, ShardInfo(index=config.shard_index, count=config.num_shards, tasks=len(task_ids),
+                               task_set_size=whole)
+
+
+def run_assessment(assessment: Assessment, settings: Settings, events: AssessmentEvents,
+                   out: Path | None = None, slot_specs: list[SlotSpec] | None = None) -> AssessmentData:
+    """Run the assessment (see the module docstring); `out` defaults to RUNS_DIR/a2a-<time>-shard<k>;
+    `slot_specs`: the world slots to use (default: the first free ones), which cap `workers`."""
+    started = time.monotonic()
+    task_ids, shard = plan_shard(assessment, settings)
+    config = effective_config(assessment, settings)
+    events.started(task_ids, shard)
+    if not task_ids:  # more shards than tasks: this one is empty
+        return build_data(None, [], shard, assessment.role, config, versions(settings), 0.0, None)
+    out = out or settings.runs_dir / f"a2a-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-shard{shard.index}"
+    counts = {"done": 0, "passed": 0}
+
+    def on_result(result: BattleResult) -> None:
+        counts["done"] += 1
+        counts["passed"] += result.outcome == "passed"
+        events.finished(result, counts["done"], counts["passed"])
+
+    request = EvalRequest(task_ids=task_ids, blue=assessment.purple_url, predictor=config["predictor"],
+                          scope_policy=config["scope_policy"], workers=config["workers"], trials=config["trials"],
+                          out=out, deadline_s=config["deadline_s"], slot_specs=slot_specs)
+    with running_bridge(assessment, config, out / "logs") as bridge_url:
+        outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
+    return build_data(outcome.results, task_ids, shard, assessment.role, config, versions(settings),
+                      time.monotonic() - started, out)
+
+
+def effective_config(assessment: Assessment, settings: Settings) -> dict[str, object]:
+    """Every config key with the value used (defaults filled in), as the artifact records it."""
+    config = assessment.config.model_dump()
+    config.update(predictor=config["predictor"] or settings.scope_predictor,
+                  scope_policy=config["scope_policy"] or settings.scope_policy,
+                  deadline_s=config["deadline_s"] or settings.completion_deadline_s,
+                  split=None if config["task_ids"] else (config["split"] or settings.default_split))
+    return config
+
+
+def versions(settings: Settings) -> dict[str, str]:
+    record = collect_versions(settings.appworld_python)
+    try:
+        a2a = version("a2a-sdk")
+    except PackageNotFoundError:
+        a2a = "unknown"
+    return {"appworld_green": __version__, "appworld": record.appworld or "unknown", "a2a_sdk": a2a,
+            "protocol": PROTOCOL}
+
+
+@contextmanager
+def running_bridge(assessment: Assessment, config: dict[str, object], log_dir: Path) -> Iterator[str]:
+    """The bridge process for this assessment's purple, stopped on exit; yields its A2A URL."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    argv = [sys.executable, "-m", "green_agent.a2a.bridge.server", "--port", str(port),
+            "--purple", assessment.purple_url, "--max-steps", str(config["max_steps"]),
+            "--turn-timeout", str(config["turn_timeout_s"]), "--deadline", str(config["deadline_s"])]
+    process = ManagedProcess(f"in-band bridge :{port}", argv, log_dir / f"bridge-{port}.log", env=dict(os.environ))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        process.start()
+        process.wait_ready(f"{url}/.well-known/agent-card.json", timeout_s=BRIDGE_READY_TIMEOUT_S)
+        yield url
+    finally:
+        process.stop()
+
+
+def bridge_battle_fn(bridge_url: str, request: EvalRequest):  # noqa: ANN201 - a batch.runner.BattleFn
+    """(key, slot, dir, battle id) -> result: one battle of `request` on a live slot, dispatched to the bridge."""
+
+    def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
+        choices = BattleChoices(battle_id=battle_id, task=key.task_id, blue=request.blue, blue_url=bridge_url,
+                                run_dir=directory, predictor=request.predictor, scope_policy=request.scope_policy,
+                                deadline_s=request.deadline_s, reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
+        battle_config, deps = build_battle(choices, env.settings, env_url=env.urls.env_url, apis_url=env.urls.apis_url,
+                                           gateway_url=env.urls.gateway_url,
+                                           call_log_path=env.settings.agentbeats_mcp_log_path)
+        return run_battle(battle_config, deps)
+
+    return run

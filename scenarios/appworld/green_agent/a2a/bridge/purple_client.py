@@ -1,0 +1,144 @@
+"""The bridge's one boundary to a purple: A2A messages in one context, each turn bounded, faults classified.
+
+`PurpleConversation.send(text)` posts one A2A message (a2a-sdk 0.3 client, non-streaming) in the
+conversation's context and returns the purple's reply as `PurpleReply` (its TextParts joined, its
+DataParts' payloads). Every failure becomes a `PurpleFault` saying whether the message was
+delivered: a connection that could not be opened (or a card that could not be fetched) before the
+first message is not delivered (ours to retry); anything after that (an A2A error, a failed task, a
+dropped connection, a turn over `turn_timeout_s`) is the purple's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientError, A2AClientHTTPError, A2AClientTimeoutError
+from a2a.types import DataPart, Message, Part, Role, Task, TaskState, TextPart
+from pydantic import BaseModel, Field
+
+from green_agent.models.bridge import EndedBy
+from kernel.a2a_tools import MAX_REPLY_CHARS
+
+CARD_TIMEOUT_S = 10.0
+MAX_PARTS = 32
+FAILED_STATES = (TaskState.failed, TaskState.rejected, TaskState.canceled, TaskState.auth_required)
+
+
+class PurpleReply(BaseModel):
+    """What the purple answered to one message."""
+
+    text: str = Field(description="Its TextParts, joined by newlines (bounded).")
+    data: list[Any] = Field(default_factory=list, description="Its DataParts' payloads.")
+
+
+class PurpleFault(Exception):
+    """The purple did not answer a turn; `ended_by` says how, `delivered` whether it had the message."""
+
+    def __init__(self, ended_by: EndedBy, message: str, delivered: bool) -> None:
+        super().__init__(message)
+        self.ended_by, self.delivered = ended_by, delivered
+
+
+class PurpleConversation:
+    """One A2A conversation (one context id) with the purple at `url`; use as an async context manager."""
+
+    def __init__(self, url: str, turn_timeout_s: float) -> None:
+        self.url, self.turn_timeout_s = url, turn_timeout_s
+        self.context_id = uuid.uuid4().hex
+        self._task_id: str | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._client: Any = None
+        self.sent = 0
+
+    async def __aenter__(self) -> "PurpleConversation":
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.turn_timeout_s, connect=CARD_TIMEOUT_S))
+        try:
+            card = await asyncio.wait_for(A2ACardResolver(self._http, self.url).get_agent_card(), CARD_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - any failure here means the task was never delivered
+            await self._http.aclose()
+            raise PurpleFault("purple_unreachable", f"the purple's agent card at {self.url} could not be fetched "
+                              f"({type(exc).__name__})", delivered=False) from exc
+        self._client = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http)).create(card)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+
+    async def send(self, text: str) -> PurpleReply:
+        """One turn: send `text`, return the reply; raise PurpleFault (see the module docstring)."""
+        message = Message(role=Role.user, parts=[Part(root=TextPart(text=text))], message_id=uuid.uuid4().hex,
+                          context_id=self.context_id, task_id=self._task_id)
+        first = self.sent == 0
+        self.sent += 1
+        try:
+            last = await asyncio.wait_for(self._last_event(message), self.turn_timeout_s)
+        except (asyncio.TimeoutError, A2AClientTimeoutError):
+            raise PurpleFault("turn_timeout", f"the purple did not answer within {self.turn_timeout_s:g} s",
+                              delivered=True) from None
+        except A2AClientError as exc:
+            delivered = not (first and _not_connected(exc))
+            kind: EndedBy = "purple_error" if delivered else "purple_unreachable"
+            if isinstance(exc, A2AClientHTTPError) and _dropped(exc):
+                kind = "purple_dropped"
+            raise PurpleFault(kind, f"the purple's A2A endpoint failed: {type(exc).__name__} "
+                              f"{_short(str(exc))}", delivered=delivered) from None
+        except httpx.HTTPError as exc:
+            delivered = not (first and isinstance(exc, httpx.ConnectError))
+            raise PurpleFault("purple_dropped" if delivered else "purple_unreachable",
+                              f"the connection to the purple failed: {type(exc).__name__}", delivered=delivered) from None
+        return self._reply_of(last)
+
+    async def _last_event(self, message: Message) -> Any:
+        last = None
+        async for event in self._client.send_message(message):
+            last = event
+        if last is None:
+            raise PurpleFault("purple_error", "the purple answered with no message or task", delivered=True)
+        return last
+
+    def _reply_of(self, event: Any) -> PurpleReply:
+        if isinstance(event, Message):
+            if event.context_id:
+                self.context_id = event.context_id
+            return _parts_reply(event.parts)
+        task: Task = event[0] if isinstance(event, tuple) else event
+        self.context_id = task.context_id or self.context_id
+        state = task.status.state
+        if state in FAILED_STATES:
+            raise PurpleFault("purple_error", f"the purple's A2A task ended {state.value}", delivered=True)
+        self._task_id = task.id if state == TaskState.input_required else None
+        parts = [p for artifact in task.artifacts or [] for p in artifact.parts]
+        if task.status.message is not None:
+            parts += list(task.status.message.parts)
+        return _parts_reply(parts)
+
+
+def _parts_reply(parts: list[Part]) -> PurpleReply:
+    texts, data, size = [], [], 0
+    for part in parts[:MAX_PARTS]:
+        root = part.root
+        if isinstance(root, TextPart) and size <= MAX_REPLY_CHARS:
+            texts.append(root.text[: MAX_REPLY_CHARS + 1])
+            size += len(root.text)
+        elif isinstance(root, DataPart):
+            data.append(root.data)
+    return PurpleReply(text="\n".join(texts), data=data)
+
+
+def _not_connected(exc: BaseException) -> bool:
+    cause = exc.__cause__
+    return isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout))
+
+
+def _dropped(exc: A2AClientHTTPError) -> bool:
+    return isinstance(exc.__cause__, (httpx.RemoteProtocolError, httpx.ReadError))
+
+
+def _short(text: str) -> str:
+    """At most 160 characters of an error text (it may quote the purple), with control characters dropped."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)[:160]

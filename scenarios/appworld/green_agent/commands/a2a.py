@@ -1,0 +1,78 @@
+"""`appworld-green serve | purple | assess`: today's AgentBeats front door (docs/a2a.md).
+
+- `serve --host H --port P [--card-url URL]`: the A2A assessment server (the platform's container contract).
+- `purple --kind reference|noop|llm --port P`: a purple we ship, speaking `appworld-a2a-tools/1`.
+- `assess SCENARIO.toml [--out FILE]`: the platform's local runner: start the agents, send the request,
+  print the updates, write the artifact's data. Exit 0 when the assessment completed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kernel.errors import BadInputError
+from kernel.settings import Settings
+
+PURPLE_KINDS = ("reference", "noop", "llm")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    serve = subparsers.add_parser("serve", help="serve the A2A assessment server (today's AgentBeats platform)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1; 0.0.0.0 in a container)")
+    serve.add_argument("--port", type=int, default=9009, help="port (default 9009)")
+    serve.add_argument("--card-url", help="the URL the agent card advertises (default http://HOST:PORT/)")
+    serve.add_argument("--heartbeat", type=float, default=30.0, help="seconds between heartbeats (default 30)")
+    serve.add_argument("--slot-ports", help="world slots to use, ENV:APIS:GATEWAY[,...] (default: the first free "
+                                            "slots 0..7); `workers` is capped at their number")
+    serve.set_defaults(func=run_serve)
+    purple = subparsers.add_parser("purple", help="serve a purple agent that plays AppWorld in-band")
+    purple.add_argument("--kind", choices=PURPLE_KINDS, required=True)
+    purple.add_argument("--host", default="127.0.0.1")
+    purple.add_argument("--port", type=int, default=9019, help="port (default 9019)")
+    purple.add_argument("--card-url", help="the URL the agent card advertises (default http://HOST:PORT/)")
+    purple.add_argument("--model", default=None, help="chat model of the llm purple")
+    purple.set_defaults(func=run_purple)
+    assess = subparsers.add_parser("assess", help="run a platform scenario.toml locally (green + participants)")
+    assess.add_argument("scenario", type=Path, help="scenario.toml ([green_agent], [[participants]], [config])")
+    assess.add_argument("--out", type=Path, help="write the artifact's data here (JSON)")
+    assess.set_defaults(func=run_assess)
+
+
+def run_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from green_agent.a2a.server import serve
+    from green_agent.batch.live import parse_slot_ports
+    from kernel.process_exit import exit_without_teardown
+
+    slots = parse_slot_ports(args.slot_ports) if args.slot_ports else None
+    serve(args.host, args.port, args.card_url, settings, heartbeat_s=args.heartbeat, slot_specs=slots)
+    exit_without_teardown(0)
+    return 0
+
+
+def run_purple(args: argparse.Namespace, settings: Settings) -> int:
+    from blue_agent.purple import llm, noop, reference
+    from blue_agent.purple.server import purple_card, serve
+    from kernel.process_exit import exit_without_teardown
+    from kernel.world_data import WorldData
+
+    if args.kind == "reference":
+        module, factory = reference, reference.player_factory(WorldData(settings.appworld_root).require(),
+                                                              settings.reference_blue_think_s)
+    elif args.kind == "noop":
+        module, factory = noop, noop.make_player
+    else:
+        if not settings.openai_api_key:
+            raise BadInputError("--kind llm needs OPENAI_API_KEY (in the environment or .env)")
+        module, factory = llm, llm.player_factory(settings.openai_api_key.get_secret_value(), settings.openai_base_url,
+                                                  args.model or llm.DEFAULT_MODEL)
+    url = args.card_url or f"http://{'127.0.0.1' if args.host == '0.0.0.0' else args.host}:{args.port}/"
+    serve(purple_card(module.NAME, module.DESCRIPTION, url, f"purple_{args.kind}"), factory, args.host, args.port)
+    exit_without_teardown(0)
+    return 0
+
+
+def run_assess(args: argparse.Namespace, settings: Settings) -> int:
+    from green_agent.a2a.local_runner import run_scenario_file
+
+    return run_scenario_file(args.scenario, args.out, settings.runs_dir / "assess-logs")

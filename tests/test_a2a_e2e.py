@@ -1,0 +1,286 @@
+"""Today's AgentBeats front door end to end: `appworld-green serve` and our purples as real processes, a plain
+a2a-sdk client (streaming and not), real AppWorld servers, the real gateway, on loopback.
+
+Kept small for the shared 2-core machine: a few tasks per assessment; the full dev split runs once,
+through `appworld-green assess` (the issue's Done-when check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import DataPart, Message, Part, Role, TextPart
+
+from a2a_purples import HostilePurple
+from green_agent.models.result import BattleResult
+from green_agent.runtime.processes import ManagedProcess
+from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
+from kernel.ports import free_port
+from kernel.world_data import WorldData
+
+pytestmark = pytest.mark.e2e
+CLI = str(Path(sys.executable).parent / "appworld-green")
+DEAD_URL = "http://127.0.0.1:9"
+
+
+class Server(NamedTuple):
+    url: str
+    runs: Path
+    card_s: float
+
+
+def slot_ports(count: int) -> str:
+    """Free ports for `count` world slots (a shared machine's slots 0..7 may be busy with other runs)."""
+    return ",".join(":".join(str(free_port()) for _ in range(3)) for _ in range(count))
+
+
+def start(argv: list[str], env: dict[str, str], log: Path) -> tuple[ManagedProcess, str, float]:
+    port = free_port()
+    process = ManagedProcess(argv[0], [CLI, *argv, "--port", str(port)], log, env=env)
+    url = f"http://127.0.0.1:{port}"
+    started = time.monotonic()
+    process.start()
+    process.wait_ready(f"{url}/.well-known/agent-card.json", timeout_s=30)
+    return process, url, time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def env(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    runs = tmp_path_factory.mktemp("a2a") / "runs"
+    return {**os.environ, "APPWORLD_ROOT": str(appworld_root), "RUNS_DIR": str(runs), "OPENAI_API_KEY": ""}
+
+
+@pytest.fixture(scope="module")
+def green(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", slot_ports(2)], env,
+                                 tmp_path_factory.mktemp("g") / "green.log")
+    try:
+        yield Server(url, Path(env["RUNS_DIR"]), card_s)
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def purples(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    started = [start(["purple", "--kind", kind], env, tmp_path_factory.mktemp(kind) / "purple.log")
+               for kind in ("reference", "noop")]
+    try:
+        yield {"reference": started[0][1], "noop": started[1][1]}
+    finally:
+        for process, _, _ in started:
+            process.stop()
+
+
+class Outcome(NamedTuple):
+    state: str
+    statuses: list[str]
+    data: dict[str, Any] | None
+    texts: list[str]
+
+
+async def _assess(url: str, request: Any, streaming: bool) -> Outcome:
+    text = request if isinstance(request, str) else json.dumps(request)
+    message = Message(role=Role.user, parts=[Part(root=TextPart(text=text))], message_id=uuid.uuid4().hex)
+    statuses: list[str] = []
+    last = None
+    async with httpx.AsyncClient(timeout=600) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
+        async for event in client.send_message(message):
+            last = event
+            task = event[0] if isinstance(event, tuple) else None
+            if task is not None and task.status.message is not None:
+                statuses.append(" ".join(p.root.text for p in task.status.message.parts
+                                         if isinstance(p.root, TextPart)))
+    task = last[0]
+    parts = [p.root for a in task.artifacts or [] for p in a.parts]
+    data = next((p.data for p in parts if isinstance(p, DataPart)), None)
+    return Outcome(task.status.state.value, statuses, data, [p.text for p in parts if isinstance(p, TextPart)])
+
+
+def assess(url: str, request: Any, streaming: bool = True) -> Outcome:
+    return asyncio.run(_assess(url, request, streaming))
+
+
+def first(appworld_root: Path, count: int) -> list[str]:
+    return WorldData(appworld_root).split("dev")[:count]
+
+
+def result_of(data: dict[str, Any], task_id: str) -> BattleResult:
+    return BattleResult.model_validate_json((Path(data["run_dir"]) / "tasks" / task_id / "result.json").read_text())
+
+
+def test_the_card_is_valid_and_answers_at_once(green: Server) -> None:
+    card = httpx.get(f"{green.url}/.well-known/agent-card.json").json()
+    assert {"name", "description", "url", "version", "capabilities", "defaultInputModes", "defaultOutputModes",
+            "skills"} <= card.keys()
+    assert card["url"].startswith("http://") and card["capabilities"]["streaming"] is True and card["skills"]
+    assert green.card_s < 10.0, f"card after {green.card_s:.1f} s (process start included; the gateway waits ~30 s)"
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_bad_input_is_rejected_naming_the_field_before_any_world_starts(green: Server, purples: dict[str, str],
+                                                                       streaming: bool) -> None:
+    agent = purples["noop"]
+    cases = [
+        ("not json at all", "not JSON"),
+        ({"participants": {}, "config": {}}, "participants"),
+        ({"participants": {"agent": agent}, "config": {"colour": "red"}}, "config.colour is not a known key"),
+        ({"participants": {"agent": agent}, "config": {"task_ids": ["zzz_404"]}}, "config.task_ids"),
+        ({"participants": {"agent": agent}, "config": {"shard_index": 5, "num_shards": 2}}, "config.shard_index"),
+        ({"participants": {"agent": DEAD_URL}, "config": {}}, "participants.agent"),
+    ]
+    for request, field in cases:
+        outcome = assess(green.url, request, streaming)
+        assert outcome.state == "rejected", (request, outcome)
+        assert field in outcome.statuses[-1], (request, outcome.statuses)
+    assert not list(green.runs.glob("a2a-*")), "a rejected request started a run"
+
+
+def test_the_reference_purple_passes_every_task_and_the_artifact_has_every_field(green: Server, purples: dict[str, str],
+                                                                                 appworld_root: Path) -> None:
+    tasks = first(appworld_root, 3)
+    outcome = assess(green.url, {"participants": {"agent": purples["reference"]},
+                                 "config": {"task_ids": tasks, "workers": 2, "predictor": "ground_truth"}})
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert data is not None and data["tgc"] == 100.0 and data["score"] == data["max_score"] == 3
+    assert data["task_rewards"] == {t: 1 for t in tasks} and data["pass_rate"] == 1.0 and not data["incomplete"]
+    assert {"time_used", "sgc", "by_difficulty", "outcomes", "rows", "shard", "config", "versions"} <= data.keys()
+    assert data["config"]["workers"] == 2 and data["versions"]["protocol"] == "appworld-a2a-tools/1"
+    assert all(row["outcome"] == "passed" and row["calls"] for row in data["rows"])
+    with pytest.raises(ValueError):
+        json.loads(outcome.texts[0])  # the summary is not JSON (the platform would take it for data)
+    assert outcome.statuses[1].startswith("assessment started: 3 task(s)")
+    assert sum("running TGC" in s for s in outcome.statuses) == 3
+    assert (Path(data["run_dir"]) / "results.json").is_file() and (Path(data["run_dir"]) / "report.html").is_file()
+    report = result_of(data, tasks[0]).completion.bridge_report
+    assert report.ended_by == "complete_task" and report.fault_owner is None and report.tool_calls == report.steps
+
+
+def test_shards_together_give_the_unsharded_task_rewards(green: Server, purples: dict[str, str],
+                                                         appworld_root: Path) -> None:
+    tasks = first(appworld_root, 3)
+    base = {"task_ids": tasks, "predictor": "ground_truth"}
+    whole = assess(green.url, {"participants": {"agent": purples["noop"]}, "config": base}, streaming=False)
+    merged: dict[str, int] = {}
+    for index in range(3):
+        shard = assess(green.url, {"participants": {"agent": purples["noop"]},
+                                   "config": {**base, "shard_index": index, "num_shards": 3}}, streaming=False)
+        assert shard.state == "completed" and shard.data["shard"]["tasks"] == 1
+        assert not set(shard.data["task_rewards"]) & set(merged)
+        merged.update(shard.data["task_rewards"])
+    assert merged == whole.data["task_rewards"] and set(merged) == set(tasks)
+    assert whole.data["tgc"] == 0.0 and whole.data["outcomes"]["failed"] == 3  # the no-op purple must lose
+
+
+def test_a_purples_own_faults_are_judged_and_counted_never_infra(green: Server, appworld_root: Path) -> None:
+    tasks = first(appworld_root, 4)
+    modes = dict(zip(tasks, ("error", "drop", "silent", "garbage")))
+    with HostilePurple(modes, silent_s=8) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": tasks, "workers": 2, "max_steps": 3, "turn_timeout_s": 3, "predictor": "ground_truth"}})
+        assert purple.posts >= 4
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert data["infra_errors"] == 0 and not data["incomplete"] and data["tgc"] == 0.0
+    faults = {row["task_id"]: row["purple_fault"] for row in data["rows"]}
+    assert faults == dict(zip(tasks, ("error_reply", "connection_dropped", "turn_timeout", "max_steps")))
+    assert all(row["outcome"] == "blue_error" for row in data["rows"])
+    assert any("elapsed" in s for s in outcome.statuses), "no heartbeat while the silent purple worked"
+    garbage = result_of(data, tasks[3])
+    assert garbage.completion.bridge_report.corrections == 3 and garbage.blue_fault.kind == "max_steps"
+    assert "<script>" not in garbage.model_dump_json()  # the purple's text is never copied into the record
+
+
+def test_the_llm_purple_plays_with_function_calling(green: Server, env: dict[str, str], appworld_root: Path,
+                                                    tmp_path: Path) -> None:
+    task = first(appworld_root, 1)[0]
+    script = [FakeReply(tool_call=("supervisor__show_profile", {})),
+              FakeReply(tool_call=("call_api", {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}})),
+              "I think I am done?",
+              FakeReply(tool_call=("supervisor__complete_task", {"status": "success"}))]
+    with FakeOpenAI(chat_replies=script) as fake:
+        llm_env = {**env, "OPENAI_API_KEY": "sk-test-a2a", "OPENAI_BASE_URL": fake.base_url}
+        process, url, _ = start(["purple", "--kind", "llm"], llm_env, tmp_path / "llm.log")
+        try:
+            outcome = assess(green.url, {"participants": {"agent": url},
+                                         "config": {"task_ids": [task], "predictor": "ground_truth"}})
+        finally:
+            process.stop()
+        first_request = fake.requests[0]["body"]
+    assert outcome.state == "completed"
+    names = {t["function"]["name"] for t in first_request["tools"]}
+    assert {"supervisor__complete_task", "call_api", "api_docs__show_api_doc"} <= names
+    result = result_of(outcome.data, task)
+    report = result.completion.bridge_report
+    assert (report.ended_by, report.tool_calls, report.corrections) == ("complete_task", 3, 1)
+    assert result.completion.completed and result.trajectory.out_of_scope_calls >= 1
+    assert outcome.data["rows"][0]["outcome"] != "infra_error"
+
+
+def test_the_shipped_scenario_runs_the_dev_split_through_assess(env: dict[str, str], tmp_path: Path) -> None:
+    import subprocess
+    import tomllib
+
+    from kernel.settings import SCENARIO_DIR
+
+    shipped = tomllib.loads((SCENARIO_DIR / "a2a" / "scenario.toml").read_text())
+    assert shipped["config"] == {"split": "dev", "workers": 2}
+    green_port, purple_port = free_port(), free_port()
+    text = (SCENARIO_DIR / "a2a" / "scenario.toml").read_text().replace("9009", str(green_port)).replace(
+        "9019", str(purple_port)).replace("--port " + str(green_port), f"--port {green_port} --slot-ports {slot_ports(2)}")
+    (tmp_path / "scenario.toml").write_text(text)
+    out = tmp_path / "results.json"
+    run = subprocess.run([CLI, "assess", str(tmp_path / "scenario.toml"), "--out", str(out)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "TGC 100.0" in run.stdout
+    results = json.loads(out.read_text())
+    data = results["results"][0]
+    assert results["participants"] == {"agent": f"http://127.0.0.1:{purple_port}"}
+    assert data["tgc"] == 100.0 and data["max_score"] == 21 and data["config"]["workers"] == 2
+
+
+def _calls(result: BattleResult) -> list[tuple[str, Any, bool, bool | None]]:
+    lines = Path(result.archive.call_log).read_text().splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    return [(r["tool_name"], r["arguments"], r["success"], r.get("in_scope")) for r in records]
+
+
+NOT_COMPARED = {"avg_duration_ms", "p50_duration_ms", "p95_duration_ms", "calls_per_minute", "first_call_at",
+                "last_call_at", "battle_id", "log_path", "lines_scanned"}
+"""Timings, and where and under which id the calls were logged: everything else must be equal."""
+
+
+def test_the_in_band_trajectory_equals_the_mcp_paths_for_the_reference_solution(
+        green: Server, purples: dict[str, str], env: dict[str, str], appworld_root: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    task = first(appworld_root, 5)[4]
+    in_band = assess(green.url, {"participants": {"agent": purples["reference"]},
+                                 "config": {"task_ids": [task], "predictor": "ground_truth"}}, streaming=False)
+    ports = ":".join(str(free_port()) for _ in range(3))
+    out = tmp_path / "mcp-run"
+    run = subprocess.run([CLI, "eval", "--task-ids", task, "--blue", "reference", "--predictor", "ground_truth",
+                          "--out", str(out), "--slot-ports", ports, "--deadline", "120"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    a2a_result = result_of(in_band.data, task)
+    mcp_result = BattleResult.model_validate_json((out / "tasks" / task / "result.json").read_text())
+    assert a2a_result.outcome == mcp_result.outcome == "passed"
+    assert a2a_result.completion.bridge_report is not None and mcp_result.completion.bridge_report is None
+    assert _calls(a2a_result) == _calls(mcp_result) and len(_calls(a2a_result)) > 3
+    figures = set(type(a2a_result.trajectory).model_fields) - NOT_COMPARED
+    assert a2a_result.trajectory.model_dump(include=figures) == mcp_result.trajectory.model_dump(include=figures)

@@ -1,0 +1,179 @@
+"""The A2A front door's pure parts: the in-band wire format, the request model, sharding, the bridge's trust.
+
+No processes: the world is the built offline world's files (read only).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from green_agent.a2a.artifact import AssessmentData, ShardInfo, build_data
+from green_agent.a2a.bridge.conversation import first_message
+from green_agent.a2a.request import RequestError, parse_request, resolve_shard
+from green_agent.models.bridge import BridgeReport
+from green_agent.steps.dispatch import BlueReply, DispatchHandle, DispatchResult, AgentCardInfo, parse_reply
+from green_agent.steps.wait import _blue_fault
+from kernel.a2a_tools import (MAX_REPLY_CHARS, ToolCall, parse_result, parse_tool_call, render_call, render_result,
+                              task_id_of, tools_of)
+from kernel.errors import BridgeFaultError
+from kernel.world_data import WorldData
+
+AGENT = "http://127.0.0.1:1"
+
+
+# -- the wire format ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    '{"name": "spotify__login", "arguments": {"username": "a"}}',
+    'I will log in.\n<json>\n{"name": "spotify__login", "arguments": {"username": "a"}}\n</json>',
+    'Sure:\n```json\n{"name": "spotify__login", "arguments": {"username": "a"}}\n```',
+    '{"name": "spotify__login", "arguments": "{\\"username\\": \\"a\\"}"}',
+])
+def test_a_tool_call_is_read_in_every_tau2_form(text: str) -> None:
+    assert parse_tool_call(text) == ToolCall(name="spotify__login", arguments={"username": "a"})
+
+
+def test_a_tool_call_is_read_from_a_data_part_first() -> None:
+    call = parse_tool_call("not json", [{"name": "supervisor__complete_task", "arguments": {"status": "success"}}])
+    assert call == ToolCall(name="supervisor__complete_task", arguments={"status": "success"})
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("hello", "no JSON object"),
+    ('{"name": "x; rm -rf /", "arguments": {}}', "listed tool names"),
+    ('{"name": "spotify__login", "arguments": [1, 2]}', "must be a JSON object"),
+    ('{"name": "spotify__login", "arguments": "{bad"}', "not JSON"),
+    ("x" * (MAX_REPLY_CHARS + 1), "too long"),
+])
+def test_anything_else_is_one_sentence_saying_what_is_wrong(text: str, problem: str) -> None:
+    result = parse_tool_call(text)
+    assert isinstance(result, str) and problem in result
+
+
+def test_results_and_calls_round_trip_and_the_first_message_keeps_the_token_out() -> None:
+    assert parse_result(render_result("a__b", {"x": [1, "é"]})) == ("a__b", {"x": [1, "é"]})
+    assert parse_tool_call(render_call(ToolCall(name="a__b", arguments={"k": 1}))) == ToolCall(name="a__b",
+                                                                                               arguments={"k": 1})
+    task_text = ("You are being evaluated.\nAppWorld task id: abc_1\n"
+                 "MCP endpoint (Streamable HTTP): http://127.0.0.1:1/b/SECRET-TOKEN/mcp\n"
+                 "MCP endpoint (SSE): http://127.0.0.1:1/b/SECRET-TOKEN/sse\nTask instruction:\nDo it.")
+    schemas = [{"type": "function", "function": {"name": "a__b", "description": "d", "parameters": {}}}]
+    text = first_message(task_text, schemas)
+    assert "SECRET-TOKEN" not in text and "Do it." in text
+    assert tools_of(text) == schemas and task_id_of(text) == "abc_1"
+
+
+# -- the request ----------------------------------------------------------------------------------
+
+def request(config: dict | None = None, participants: dict | None = None) -> str:
+    return json.dumps({"participants": participants if participants is not None else {"agent": AGENT},
+                       "config": config or {}})
+
+
+@pytest.mark.parametrize("text, field", [
+    ("not json", "not JSON"),
+    (request(participants={}), "participants"),
+    (request(participants={"a": AGENT, "b": AGENT}), "participants"),
+    (request(participants={"agent": "ftp://x"}), "participants.agent"),
+    (request({"colour": "red"}), "config.colour is not a known key"),
+    (request({"assessment_config": {"max_turns": 3}}), "config.max_turns is not a known key"),
+    (request({"workers": 0}), "config.workers"),
+    (request({"turn_timeout_s": 300}), "config.turn_timeout_s"),
+    (request({"predictor": "magic"}), "config.predictor"),
+    (json.dumps({"participants": {"agent": AGENT}, "extra": 1}), "extra"),
+])
+def test_bad_requests_are_refused_naming_the_field(text: str, field: str) -> None:
+    with pytest.raises(RequestError, match=field.replace(".", r"\.")):
+        parse_request(text)
+
+
+def test_the_config_may_be_nested_and_the_participant_may_have_another_role() -> None:
+    parsed = parse_request(json.dumps({"participants": {"solver": AGENT + "/"},
+                                       "config": {"assessment_config": {"workers": 2, "num_shards": 3},
+                                                  "shard_index": 1, "task_ids": "a_1, b_2"}}))
+    assert (parsed.role, parsed.purple_url) == ("solver", AGENT)
+    assert (parsed.config.workers, parsed.config.num_shards, parsed.config.shard_index) == (2, 3, 1)
+    assert parsed.config.task_ids == ["a_1", "b_2"]
+
+
+@pytest.mark.parametrize("config, field", [
+    ({"task_ids": ["zzz_404"]}, "config.task_ids: unknown task"),
+    ({"task_ids": ["../etc"]}, "config.task_ids"),
+    ({"split": "nosuch"}, "config.split"),
+    ({"shard_index": 3, "num_shards": 3}, "config.shard_index 3 is out of range"),
+    ({"split": "dev", "task_ids": ["a_1"]}, "exclude each other"),
+])
+def test_a_task_set_that_cannot_be_resolved_is_refused(appworld_root: Path, config: dict, field: str) -> None:
+    with pytest.raises(RequestError, match=field.replace(".", r"\.")):
+        resolve_shard(parse_request(request(config)).config, WorldData(appworld_root), "dev")
+
+
+def test_shards_cover_the_task_set_exactly_once_in_order(appworld_root: Path) -> None:
+    world = WorldData(appworld_root)
+    whole, size = resolve_shard(parse_request(request({"split": "dev"})).config, world, "dev")
+    shards = [resolve_shard(parse_request(request({"split": "dev", "shard_index": k, "num_shards": 3})).config,
+                            world, "dev") for k in range(3)]
+    merged = [t for ids, _ in shards for t in ids]
+    assert sorted(merged) == sorted(whole) and len(merged) == len(set(merged)) == size == len(world.split("dev"))
+    assert shards[1][0] == whole[1::3]
+    limited, _ = resolve_shard(parse_request(request({"num_tasks": 4})).config, world, "dev")
+    assert limited == whole[:4]
+
+
+# -- the artifact ---------------------------------------------------------------------------------
+
+def test_an_empty_shard_still_has_every_field_with_its_type() -> None:
+    data = build_data(None, [], ShardInfo(index=2, count=3, tasks=0, task_set_size=2), "agent", {"trials": 1},
+                      {"appworld_green": "x"}, 0.0, None)
+    dumped = AssessmentData.model_validate(data.model_dump()).model_dump()
+    assert (dumped["score"], dumped["max_score"], dumped["pass_rate"], dumped["tgc"]) == (0, 0, 0.0, 0.0)
+    assert isinstance(dumped["pass_rate"], float) and isinstance(dumped["tgc"], float)
+    assert set(dumped["outcomes"]) >= {"passed", "timeout", "infra_error", "not_run"}
+
+
+# -- the bridge's report is trusted from the bridge only ------------------------------------------
+
+def _reply_with_report(report: dict) -> requests.Response:
+    response = requests.Response()
+    response.status_code = 200
+    body = {"jsonrpc": "2.0", "id": "1", "result": {"kind": "task", "id": "t", "contextId": "c",
+            "status": {"state": "completed"}, "artifacts": [{"artifactId": "a", "parts": [
+                {"kind": "text", "text": "done"}, {"kind": "data", "data": {"bridge_report": report}}]}]}}
+    response._content = json.dumps(body).encode()
+    return response
+
+
+def test_a_blue_that_is_not_the_bridge_cannot_hand_the_engine_a_fault_report() -> None:
+    forged = {"ended_by": "gateway_error", "fault_owner": "green", "message": "not my fault"}
+    assert parse_reply(_reply_with_report(forged)).bridge_report is None
+    assert parse_reply(_reply_with_report(forged), bridge=True).bridge_report == BridgeReport.model_validate(forged)
+
+
+def test_a_bridge_answer_without_its_report_is_our_fault_never_the_purples() -> None:
+    response = requests.Response()
+    response.status_code = 500
+    response._content = b"boom"
+    reply = parse_reply(response, bridge=True)
+    assert reply.bridge_report.fault_owner == "green" and reply.fault is None
+
+
+class _Never:
+    def task_completed(self, task_id: str) -> bool:
+        return False
+
+
+def test_the_bridges_own_fault_is_an_infrastructure_error_and_the_purples_is_not() -> None:
+    handle = DispatchHandle(DispatchResult(blue_url="http://b", agent=AgentCardInfo(), message_id="m"))
+    handle._set(BlueReply(state="replied", at=time.monotonic(), bridge_report=BridgeReport(
+        ended_by="gateway_error", fault_owner="green", message="gateway down")))
+    with pytest.raises(BridgeFaultError, match="gateway down"):
+        _blue_fault(handle, _Never(), "t_1")
+    handle._set(BlueReply(state="replied", at=time.monotonic(), bridge_report=BridgeReport(
+        ended_by="turn_timeout", fault_owner="blue", message="slow")))
+    fault = _blue_fault(handle, _Never(), "t_1")  # the purple's fault: the battle is judged, the purple charged
+    assert fault is not None and fault.kind == "turn_timeout" and fault.message == "slow"
