@@ -158,6 +158,8 @@ def test_the_reference_purple_passes_every_task_and_the_artifact_has_every_field
     assert data is not None and data["tgc"] == 100.0 and data["score"] == data["max_score"] == 3
     assert data["task_rewards"] == {t: 1 for t in tasks} and data["pass_rate"] == 1.0 and not data["incomplete"]
     assert {"time_used", "sgc", "by_difficulty", "outcomes", "rows", "shard", "config", "versions"} <= data.keys()
+    low, high = data["intervals"]["tgc_ci"]  # the leaderboard can show the uncertainty beside the score
+    assert low <= 100.0 == high and low < 100.0 and data["intervals"]["confidence_level"] == 0.95
     assert data["config"]["workers"] == 2 and data["versions"]["protocol"] == "appworld-a2a-tools/1"
     assert all(row["outcome"] == "passed" and row["calls"] for row in data["rows"])
     with pytest.raises(ValueError):

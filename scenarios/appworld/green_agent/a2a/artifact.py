@@ -9,6 +9,9 @@ be judged (infra_error after its retries) is not passed there and `incomplete` s
 - `task_rewards[task]`: 1 iff every trial of the task passed, else 0; `score` is their sum.
 - `tgc`: 100 * battles passed / battles of the shard; `sgc`: 100 * scenarios whose every battle passed /
   scenarios of the shard.
+- `intervals`: the run's confidence intervals (`green_agent.batch.rows.interval_fields`: `tgc_ci`,
+  `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
+  show them; `{}` for an empty shard.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, Field
 
 from green_agent.batch.aggregate import scenario_of
+from green_agent.batch.rows import interval_fields
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.result import BattleOutcome, BattleResult
 from kernel.a2a_tools import PROTOCOL
@@ -74,6 +78,7 @@ class AssessmentData(BaseModel):
     infra_errors: int
     by_difficulty: dict[str, DifficultyFigures]
     outcomes: dict[str, int]
+    intervals: dict[str, Any] = Field(description="Confidence intervals of the run's figures (module docstring).")
     rows: list[TaskRow]
     shard: ShardInfo
     config: dict[str, Any]
@@ -104,7 +109,8 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
         time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
         incomplete=outcomes["infra_error"] > 0 or outcomes["not_run"] > 0, infra_errors=outcomes["infra_error"],
-        by_difficulty=_by_difficulty(rows), outcomes=outcomes, rows=rows, shard=shard, config=config,
+        by_difficulty=_by_difficulty(rows), outcomes=outcomes,
+        intervals=interval_fields(results.aggregates) if results else {}, rows=rows, shard=shard, config=config,
         versions=versions, run_id=results.manifest.run_id if results else None, run_dir=str(out) if out else None)
 
 
