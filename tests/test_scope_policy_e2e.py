@@ -37,21 +37,24 @@ def result_of(results: EvalResults, out: Path, task_id: str) -> BattleResult:
     return BattleResult.model_validate_json((out / row.result_path).read_text())
 
 
-def test_enforced_scope_miss_is_a_scope_error_kept_out_of_tgc(tmp_path: Path, appworld_root: Path) -> None:
+def test_enforced_scope_miss_is_a_scope_error_not_passed_and_not_the_blues_loss(tmp_path: Path,
+                                                                                appworld_root: Path) -> None:
     results = run_eval(appworld_root, tmp_path, "enforce", ["f0f4d44_1", "f0f4d44_2"], "--scope-policy", "enforce")
     missed = result_of(results, tmp_path / "enforce", "f0f4d44_2")
     assert missed.scope.missed_gold == MISSED, "precondition: lexical leaves these gold APIs out of f0f4d44_2"
     assert (missed.outcome, missed.winner, missed.scope.policy) == ("scope_error", None, "enforce")
     assert missed.scope.refused_gold and set(missed.scope.refused_gold) <= set(MISSED)
-    assert all(api in missed.reason for api in missed.scope.refused_gold) and missed.schema_version == RESULT_SCHEMA_VERSION == 3
+    assert all(api in missed.reason for api in missed.scope.refused_gold) and missed.schema_version == RESULT_SCHEMA_VERSION == 4
     agg = results.aggregates
     assert (agg.judged, agg.passed, agg.scope_errors, agg.infra_errors) == (1, 1, 1, 0)
-    assert agg.tgc == 100.0 and results.manifest.config.scope_policy == "enforce"
-    assert agg.scenarios_unjudged == 1 and agg.sgc is None
+    # over the task set the unjudged task is not passed (the run says incomplete); the judged-only figure beside
+    assert (agg.tgc, agg.tgc_judged, agg.incomplete) == (50.0, 100.0, True)
+    assert results.manifest.config.scope_policy == "enforce"
+    assert agg.scenarios_unjudged == 1 and agg.sgc == 0.0 and agg.sgc_judged is None
     summary = json.loads((tmp_path / "enforce" / "agentbeats_results.json").read_text())["results"][0]
-    assert (summary["scope_errors"], summary["scope_policy"], summary["tgc"]) == (1, "enforce", 100.0)
+    assert (summary["scope_errors"], summary["scope_policy"], summary["tgc"]) == (1, "enforce", 50.0)
     html = (tmp_path / "enforce" / "report.html").read_text()
-    assert "scope errors (not in TGC)" in html and "Scope miss: gold API(s) not in the scope: " + ", ".join(MISSED) in html
+    assert "scope errors (not passed, not the Blue&#x27;s loss)" in html and "Scope miss: gold API(s) not in the scope: " + ", ".join(MISSED) in html
 
 
 def test_advised_scope_serves_the_missed_apis_and_logs_them_out_of_scope(tmp_path: Path, appworld_root: Path) -> None:
