@@ -92,12 +92,10 @@ def restore_default_signals() -> None:
 
 
 def _sigterm_as_interrupt() -> None:
-    """SIGTERM raises KeyboardInterrupt, so every `finally` runs and child processes are stopped."""
+    """SIGTERM and SIGHUP raise KeyboardInterrupt, so every `finally` runs and child processes are stopped."""
+    from kernel.signals import stop_signals_interrupt
 
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
+    stop_signals_interrupt()
 
 
 if __name__ == "__main__":

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
-from types import FrameType
 
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from kernel.settings import Settings
+from kernel.signals import stop_signals_interrupt
 from kernel.untrusted import one_line
 
 
@@ -75,7 +74,5 @@ def summary(result: BattleResult) -> str:
 
 
 def install_sigterm_handler() -> None:
-    """Turn SIGTERM into KeyboardInterrupt so every `finally` (cleanup, child processes) runs."""
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, handler)
+    """Turn SIGTERM and SIGHUP into KeyboardInterrupt so every `finally` (cleanup, child processes) runs."""
+    stop_signals_interrupt()
