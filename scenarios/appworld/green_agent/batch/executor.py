@@ -41,6 +41,8 @@ class ExecutorPlan:
     slot_specs: list[SlotSpec] | None = None
     first_slot: int = 0
     ray_address: str | None = None
+    resume: bool = False
+    """A resumed run takes the same slots it asks for (`first_slot`...), or says which one is busy."""
 
 
 class Executor(Protocol):
@@ -75,7 +77,7 @@ class LocalExecutor:
     def __enter__(self) -> "LocalExecutor":
         plan = self.plan
         self._specs = (plan.slot_specs[:plan.workers] if plan.slot_specs
-                       else choose_slots(plan.workers, plan.first_slot))
+                       else choose_slots(plan.workers, plan.first_slot, exact=plan.resume))
         return self
 
     def __exit__(self, *exc: object) -> None:

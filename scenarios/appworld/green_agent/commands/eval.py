@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from green_agent.batch.executor import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
+from green_agent.batch.slot_reaper import start_reaper
 from green_agent.commands.battle import install_sigterm_handler
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
@@ -59,6 +61,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     elif args.ray_address and args.executor != "ray":
         raise BadInputError("--ray-address needs --executor ray")
     install_sigterm_handler()
+    if args.executor == "local":
+        start_reaper(os.getpid())  # a SIGKILLed eval's slot servers, gateways and Blues are ended, not orphaned
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
         predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
