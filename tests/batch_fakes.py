@@ -22,7 +22,7 @@ from green_agent.batch.checkpoint import BattleKey
 from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.models.result import (BattleResult, ErrorRecord, EvalTestRecord, EvaluationRecord, ScopeRecord,
                                        VersionsRecord)
-from green_agent.steps.report import write_result
+from green_agent.models.result_assembly import write_result
 
 
 def make_result(task_id: str, battle_id: str, outcome: str, run_dir: Path, difficulty: int = 1,

@@ -245,7 +245,7 @@ def test_env_server_down_is_a_draw_and_blue_is_never_contacted(scenario: Path) -
     responses.get(f"{ENV}/tasks/{TASK}", body=requests.ConnectionError("refused"))
     responses.post(f"{BACKEND}/battles/b-1", status=204)
     session = registry.open_session(parse_battle_start(start_message()))
-    session.deps.client.backoff_s = 0.0
+    session.battle.deps.client.backoff_s = 0.0
     summary = session.run_all()
     assert (summary["status"], summary["winner"]) == ("infra_error", "draw")
     assert not calls("POST", BLUE)
@@ -326,7 +326,7 @@ def test_a_slot_held_by_a_cli_battle_is_an_infra_error_not_a_loss(scenario: Path
         holder.release()
     assert (summary["status"], summary["winner"]) == ("infra_error", "draw")
     assert not calls("POST", f"{ENV}/initialize") and not calls("POST", BLUE)
-    assert session.build_result().error.type == "SlotBusyError"
+    assert session.battle.build_result().error.type == "SlotBusyError"
 
 
 def test_compat_start_battle_waits_for_agent_cards() -> None:

@@ -46,7 +46,7 @@ def test_lexical_recall_on_dev(world: WorldData, offline_settings: Settings) -> 
 
 
 def test_lexical_meets_the_target_on_the_held_out_test_split(world: WorldData, offline_settings: Settings) -> None:
-    """The README's target for the held-out split (never used to tune the predictor)."""
+    """docs/scoping.md's target for the held-out split (never used to tune the predictor)."""
     report = evaluate_split(world, "test", "lexical", offline_settings)
     assert report.tasks == 15 and report.max_apis <= 20
     assert report.recall >= 0.95 and report.full_coverage >= 0.9, report.worst

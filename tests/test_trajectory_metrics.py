@@ -13,7 +13,8 @@ import pytest
 
 from green_agent.trajectory import analyze_log
 from green_agent.trajectory.api_selection import score_selection
-from green_agent.trajectory.metrics import api_name, calls_per_minute, f1, nearest_rank
+from green_agent.trajectory.metrics import calls_per_minute, f1, nearest_rank
+from kernel.api_names import api_name
 from green_agent.trajectory.pagination import PaginationTracker
 
 T0 = "2025-03-01T10:00:"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from green_agent.commands.world import BUILD_SCRIPT, WORLD_DIR, build_world
+from green_agent.runtime.world_build import BUILD_SCRIPT, WORLD_DIR, build_world
 from kernel.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
 from kernel.settings import Settings
 from kernel.world_data import WorldData

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from blue_agent.errors import AppWorldApiError, GatewayCallError, ReferenceSolutionError
+from kernel.api_names import tool_name
 
 ToolCaller = Callable[[str, dict[str, Any]], dict[str, Any]]
 """`(tool_name, arguments) -> {"response": ...}`, e.g. `GatewaySession.call_tool`."""
@@ -30,7 +31,7 @@ def unwrap_response(tool_name: str, payload: dict[str, Any]) -> Any:
 class _Api:
     def __init__(self, call: ToolCaller, app_name: str, api_name: str) -> None:
         self._call = call
-        self._tool_name = f"{app_name}__{api_name}"
+        self._tool_name = tool_name(f"{app_name}.{api_name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if args:

@@ -15,6 +15,8 @@ import re
 import threading
 from typing import Any
 
+from kernel.api_names import api_name
+
 _PLACEHOLDER = re.compile(r"\{\{(password|access_token):([a-z_]+)\}\}")
 PASSWORDS_TOOL = "supervisor__show_account_passwords"
 
@@ -54,7 +56,7 @@ class SecretVault:
         if tool_name == PASSWORDS_TOOL and isinstance(response, list):
             return [self._capture_password(item) for item in response]
         if tool_name.endswith("__login") and isinstance(response, dict) and isinstance(response.get("access_token"), str):
-            app = tool_name.split("__", 1)[0]
+            app = api_name(tool_name).partition(".")[0]
             with self._lock:
                 self._secrets[("access_token", app)] = response["access_token"]
             return {**response, "access_token": "{{access_token:%s}}" % app}

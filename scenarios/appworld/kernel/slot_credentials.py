@@ -11,7 +11,7 @@ They live in one JSON file per slot, keyed by the APIs server's port, in a direc
 user can enter (`0700`, the file `0600`), so every Green process of the user (a CLI battle, `eval`,
 the AgentBeats Green, a `world up` slot started earlier) finds them, and nothing is ever passed in
 argv (which every local user can list). A Blue running as the same OS user can read them: that is
-outside what this protects against (README, Security).
+outside what this protects against (docs/security.md).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kernel.errors import BadInputError, InfrastructureError, UnknownTaskError
+from kernel import api_names
 
 _GOLD_API_PATTERN = re.compile(r"apis\.(\w+\.\w+)")
 _CANARY_PREFIX = "# Canary String:"
@@ -38,7 +39,7 @@ class ApiDoc(BaseModel):
     @property
     def tool_name(self) -> str:
         """`app__api`, the MCP tool name."""
-        return f"{self.app_name}__{self.api_name}"
+        return api_names.tool_name(self.dotted)
 
     @property
     def is_paginated(self) -> bool:

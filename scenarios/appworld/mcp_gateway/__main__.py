@@ -1,8 +1,8 @@
-"""`python -m mcp_gateway ARGS` == `appworld-green mcp ARGS`."""
+"""`python -m mcp_gateway ARGS` == `appworld-green mcp ARGS` (the command line is `mcp_gateway.cli`)."""
 
 import sys
 
-from green_agent.cli import main
+from mcp_gateway.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["mcp", *sys.argv[1:]]))
+    sys.exit(main())

@@ -17,6 +17,8 @@ from typing import Any, NamedTuple
 
 import mcp_types as types
 
+from kernel.api_names import tool_name
+
 CALL_API_TOOL = "call_api"
 DOCS_TOOLS = ("api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc")
 """AppWorld's API-docs tools offered with every advised scope (app list, one app's APIs, one API's doc)."""
@@ -52,4 +54,4 @@ def unwrap(arguments: dict[str, Any]) -> ApiCall | str:
         return "call_api needs app_name and api_name (strings), e.g. app_name='gmail', api_name='show_thread'."
     if not isinstance(inner, dict):
         return "call_api's `arguments` must be an object mapping argument names to values."
-    return ApiCall(f"{app}__{api}", dict(inner))
+    return ApiCall(tool_name(f"{app}.{api}"), dict(inner))

@@ -87,7 +87,7 @@ async def _run_llm(start: BattleStart, session: BattleSession, run_model: Any) -
     except Exception as exc:  # MaxTurnsExceeded, model errors: finish without the model
         log.warning("battle %s: the Green's model stopped: %s", start.battle_id, exc)
         session.reporter.progress(f"The Green's model stopped ({type(exc).__name__}); finishing the plan without it")
-    missing = [name for name in ("report", "cleanup") if name not in session.outputs]
+    missing = [name for name in ("report", "cleanup") if name not in session.battle.outputs]
     if missing:
         session.reporter.progress("Finishing the steps the model did not run", {"steps": missing})
     summary = await asyncio.to_thread(session.finish)

@@ -27,9 +27,8 @@ from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
-from green_agent.engine.config import BattleChoices, BattleDeps, build_battle
+from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import STEPS, Battle, StepOutput
-from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, slot_key
 from kernel.errors import GreenError
 from kernel.settings import Settings
@@ -112,18 +111,6 @@ class BattleSession:
         self.battle = Battle(config, deps, observer=BackendProgress(reporter, feed))
         self._lock = threading.RLock()
 
-    @property
-    def outputs(self) -> dict[str, StepOutput]:
-        return self.battle.outputs
-
-    @property
-    def deps(self) -> BattleDeps:
-        return self.battle.deps
-
-    @property
-    def bad_input(self) -> str | None:
-        return self.battle.bad_input
-
     def run_step(self, name: str) -> StepOutput:
         """One step for a tool (the steps it depends on first); a repeated call returns the stored output."""
         with self._lock:
@@ -138,7 +125,7 @@ class BattleSession:
         """The whole plan (deterministic mode), or whatever the model left (`finish`); cleanup runs even on Ctrl-C."""
         with self._lock:
             self.battle.run_all()
-        return self.summary()
+        return self.battle.summary()
 
     finish = run_all
 
@@ -148,15 +135,9 @@ class BattleSession:
         if ref is None or setup is None:
             return {"ok": False, "error": "the world is not initialized yet: call setup_appworld_environment first"}
         try:
-            return {"ok": True, "task_id": ref.task_id, "completed": self.deps.client.task_completed(ref.task_id)}
+            return {"ok": True, "task_id": ref.task_id, "completed": self.battle.deps.client.task_completed(ref.task_id)}
         except GreenError as exc:
             return {"ok": False, "error": str(exc)}
-
-    def summary(self) -> StepOutput:
-        return self.battle.summary()
-
-    def build_result(self, finished: bool = False) -> BattleResult:
-        return self.battle.build_result(finished=finished)
 
 
 PRIVATE_KEYS = ("text", "mcp_url", "sse_url")

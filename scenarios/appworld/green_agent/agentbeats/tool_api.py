@@ -47,7 +47,7 @@ async def complete_metrics(battle_id: str) -> str:
     metrics = await asyncio.to_thread(session.run_step, "metrics")
     verdict = await asyncio.to_thread(session.run_step, "judge")
     trajectory = metrics.get("trajectory") or {}
-    completion = session.outputs.get("wait", {})
+    completion = session.battle.outputs.get("wait", {})
     return to_json({
         "ok": metrics.get("ok", False), "success": metrics.get("success"), "tests_passed": metrics.get("tests_passed"),
         "tests_failed": metrics.get("tests_failed"), "total_tests": metrics.get("total_tests"),

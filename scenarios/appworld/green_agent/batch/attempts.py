@@ -20,7 +20,7 @@ from pathlib import Path
 
 from green_agent.batch.checkpoint import RESULT_FILE, TASK_INFO_FILE, BattleKey, load_result, read_events
 from green_agent.models.result import BattleResult, ErrorRecord
-from green_agent.steps.report import write_result
+from green_agent.models.result_assembly import write_result
 
 ATTEMPTS_DIR = "attempts"
 """Sub-folder of a battle directory holding earlier attempts, one folder per battle id."""

@@ -24,6 +24,7 @@ from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import RunConfig, RunManifest, RunNode
 from green_agent.models.result import BattleResult
+from green_agent.models.result_assembly import RESULT_FILE
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ REPORT_FILE = "report.html"
 EVENTS_FILE = "events.jsonl"
 TASKS_DIR = "tasks"
 TASK_INFO_FILE = "task.json"
-RESULT_FILE = "result.json"
+
 _FINGERPRINTED = ("blue", "predictor", "scope_policy", "split", "trials", "deadline_s")
 _events_lock = threading.Lock()
 

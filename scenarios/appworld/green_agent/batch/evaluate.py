@@ -19,7 +19,8 @@ from typing import TextIO
 from pydantic import BaseModel, Field
 
 from green_agent.batch.checkpoint import BattleKey, battle_keys, digest, fingerprint, finished, prepare_run, record_nodes
-from green_agent.batch.executor import ExecutorKind, ExecutorPlan, open_executor
+from green_agent.batch.executor import open_executor
+from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.live import battle_fn
 from green_agent.batch.progress import Progress
 from green_agent.batch.rows import write_outputs
@@ -32,7 +33,7 @@ from green_agent.models.result import ScopePolicy
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
-from green_agent.steps.report import collect_versions
+from green_agent.models.result_assembly import collect_versions
 from green_agent.task_check import require_intact
 from kernel.task_ids import validate_task_id
 from kernel.world_data import WorldData

@@ -34,14 +34,14 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from green_agent.batch.checkpoint import BattleKey
-from green_agent.batch.executor import ExecutorKind, ExecutorPlan
+from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.ray_slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
 from green_agent.batch.runner import BattleFn, SlotFactory
 from green_agent.batch.world_digest import world_digest
 from kernel.errors import BadInputError, GreenError, InfrastructureError
 from green_agent.models.eval_run import RunNode
 from green_agent.models.result import BattleResult
-from green_agent.steps.report import write_result
+from green_agent.models.result_assembly import write_result
 
 log = logging.getLogger(__name__)
 

@@ -119,7 +119,7 @@ def node_settings(settings: Settings, environ: dict[str, str] | None = None) -> 
 
 def build_node_world(settings: Settings, root: Path) -> None:
     """Build the offline world into `root` with this node's AppWorld Python (deterministic)."""
-    from green_agent.commands.world import build_world
+    from green_agent.runtime.world_build import build_world
 
     build_world(settings, root=root)
 

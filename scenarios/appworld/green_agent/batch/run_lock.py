@@ -21,6 +21,7 @@ from types import TracebackType
 from pydantic import ValidationError
 
 from kernel.errors import RunDirLockedError
+from kernel.liveness import pid_alive
 from green_agent.runtime.file_lock import release, try_lock
 from green_agent.models.eval_run import RunLockHolder
 
@@ -35,17 +36,6 @@ def read_holder(path: Path) -> RunLockHolder | None:
         return RunLockHolder.model_validate_json(Path(path).read_bytes())
     except (OSError, ValidationError, ValueError):
         return None
-
-
-def pid_alive(pid: int) -> bool:
-    """True if a process with this pid exists (ours or another user's)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RunDirLock:

@@ -36,7 +36,7 @@ from green_agent.batch.attempts import battle_id_for, mark_interrupted, prior_at
 from green_agent.batch.checkpoint import BattleKey, append_event, battle_dir
 from kernel.errors import BadInputError
 from green_agent.models.result import BattleResult, ErrorRecord
-from green_agent.steps.report import collect_versions, write_result
+from green_agent.models.result_assembly import collect_versions, write_result
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kernel.errors import BadInputError
 from green_agent.runtime.file_lock import release, try_lock
+from green_agent.runtime.world_build import STAMP_NAME
 
-STAMP_NAME = ".built"
 BUILD_LOCK_WAIT_S = 900.0
 LOCK_POLL_S = 0.5
 

@@ -11,7 +11,6 @@ from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from kernel.settings import Settings
-from kernel.signals import stop_signals_interrupt
 from kernel.untrusted import one_line
 
 
@@ -32,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    install_sigterm_handler()
     start_reaper(os.getpid())  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
     request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
@@ -74,8 +72,3 @@ def summary(result: BattleResult) -> str:
         lines.append(f"  cleanup incomplete: {one_line('; '.join(result.cleanup.errors), 400)}")
     lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
     return "\n".join(lines)
-
-
-def install_sigterm_handler() -> None:
-    """Turn SIGTERM and SIGHUP into KeyboardInterrupt so every `finally` (cleanup, child processes) runs."""
-    stop_signals_interrupt()

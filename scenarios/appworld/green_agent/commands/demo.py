@@ -9,7 +9,7 @@ from green_agent.batch.checkpoint import REPORT_FILE
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.engine.config import world_data
 from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot
-from green_agent.commands.battle import install_sigterm_handler, summary
+from green_agent.commands.battle import summary
 from green_agent.commands.eval import summary as eval_summary
 from kernel.errors import InfrastructureError
 from kernel.settings import Settings
@@ -26,7 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    install_sigterm_handler()
     world = world_data(settings)
     if world is None:
         raise InfrastructureError(f"no offline world at {settings.appworld_root}/data: run `make world` first")

@@ -1,43 +1,14 @@
-"""`appworld-green mcp`: run the AppWorld MCP gateway (flags as upstream `appworld serve mcp http`)."""
+"""`appworld-green mcp`: run the AppWorld MCP gateway; its flags and its run live in `mcp_gateway.cli`."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from kernel.settings import DEFAULT_GATEWAY_PORT, Settings
+from mcp_gateway.cli import DESCRIPTION, add_arguments, run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "mcp", help="run the AppWorld MCP gateway (Streamable HTTP /mcp, SSE /sse, call log)",
-        description="Serve one MCP tool per AppWorld API, forwarded to an AppWorld APIs server; "
-                    "every call is appended to the JSONL call log.",
-    )
-    parser.add_argument("--remote-apis-url", help="AppWorld APIs server (default: settings appworld_apis_url)")
-    parser.add_argument("--app-names", help="comma-separated apps (default: all except api_docs and admin)")
-    parser.add_argument("--port", type=int, default=DEFAULT_GATEWAY_PORT, help=f"default {DEFAULT_GATEWAY_PORT}")
-    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    parser.add_argument("--log-path", type=Path, help="call log (default: settings agentbeats_mcp_log_path)")
-    parser.add_argument("--appworld-root", "--root", dest="appworld_root", type=Path,
-                        help="AppWorld root whose api docs define the tools (default: settings appworld_root)")
-    parser.add_argument("--output-type", choices=["both", "content_only", "structured_data_only"], default="both",
-                        help="tool result form (default both: text for SDK agents + structured)")
+        "mcp", help="run the AppWorld MCP gateway (Streamable HTTP /mcp, SSE /sse, call log)", description=DESCRIPTION)
+    add_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace, settings: Settings) -> int:
-    from kernel.process_exit import exit_without_teardown
-    from mcp_gateway.models import GatewayConfig
-    from mcp_gateway.server import serve
-
-    apps = [a.strip() for a in (args.app_names or "").split(",") if a.strip()] or None
-    config = GatewayConfig(
-        remote_apis_url=args.remote_apis_url or settings.appworld_apis_url,
-        appworld_root=args.appworld_root or settings.appworld_root,
-        log_path=args.log_path or settings.agentbeats_mcp_log_path,
-        app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
-    )
-    serve(config)
-    exit_without_teardown(0)
-    return 0  # not reached

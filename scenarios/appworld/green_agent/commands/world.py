@@ -1,27 +1,18 @@
 """`appworld-green world build|up|down`: build the offline world; start and stop world slots.
 
-`up` and `down` are thin wrappers over `green_agent.runtime.world_service`.
-
-The builder (`scenarios/appworld/world/build.py`) imports AppWorld, so it runs as a subprocess with
-`settings.appworld_python`; its output streams straight to this terminal. Its exit codes map to our
-errors: 2 (malformed task pack) -> `BadInputError`, anything else non-zero -> `InfrastructureError`.
+Thin wrappers: `build` over `green_agent.runtime.world_build` (the builder runs as a subprocess; its
+output streams straight to this terminal), `up` and `down` over `green_agent.runtime.world_service`.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 from pathlib import Path
 
-from kernel.errors import AppWorldUnavailableError, BadInputError, InfrastructureError
-from kernel.settings import MAX_SLOTS, SCENARIO_DIR, Settings
+from kernel.settings import MAX_SLOTS, Settings
+from green_agent.runtime.world_build import build_world
 from green_agent.runtime.world_service import start_slots, stop_slots
-
-WORLD_DIR = SCENARIO_DIR / "world"
-BUILD_SCRIPT = WORLD_DIR / "build.py"
-STAMP_NAME = ".built"
-PACK_ERROR_EXIT = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,33 +57,3 @@ def run_down(args: argparse.Namespace, settings: Settings) -> int:
     stopped = stop_slots(settings)
     print("\n".join(f"stopped {name}" for name in stopped) if stopped else "no world slots were up")
     return 0
-
-
-def builder_command(settings: Settings, root: Path, only_validate: bool = False) -> list[str]:
-    """The builder's argv (also used by tests that drive the builder directly)."""
-    command = [str(settings.appworld_python), str(BUILD_SCRIPT), "--root", str(root)]
-    return command + (["--only-validate"] if only_validate else [])
-
-
-def build_world(settings: Settings, root: Path | None = None, only_validate: bool = False) -> Path:
-    """Run the builder; return the root it built. Output streams to this process's stdout/stderr.
-
-    Raises:
-        AppWorldUnavailableError: the AppWorld virtualenv's Python is missing.
-        BadInputError: the task pack is malformed (the builder named the task and field above).
-        InfrastructureError: the build failed for another reason, or left no `.built` stamp.
-    """
-    root = Path(root or settings.appworld_root).resolve()
-    if not Path(settings.appworld_python).is_file():
-        raise AppWorldUnavailableError(
-            f"AppWorld's Python not found at {settings.appworld_python}: run `make venvs` "
-            "(or set APPWORLD_PYTHON to the python of a virtualenv with appworld==0.1.3.post1)"
-        )
-    returncode = subprocess.run(builder_command(settings, root, only_validate), cwd=WORLD_DIR, check=False).returncode
-    if returncode == PACK_ERROR_EXIT:
-        raise BadInputError("the task pack is malformed (see the problems listed above); fix the named fields")
-    if returncode != 0:
-        raise InfrastructureError(f"world build failed (builder exit code {returncode}); see its output above")
-    if not only_validate and not (root / "data" / STAMP_NAME).is_file():
-        raise InfrastructureError(f"world build finished but {root / 'data' / STAMP_NAME} is missing")
-    return root

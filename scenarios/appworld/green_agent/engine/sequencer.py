@@ -8,7 +8,8 @@ records the cleanup too.
 
 Rules every driver gets:
 - every step runs at most once; a repeated call returns the stored output (`repeated: true`), and a
-  step first runs the steps it depends on (a driver may call `run_step("report")` straight away);
+  step first runs, in order, every step before it that has not run (`run_step` is one loop over
+  `STEPS`; a driver may call `run_step("report")` straight away);
 - a step's wall time goes into `timings` under its name;
 - an infrastructure failure in steps 1-8 becomes `status: infra_error` with the failing step named
   and the dead service's fix-it (`diagnose.explain`); steps 3-8 are then skipped, judge, cleanup
@@ -32,14 +33,14 @@ from typing import Any, Protocol
 from green_agent.diagnose import explain
 from green_agent.engine.config import BattleConfig, BattleDeps
 from green_agent.engine.state import BattleState
-from green_agent.models.result import BattleResult, CompletionRecord, ErrorRecord
-from green_agent.models.trajectory import TrajectoryMetrics
+from green_agent.models.result import BattleResult, ErrorRecord
+from green_agent.models.result_assembly import build_result, trajectory_summary, write_result
 from green_agent.steps.archive import archive
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
 from green_agent.steps.judge import judge
 from green_agent.steps.metrics import collect_metrics
-from green_agent.steps.report import collect_versions, report, write_result
+from green_agent.steps.report import report
 from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 
 STEPS = ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "cleanup",
          "report")
-"""The one step order: README, the Green's card, the tools and the progress titles all follow it."""
+"""The one step order: the README, the Green's card, the tools and the progress titles all follow it."""
 ALWAYS_RUN = ("judge", "cleanup", "report")
 """Steps that still run after an infrastructure error (the verdict is then a draw)."""
 
@@ -84,40 +85,33 @@ class Battle:
 
     # -- driving ---------------------------------------------------------------------------------
     def run_step(self, name: str) -> StepOutput:
-        """Run step `name` (and, first, the steps before it) at most once; its output."""
+        """Run step `name` at most once, after every step before it that has not run yet; its output."""
         if name in self.outputs:
             return {**self.outputs[name], "repeated": True}
-        if name != "cleanup" and self.bad_input is not None:
-            return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
-        index = STEPS.index(name)
-        if index > 0 and STEPS[index - 1] not in self.outputs:
-            self.run_step(STEPS[index - 1])
-            if name != "cleanup" and self.bad_input is not None:
-                return {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
-        if self.state.error is not None and name not in ALWAYS_RUN:
-            output = {"ok": False, "step": name, "skipped": True,
-                      "error": f"skipped after an infrastructure error in step {self.state.error.step}"}
-        else:
-            output = self._execute(name)
-        self.outputs[name] = output
-        return output
+        for step in STEPS[:STEPS.index(name) + 1]:
+            if step in self.outputs or (self.bad_input is not None and step != "cleanup"):
+                continue  # done already, or not run after bad input (only cleanup is)
+            self.outputs[step] = self._skipped(step) if self._skips(step) else self._execute(step)
+        return self.outputs.get(name) or {"ok": False, "step": name, "skipped": True, "error": self.bad_input}
 
     def run_all(self) -> BattleResult | None:
         """Every step in order; cleanup (and an `Interrupted` result.json) on Ctrl-C. None after bad input."""
         try:
-            self.run_step("report")
+            self.run_step(STEPS[-1])
         except KeyboardInterrupt:
             self._interrupted()
             raise
-        if self.bad_input is not None and "cleanup" not in self.outputs:
-            self.run_step("cleanup")
         return self.result
 
     finish = run_all
     """Complete whatever is left (finished steps are not rerun)."""
 
     def build_result(self, finished: bool = False) -> BattleResult:
-        return build_result(self.config, self.deps, self.state, self.started, finished=finished)
+        """The record so far (see `green_agent.models.result_assembly.build_result`)."""
+        config = self.config
+        return build_result(self.state, battle_id=config.battle_id, blue=config.blue, deadline_s=config.deadline_s,
+                            run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
+                            started=self.started, finished=finished)
 
     def summary(self) -> StepOutput:
         """The verdict so far (what the AgentBeats tools answer at the end)."""
@@ -169,6 +163,12 @@ class Battle:
             self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
             self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
             reply_grace_s=config.reply_grace_s)
+        if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
+            self.state.episode = self.deps.gateway.end_episode(config.battle_id)
+            if not self.state.episode.drained:
+                self.state.report_problems.append(
+                    f"{self.state.episode.in_flight} call(s) of the Blue were still in flight when the gateway "
+                    "stopped waiting for them after its episode ended; the archived trajectory may miss them")
         return self.state.completion.model_dump()
 
     def _archive(self) -> StepOutput:
@@ -201,7 +201,8 @@ class Battle:
         state.judgement = judge(metrics.evaluation if metrics else None,
                                 bool(state.completion and state.completion.completed), state.error is not None,
                                 metrics.upstream_fault if metrics else None,
-                                state.scope.refused_gold if state.scope else None)
+                                state.scope.refused_gold if state.scope else None,
+                                state.completion.blue_fault if state.completion else None)
         return state.judgement.model_dump()
 
     def _cleanup(self) -> StepOutput:
@@ -227,6 +228,14 @@ class Battle:
                 "result_file": str(path)}
 
     # -- machinery -------------------------------------------------------------------------------
+    def _skips(self, name: str) -> bool:
+        """After an infrastructure error only judge, cleanup and report run."""
+        return self.state.error is not None and name not in ALWAYS_RUN
+
+    def _skipped(self, name: str) -> StepOutput:
+        return {"ok": False, "step": name, "skipped": True,
+                "error": f"skipped after an infrastructure error in step {self.state.error.step}"}
+
     def _execute(self, name: str) -> StepOutput:
         if self.observer:
             self.observer.step_started(name, self)
@@ -298,41 +307,3 @@ def paginated_apis(world: Any) -> list[str] | None:
         return world.paginated_apis()
     except Exception:
         return None
-
-
-def build_result(config: BattleConfig, deps: BattleDeps, state: BattleState, started: datetime,
-                 finished: bool = False) -> BattleResult:
-    verdict = state.judgement or judge(None, False, True)
-    evaluation = state.metrics.evaluation if state.metrics else None
-    completion = state.completion
-    appworld_version = state.archive.appworld_version if state.archive else None
-    return BattleResult(
-        battle_id=config.battle_id, task_id=state.ref.task_id if state.ref else None, blue=config.blue,
-        blue_agent_name=state.handle.result.agent.name if state.handle else None,
-        status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
-        reason=state.error.message if state.error else verdict.reason,
-        difficulty=evaluation.difficulty if evaluation else None,
-        experiment_name=state.setup.experiment_name if state.setup else None,
-        evaluation=evaluation, scope=state.scope,
-        completion=CompletionRecord(deadline_s=config.deadline_s, **completion.model_dump(
-            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s"}))
-        if completion else None,
-        trajectory=state.metrics.trajectory if state.metrics else None,
-        trajectory_error=state.metrics.trajectory_error if state.metrics else None,
-        archive=state.archive, report_problems=list(state.report_problems), timings=dict(state.timings),
-        error=state.error, cleanup=state.cleanup if state.cleanup else None,
-        versions=collect_versions(deps.settings.appworld_python, appworld_version),
-        run_dir=str(config.run_dir), started_at=started,
-        finished_at=datetime.now(timezone.utc) if finished else None,
-    )
-
-
-
-SUMMARY_FIGURES = {"total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
-                   "retry_count", "out_of_scope_calls", "pagination_sequences", "api_recall", "api_precision", "api_f1",
-                   "calls_per_tool"}
-
-
-def trajectory_summary(trajectory: TrajectoryMetrics | None) -> dict[str, Any] | None:
-    """The trajectory figures a step output shows (the full record is in result.json)."""
-    return trajectory.model_dump(mode="json", include=SUMMARY_FIGURES) if trajectory else None

@@ -9,6 +9,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from kernel.api_names import tool_name
+
 PredictorName = Literal["llm", "lexical", "ground_truth", "all", "upstream_first20", "appworld_agents"]
 """A concrete predictor (what actually produced a scope). `all` = every API (no scoping);
 `upstream_first20` = upstream's "no prediction" cut: the first `cap` (20 by default) APIs in doc order."""
@@ -57,4 +59,4 @@ class ScopePrediction(BaseModel):
     @property
     def tool_names(self) -> list[str]:
         """The same APIs as MCP tool names (`app__api`)."""
-        return [api.replace(".", "__", 1) for api in self.apis]
+        return [tool_name(api) for api in self.apis]

@@ -2,7 +2,7 @@
 
 Written into `result.json` under `trajectory` by the core's metrics step and printed by
 `appworld-green analyze`. Every field is defined precisely in `green_agent.trajectory` and in
-the README's "Trajectory metrics" section; ratios whose denominator is zero are `None` (JSON `null`).
+docs/trajectory.md; ratios whose denominator is zero are `None` (JSON `null`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Each process is started in its own session (process group), so stopping it also stops anything
 it spawned. Its log is 0600 while it runs and scrubbed of every registered secret once it stopped
-(`kernel.redaction.scrub_file`): the logs live in the run directory. A readiness probe polls a URL until it answers or a deadline passes; a process that
-exits early is reported with the tail of its log.
+(`kernel.redaction.scrub_file`): the logs live in the run directory. A readiness probe polls a URL
+until it answers or a deadline passes; a process that exits early is reported with the tail of its log.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from pathlib import Path
 import requests
 
 from kernel.errors import InfrastructureError
+from kernel.entry import TERMINATING
+from kernel.liveness import group_alive
 from kernel.redaction import scrub_file
-from kernel.signals import TERMINATING
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0
@@ -145,25 +146,6 @@ def stop_process_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
             return
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
-            if not _group_alive(pgid):
+            if not group_alive(pgid):
                 return
             time.sleep(0.05)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie leader still counts; reap it if it is our child.
-    try:
-        pid, _ = os.waitpid(-pgid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True

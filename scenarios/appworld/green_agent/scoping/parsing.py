@@ -16,6 +16,7 @@ from collections.abc import Collection
 from pydantic import BaseModel, Field
 
 from green_agent.scoping.base import COMPLETE_TASK_API, complete_task_first
+from kernel.api_names import api_name
 
 _LIST_MARKER = re.compile(r"^(?:[-*\u2022]|\d{1,3}[.)])\s+")
 
@@ -31,9 +32,7 @@ class ParsedApis(BaseModel):
 def normalise_line(line: str) -> str:
     """One answer line in canonical form: stripped, lowercased, marker/backticks removed, `__` -> `.`."""
     text = _LIST_MARKER.sub("", line.strip()).strip().strip("`").strip().lower()
-    if "." not in text and "__" in text:
-        text = text.replace("__", ".", 1)
-    return text
+    return text if "." in text else api_name(text)
 
 
 def parse_api_lines(text: str, known: Collection[str], cap: int) -> ParsedApis:

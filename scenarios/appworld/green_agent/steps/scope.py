@@ -17,6 +17,7 @@ from green_agent.models.result import ScopePolicy, ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
 from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.scoping.select import predict_scope
+from kernel.api_names import api_name, tool_name
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 
@@ -59,7 +60,7 @@ def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, sco
     agent's `--mcp`), so the gateway's plain routes serve this battle too."""
     if gateway is None:
         return None
-    tools = [api.replace(".", "__", 1) for api in scope.apis] if scope.apis is not None else None
+    tools = [tool_name(api) for api in scope.apis] if scope.apis is not None else None
     return gateway.start_battle(battle_id, task_id, tools, scope.policy, launch_url_allowed=launch_url_allowed)
 
 
@@ -74,7 +75,7 @@ def account_calls(scope: ScopeRecord, trajectory: TrajectoryMetrics | None) -> S
     tools = trajectory.out_of_scope_tools
     refused: list[str] = []
     if scope.policy == "enforce" and scope.apis is not None and scope.gold_apis:
-        refused = sorted({tool.replace("__", ".", 1) for tool in tools} & set(scope.gold_apis))
+        refused = sorted({api_name(tool) for tool in tools} & set(scope.gold_apis))
     return scope.model_copy(update={"out_of_scope_calls": trajectory.out_of_scope_calls,
                                     "refused_gold": refused})
 

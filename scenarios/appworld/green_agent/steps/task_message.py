@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import TaskInfo
 from kernel.task_message import machine_lines
+from kernel.api_names import tool_name
 
 DOCS_TOOLS = ("api_docs__show_app_descriptions", "api_docs__show_api_descriptions", "api_docs__show_api_doc")
 """What the gateway lists beside an advised scope (the same names as `mcp_gateway.call_api`)."""
@@ -27,12 +28,6 @@ class TaskMessage(BaseModel):
     tool_names: list[str] = Field(description="Scoped tools as `app__api` names, in scope order.")
     mcp_url: str | None = Field(description="Streamable HTTP endpoint of the gateway.")
     sse_url: str | None = Field(description="SSE endpoint of the gateway.")
-
-
-def tool_name(dotted: str) -> str:
-    """`app.api` -> `app__api` (the MCP tool name)."""
-    app, _, api = dotted.partition(".")
-    return f"{app}__{api}"
 
 
 def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url: str | None,

@@ -3,7 +3,7 @@
 `analyze_log` reads the log once, keeps only the records of the requested battle and/or task
 (`reader`), folds them into O(#tools + #APIs) state (`accumulator`), and scores API selection
 against gold (`api_selection`) and pagination completeness (`pagination`). Every metric is
-defined in `metrics` (and in the README's "Trajectory metrics" section). A missing log gives zero-call metrics
+defined in `metrics` (and in docs/trajectory.md). A missing log gives zero-call metrics
 with `log_found=False`; malformed lines are counted and skipped.
 """
 

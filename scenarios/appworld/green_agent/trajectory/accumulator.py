@@ -13,6 +13,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
+from kernel.api_names import api_name
 from kernel.call_record import CallRecord
 from green_agent.trajectory import metrics
 from green_agent.trajectory.pagination import PaginationTracker
@@ -65,7 +66,7 @@ class TrajectoryAccumulator:
         self.durations.append(record.duration_ms)
         self._times(record.timestamp)
         self._sequence(record)
-        api = metrics.api_name(tool)
+        api = api_name(tool)
         if record.success:
             self.called_ok.add(api)
         self.pagination.add(api, record.arguments, record.success, record.result_items)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import NamedTuple
 
-from green_agent.trajectory.metrics import api_name, f1, ratio
+from green_agent.trajectory.metrics import f1, ratio
+from kernel.api_names import api_name
 
 SELECTION_IGNORED_APPS = frozenset({"api_docs"})
 

@@ -73,12 +73,6 @@ def f1(precision: float | None, recall: float | None) -> float | None:
     return 2 * precision * recall / (precision + recall)
 
 
-def api_name(tool_or_api: str) -> str:
-    """`app.api` for an MCP tool name `app__api` (names already dotted, or without `__`, unchanged)."""
-    app, sep, api = tool_or_api.partition("__")
-    return f"{app}.{api}" if sep and app and api else tool_or_api
-
-
 def is_seed_pagination_tool(tool_name: str) -> bool:
     """The seed's test for a pagination-like tool: its name contains list, search or library."""
     lowered = tool_name.lower()

@@ -193,19 +193,40 @@ NOTHING_CHANGED_CHECK = check("no_op_pass", "assert no model changed (a question
 """The collateral-damage test of a question task."""
 
 
+def only_changed(*models: str) -> str:
+    """The test line: no model changed but `models` (through an `allowed = {...}` line when too long)."""
+    allowed = "{" + ", ".join(f'"{name}"' for name in models) + "}"
+    rest = f'test.case(models.changed_model_names() - {allowed}, "is_falsy")'
+    if 8 + len(rest) > LINE_LENGTH:
+        rest = f'allowed = {allowed}\ntest.case(models.changed_model_names() - allowed, "is_falsy")'
+    return rest
+
+
 def added_only_check(requirement: str, model: str, *also_allowed: str) -> Check:
     """`no_op_pass`: no existing row of `model` was updated or removed, and no model changed but `model`
     and `also_allowed` (e.g. the thread rows an email updates). A no-op passes it: check the additions apart.
     """
-    allowed = "{" + ", ".join(f'"{name}"' for name in (model, *also_allowed)) + "}"
-    rest = f'test.case(models.changed_model_names() - {allowed}, "is_falsy")'
-    if 8 + len(rest) > LINE_LENGTH:
-        rest = f'allowed = {allowed}\ntest.case(models.changed_model_names() - allowed, "is_falsy")'
     return check("no_op_pass", requirement, f'''
 added, updated, removed = models.changed_records("{model}")
 test.case(len(updated) + len(removed), "==", 0)
-{rest}
+{only_changed(model, *also_allowed)}
 ''')
+
+
+def kept_rows_check(requirement: str, model: str, *, before: str = "", after: str = "",
+                    changed_only: tuple[str, ...] | None = None) -> Check:
+    """`no_op_pass`: no row of `model` was added or removed, and no model changed but `changed_only`.
+
+    The updated rows stay in `updated` for `after` (the tests of what an update may change); `before`
+    runs first. `changed_only` defaults to `(model,)`; `()` leaves that test out. A no-op passes it.
+    """
+    kept = f'''
+added, updated, removed = models.changed_records("{model}")
+test.case(len(added) + len(removed), "==", 0)
+'''
+    allowed = (model,) if changed_only is None else changed_only
+    changed = only_changed(*allowed) if allowed else ""
+    return check("no_op_pass", requirement, block(dedent(before), kept, dedent(after), changed))
 
 
 def one_added_check(requirement: str, model: str, row: str, more: str = "") -> Check:

@@ -9,7 +9,9 @@ Variants: count the emails of the thread (question, needs `show_thread`), reply 
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, added_only_check, check, login_preamble, paginate, question_checks, solution
+from pack.snippets import (
+    action_checks, added_only_check, check, kept_rows_check, login_preamble, paginate, question_checks, solution,
+)
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 SUBJECT = "Block party planning"
@@ -140,18 +142,15 @@ ARCHIVE_NEWSLETTERS = TaskDef(
         archived = {subjects[t.email_ids[0]] for t in models.end.gmail.UserEmailThread.find_all(user_id=maya.id)
                     if t.archived}
         test.case(sorted(archived & set(private_data.subjects)), "==", private_data.subjects)
-    '''), check("no_op_pass", """
+    '''), kept_rows_check("""
         assert no other thread was archived, none was deleted, and nothing outside gmail.UserEmailThread changed.
-    """, '''
+    """, "gmail.UserEmailThread", before='''
         maya = models.end.gmail.User.find_from(main_user)
         subjects = {e.id: e.subject for e in models.end.gmail.Email.all()}
         before = {t.id for t in models.start.gmail.UserEmailThread.find_all(user_id=maya.id) if t.archived}
         newly = [subjects[t.email_ids[0]] for t in models.end.gmail.UserEmailThread.find_all(user_id=maya.id)
                  if t.archived and t.id not in before]
         test.case(set(newly) - set(private_data.subjects), "is_falsy")
-        added, updated, removed = models.changed_records("gmail.UserEmailThread")
-        test.case(len(added) + len(removed), "==", 0)
-        test.case(models.changed_model_names() - {"gmail.UserEmailThread"}, "is_falsy")
     ''')),
 )
 

@@ -10,7 +10,7 @@ needs each file's content), file the downloaded 1099 forms and write an index (a
 
 from __future__ import annotations
 
-from pack.snippets import action_checks, check, login_preamble, question_checks, solution
+from pack.snippets import action_checks, check, kept_rows_check, login_preamble, question_checks, solution
 from pack.types import ScenarioDef, SeedContext, TaskDef
 
 HOME = "/home/maya/"
@@ -174,20 +174,18 @@ FILE_FORMS = TaskDef(
         test.case(index is not None, "==", True)
         lines = [line.strip() for line in index.content.splitlines() if line.strip()]
         test.case(lines, "==", private_data.index_lines)
-    '''), check("no_op_pass", """
+    '''), kept_rows_check("""
         assert no directory was added, removed or renamed, the only files removed are the two downloaded 1099
         forms, the only files added are their moved copies and index.txt, no other file changed and nothing
         outside the file system's files and directories changed.
-    """, '''
+    """, "file_system.Directory", changed_only=("file_system.File", "file_system.Directory"), before='''
         added, updated, removed = models.changed_records("file_system.File")
         test.case({f.path for f in removed} - set(private_data.moved.keys()), "is_falsy")
         test.case({f.path for f in added} - set(private_data.moved.values()) - {private_data.index_path}, "is_falsy")
         test.case(len(updated), "==", 0)
-        added, updated, removed = models.changed_records("file_system.Directory")
-        test.case(len(added) + len(removed), "==", 0)
+    ''', after='''
         originals = {directory.id: directory.path for directory in models.start.file_system.Directory.all()}
         test.case([d.path for d in updated if d.path != originals[d.id]], "is_falsy")
-        test.case(models.changed_model_names() - {"file_system.File", "file_system.Directory"}, "is_falsy")
     ''')),
 )
 

@@ -1,0 +1,54 @@
+"""What every entry point does at start-up, written once: logging, signals, known secrets.
+
+Called by `green_agent.cli.main` (`appworld-green`) and `mcp_gateway.cli.main` (`python -m
+mcp_gateway`), never by library code: handlers and logging belong to the process, not to a module.
+
+- `configure_logging`: one format, on stderr (stdout is for `--json` output).
+- `install_interrupt_signals`: Ctrl-C raises KeyboardInterrupt again whatever we inherited, and
+  SIGTERM and SIGHUP (`TERMINATING`: a closed terminal, a lost SSH session) raise it too, so every
+  `finally` (cleanup, result.json, child processes) runs and the exit is 130.
+- `scrub_configured_secrets`: the values of configured secrets never reach this process's output.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from types import FrameType
+
+from kernel.settings import Settings
+
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that mean "stop now, cleanly": both raise KeyboardInterrupt like Ctrl-C."""
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(verbose: bool) -> None:
+    """Log to stderr, at DEBUG with `verbose`, else INFO."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+
+
+def install_interrupt_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread.
+
+    A shell starts background jobs (`cmd &` in a script) with SIGINT ignored, and an ignored
+    disposition survives exec; without restoring it a battle started that way could not be interrupted.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in TERMINATING:
+        signal.signal(sig, _sigterm_handler)
+
+
+def _sigterm_handler(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def scrub_configured_secrets(settings: Settings) -> None:
+    """Keep the values of configured secrets out of everything this process prints or logs."""
+    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    register_secrets([key, *secrets_in_environment(dict(os.environ))])
+    scrub_process_output()

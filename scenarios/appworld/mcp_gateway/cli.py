@@ -1,0 +1,71 @@
+"""The gateway's command line: `python -m mcp_gateway ARGS` (and `appworld-green mcp ARGS`, which delegates here).
+
+Flags as upstream `appworld serve mcp http`. `add_arguments` declares them on any parser, `run` serves
+one gateway from parsed flags and settings, `main` is the gateway's own entry point (settings from
+`--env-file`, logging, signals and exit codes as the Green's CLI has them: 2 bad input, 3
+infrastructure, 130 Ctrl-C/SIGTERM). The gateway never imports the Green.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kernel.entry import configure_logging, install_interrupt_signals, scrub_configured_secrets
+from kernel.errors import GreenError
+from kernel.settings import DEFAULT_GATEWAY_PORT, REPO_ROOT, Settings, load_settings
+
+DESCRIPTION = ("Serve one MCP tool per AppWorld API, forwarded to an AppWorld APIs server; "
+               "every call is appended to the JSONL call log.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The gateway's flags (all optional; unset ones come from settings)."""
+    parser.add_argument("--remote-apis-url", help="AppWorld APIs server (default: settings appworld_apis_url)")
+    parser.add_argument("--app-names", help="comma-separated apps (default: all except api_docs and admin)")
+    parser.add_argument("--port", type=int, default=DEFAULT_GATEWAY_PORT, help=f"default {DEFAULT_GATEWAY_PORT}")
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    parser.add_argument("--log-path", type=Path, help="call log (default: settings agentbeats_mcp_log_path)")
+    parser.add_argument("--appworld-root", "--root", dest="appworld_root", type=Path,
+                        help="AppWorld root whose api docs define the tools (default: settings appworld_root)")
+    parser.add_argument("--output-type", choices=["both", "content_only", "structured_data_only"], default="both",
+                        help="tool result form (default both: text for SDK agents + structured)")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve until stopped, then leave the process at once (`exit_without_teardown`)."""
+    from kernel.process_exit import exit_without_teardown
+    from mcp_gateway.models import GatewayConfig
+    from mcp_gateway.server import serve
+
+    apps = [a.strip() for a in (args.app_names or "").split(",") if a.strip()] or None
+    config = GatewayConfig(
+        remote_apis_url=args.remote_apis_url or settings.appworld_apis_url,
+        appworld_root=args.appworld_root or settings.appworld_root,
+        log_path=args.log_path or settings.agentbeats_mcp_log_path,
+        app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
+    )
+    serve(config)
+    exit_without_teardown(0)
+    return 0  # not reached
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcp_gateway", description=DESCRIPTION)
+    parser.add_argument("--env-file", default=str(REPO_ROOT / ".env"), help="settings file to load (default: .env)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    configure_logging(args.verbose)
+    install_interrupt_signals()
+    try:
+        settings = load_settings(env_file=args.env_file)
+        scrub_configured_secrets(settings)
+        return run(args, settings)
+    except GreenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
