@@ -28,6 +28,7 @@ FOLDED_STEPS = ("archive", "metrics", "judge", "cleanup", "report")
 """Steps whose success posts no progress entry: the result entry summarizes them."""
 MAX_FAILING_LISTED = 10
 MAX_REASON = 300
+MAX_FAULT = 300
 WINNER_LABEL = {"blue_agent": "Blue wins", "green_agent": "Green wins"}
 STEP_LABEL = {"task_id": "1 task id", "setup": "2 setup", "scope": "3 scope", "task_message": "4 message",
               "dispatch": "5 dispatch", "wait": "6 wait", "archive": "7 archive", "metrics": "8 metrics",
@@ -55,6 +56,7 @@ class ResultDetail(BaseModel):
     world_closed: bool | None = Field(description="Cleanup closed the AppWorld world (None: none was opened).")
     duration_s: float | None = Field(description="Battle wall time.")
     error: str | None = Field(description="step: type: message of an infrastructure error.")
+    blue_fault: str | None = Field(default=None, description="kind: message of the Blue's own fault (one line).")
     evidence: str = Field(description="Where the full record is (relative to the Green's runs directory).")
 
 
@@ -83,6 +85,8 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
         duration_s=round(duration, 1) if duration is not None else None,
         error=one_line(f"{result.error.step}: {result.error.type}: {one_line(result.error.message, 200)}")
         if result.error else None,
+        blue_fault=one_line(f"{result.blue_fault.kind}: {result.blue_fault.message}", MAX_FAULT) if result.blue_fault
+        else None,
         evidence=f"<runs>/{_run_dir_name(result)}/result.json",
     ).model_dump()
 
@@ -104,6 +108,10 @@ def render_markdown(result: BattleResult) -> str:
     if result.error:
         lines += [f"> **Infrastructure error** in step {code_span(result.error.step)} ({cell(result.error.type)}): "
                   f"{cell(result.error.message)}. The Blue is not charged.", ""]
+    if result.blue_fault:
+        fault = result.blue_fault
+        lines += [f"> **The Blue's own fault** ({code_span(fault.kind)}, {fault.after_s:.1f} s after the task was "
+                  f"sent): {markdown_line(fault.message, MAX_FAULT)}. Judged on the world as it stands.", ""]
     if result.outcome == "scope_error":
         refused = ", ".join(result.scope.refused_gold if result.scope else [])
         lines += [f"> **Scope error**: the enforced scope refused the Blue gold API(s) {cell(refused)}. "

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from green_agent.batch.slot_reaper import start_reaper
+from green_agent.batch.slot_reaper import reaped_if_killed
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
@@ -31,11 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    start_reaper(os.getpid())  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
     request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
                             out=args.out, deadline_s=args.deadline)
-    result = run_battle_request(request, settings)
+    with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
+        result = run_battle_request(request, settings)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:

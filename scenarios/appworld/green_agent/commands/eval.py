@@ -10,8 +10,8 @@ when interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
-from green_agent.batch.slot_reaper import start_reaper
+from green_agent.batch.slot_reaper import reaped_if_killed
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
@@ -59,8 +59,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         _keep_local_ray_on_loopback(args)
     elif args.ray_address and args.executor != "ray":
         raise BadInputError("--ray-address needs --executor ray")
-    if args.executor == "local":
-        start_reaper(os.getpid())  # a SIGKILLed eval's slot servers, gateways and Blues are ended, not orphaned
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
         predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
@@ -68,7 +66,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
         executor=args.executor, ray_address=args.ray_address)
-    outcome = run_eval(request, settings)
+    # a SIGKILLed local eval's slot servers, gateways and Blues are ended, not orphaned
+    with reaped_if_killed() if args.executor == "local" else contextlib.nullcontext():
+        outcome = run_eval(request, settings)
     if args.json:
         print(outcome.results.model_dump_json(indent=2))
     else:
