@@ -37,8 +37,8 @@ def install_interrupt_signals() -> None:
     disposition survives exec; without restoring it a battle started that way could not be interrupted.
     """
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    for sig in TERMINATING:
-        signal.signal(sig, _sigterm_handler)
+    signal.signal(signal.SIGTERM, _sigterm_handler)
+    signal.signal(signal.SIGHUP, _sigterm_handler)  # `TERMINATING`: a closed terminal is a SIGTERM
 
 
 def _sigterm_handler(signum: int, frame: FrameType | None) -> None:
