@@ -141,7 +141,7 @@ def test_markdown_opens_with_the_winner_then_outcome_table_and_failing_tests() -
     assert lines[0] == "## Green wins (winner `green_agent`)"
     assert lines[2].startswith("**Outcome `failed`**") and "1/2 AppWorld tests passed" in lines[2]
     assert text.index("| Tests passed | 1/2 |") < text.index("### Failing tests") < text.index("### Steps")
-    assert "| 1 | note title is 'Groceries' | no_op_fail |" in text
+    assert "| 1 | note title is 'Groceries' | no\\_op\\_fail |" in text
     assert "AssertionError" not in text and str(LOCAL) not in text and not ABSOLUTE.search(text)
     assert "AppWorld reference Blue" in text
 

@@ -63,7 +63,7 @@ def make_handler(settings: Settings) -> BlueHandler:
     async def handle(text: str) -> str:
         task = parse_task_message(text)
         source = world.solution_source(task.task_id)
-        logger.info("replaying the reference solution of %s through %s", task.task_id, task.mcp_url)
+        logger.info("replaying the reference solution of %s through the battle's gateway endpoint", task.task_id)
         await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s)
         return f"Replayed the reference solution of task {task.task_id}; supervisor__complete_task was called."
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
+from kernel.redaction import register_secrets
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
 
@@ -60,6 +61,7 @@ class GatewayClient:
         """Set the battle with a new token: its scope (`app__api` tools; None = every tool) under `policy`
         (advise | enforce). Returns the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
         token = new_secret()
+        register_secrets([token])  # the Blue's key to its battle: scrubbed from every file and output of ours
         self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
                                                    "policy": policy, "token": token,
                                                    "launch_url_allowed": launch_url_allowed})

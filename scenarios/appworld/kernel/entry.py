@@ -5,7 +5,8 @@ mcp_gateway`), never by library code: handlers and logging belong to the process
 
 - `configure_logging`: one format, on stderr (stdout is for `--json` output).
 - `install_interrupt_signals`: Ctrl-C raises KeyboardInterrupt again whatever we inherited, and
-  SIGTERM raises it too, so every `finally` (cleanup, child processes) runs.
+  SIGTERM and SIGHUP (`TERMINATING`: a closed terminal, a lost SSH session) raise it too, so every
+  `finally` (cleanup, result.json, child processes) runs and the exit is 130.
 - `scrub_configured_secrets`: the values of configured secrets never reach this process's output.
 """
 
@@ -19,6 +20,8 @@ from types import FrameType
 
 from kernel.settings import Settings
 
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that mean "stop now, cleanly": both raise KeyboardInterrupt like Ctrl-C."""
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -28,13 +31,14 @@ def configure_logging(verbose: bool) -> None:
 
 
 def install_interrupt_signals() -> None:
-    """SIGINT and SIGTERM both raise KeyboardInterrupt in the main thread.
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread.
 
     A shell starts background jobs (`cmd &` in a script) with SIGINT ignored, and an ignored
     disposition survives exec; without restoring it a battle started that way could not be interrupted.
     """
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _sigterm_handler)
+    signal.signal(signal.SIGHUP, _sigterm_handler)  # `TERMINATING`: a closed terminal is a SIGTERM
 
 
 def _sigterm_handler(signum: int, frame: FrameType | None) -> None:

@@ -69,6 +69,10 @@ class GatewayError(InfrastructureError):
     """The AppWorld MCP gateway is down or misbehaved."""
 
 
+class DiskFullError(InfrastructureError):
+    """A write failed for lack of space (ENOSPC, EDQUOT); the message names the path and what is intact."""
+
+
 class SlotBusyError(InfrastructureError):
     """A world slot is already running a battle; two tasks never share a slot."""
 

@@ -9,6 +9,7 @@ credential, and of anything shaped like a JWT or a Bearer credential.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -123,6 +124,35 @@ def scrub_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [scrub_data(item) for item in value]
     return value
+
+
+def scrub_file(path: os.PathLike[str] | str, chunk_limit: int = 256 * 1024 * 1024) -> bool:
+    """Rewrite the text file at `path` with `scrub` applied (a child's log, once the child stopped).
+
+    True if it changed. A missing file, or one larger than `chunk_limit` bytes, is left alone (the latter
+    logged); the rewrite is atomic and keeps the file 0600. Never raises on I/O errors (logged instead).
+    """
+    import logging
+    from pathlib import Path
+
+    from kernel.atomic import atomic_write_text
+
+    target = Path(path)
+    try:
+        if not target.is_file():
+            return False
+        if target.stat().st_size > chunk_limit:
+            logging.getLogger(__name__).warning("%s is too large to scrub (%d bytes)", target, target.stat().st_size)
+            return False
+        text = target.read_text(errors="replace")
+        cleaned = scrub(text)
+        if cleaned == text:
+            return False
+        atomic_write_text(target, cleaned)
+        return True
+    except OSError as exc:
+        logging.getLogger(__name__).warning("could not scrub %s: %s", target, exc)
+        return False
 
 
 class ScrubbingStream:

@@ -10,6 +10,8 @@ battle's calls in batches, so a long battle stays a few entries long:
 - one entry per batch: message `"<n> tool calls (#a-#b): k ok, e error, o out of scope"`, a
   markdown table (call number, tool, in/out of scope, ok/error, duration) and a small `detail`
   of counts; arguments and API answers are never posted (world data), errors are cut short.
+  Tool names and errors are the Blue's text: scrubbed (`outbound.prepare`), then rendered through
+  `kernel.untrusted` (a tool name in a code span no backtick can close, errors escaped, one line).
 
 Contract of the input (read by `kernel.call_log_reader.CallLogTail`): one JSON `CallRecord` per line, appended (never rewritten); a line is
 read once it ends with a newline; lines of other battles and unreadable lines are skipped.
@@ -26,8 +28,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from green_agent.agentbeats import outbound
 from kernel.call_record import CallRecord
 from kernel.call_log_reader import CallLogTail
+from kernel.untrusted import code_span, markdown_line, one_line
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,7 @@ MAX_CALLS_PER_ENTRY = 25
 MAX_ENTRY_AGE_S = 5.0
 POLL_S = 0.5
 MAX_ERROR_CHARS = 80
+MAX_TOOL_CHARS = 80
 
 Post = Callable[[str, dict[str, Any], str], Any]
 """`post(message, detail, markdown)`: one entry for the battle log, reported by the Blue."""
@@ -106,14 +111,19 @@ class BlueFeed:
                 log.exception("the Blue's call feed failed")
 
     def _flush(self, calls: list[BlueCall]) -> None:
-        message, detail, markdown = render_batch(calls)
+        message, detail, markdown = render_batch([prepared(c) for c in calls])
         self.post(message, detail, markdown)
         self.entries_posted += 1
 
 
+def prepared(call: BlueCall) -> BlueCall:
+    """`call` with its Blue-derived texts scrubbed of secrets, battle tokens and local paths (before escaping)."""
+    return call.model_copy(update=outbound.prepare({"tool": call.tool, "error": call.error}))
+
+
 def to_blue_call(n: int, record: CallRecord) -> BlueCall:
-    error = " ".join((record.error or "").split())[:MAX_ERROR_CHARS] or None
-    return BlueCall(n=n, tool=record.tool_name, in_scope=record.in_scope, ok=record.success, ms=round(record.duration_ms, 1),
+    error = one_line(record.error, MAX_ERROR_CHARS) or None
+    return BlueCall(n=n, tool=one_line(record.tool_name, MAX_TOOL_CHARS), in_scope=record.in_scope, ok=record.success, ms=round(record.duration_ms, 1),
                     error=None if record.success else error or "error")
 
 
@@ -128,6 +138,7 @@ def render_batch(calls: list[BlueCall]) -> tuple[str, dict[str, Any], str]:
               "tools": sorted({c.tool for c in calls})[:10]}
     lines = ["| # | tool | scope | result | ms |", "|---|---|---|---|---|"]
     for c in calls:
-        result = "ok" if c.ok else f"error: {c.error}".replace("|", "\\|")
-        lines.append(f"| {c.n} | `{c.tool}` | {'in' if c.in_scope else 'out'} | {result} | {c.ms:.0f} |")
+        result = "ok" if c.ok else f"error: {markdown_line(c.error, MAX_ERROR_CHARS)}"
+        lines.append(f"| {c.n} | {code_span(c.tool, MAX_TOOL_CHARS, cell=True)} | {'in' if c.in_scope else 'out'} | "
+                     f"{result} | {c.ms:.0f} |")
     return message, detail, "\n".join(lines) + "\n"

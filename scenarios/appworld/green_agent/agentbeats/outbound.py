@@ -11,6 +11,10 @@ Every event the Green posts passes through `prepare(event)` (in `BackendReporter
 4. rewrites the CLI's fix-its for the AgentBeats path, where settings are keys of the
    `[appworld]` table of scenario.toml, not command-line flags (`--env-url` -> `env_url`).
 The full record, with its paths, stays in the run directory on disk.
+
+Escaping (`kernel.untrusted`) hides a secret or a path from these scrubs (`sk\-…`), so the renderers
+escape values that were prepared first: `prepare_result(result)` for the final result, `prepare` on the
+Blue's calls before the feed renders them; `prepare` on the whole event then runs as a second pass.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from green_agent.models.result import BattleResult
 from kernel.redaction import scrub_data
 
 FS_ROOTS = ("tmp", "home", "work", "root", "usr", "var", "opt", "etc", "srv", "mnt", "media", "run", "private",
@@ -79,3 +84,8 @@ def _texts(value: Any) -> Any:
 def prepare(event: dict[str, Any]) -> dict[str, Any]:
     """The event as it may be posted: secrets and battle tokens redacted, local paths replaced, scenario.toml fix-its."""
     return _texts(scrub_data(event))
+
+
+def prepare_result(result: BattleResult) -> BattleResult:
+    """A copy of `result` with every string prepared as `prepare` does (render from this, then escape)."""
+    return BattleResult.model_validate(prepare(result.model_dump(mode="json")))

@@ -1,7 +1,9 @@
 """The battle sessions of this Green process, keyed by battle id.
 
 The launcher restarts the Green before every battle, so a process normally holds one session;
-the registry still keys by id so a stale or invented id is refused with a clear message.
+the registry still keys by id so a stale or invented id is refused with a clear message. The
+model's tools are bound to the model's own battle, the latest battle_start of this process
+(`get_session`): any other id, an earlier battle's included, is refused.
 """
 
 from __future__ import annotations
@@ -51,14 +53,21 @@ def register_local_roots(settings: Settings, resolved: ResolvedConfig) -> None:
 
 
 def get_session(battle_id: str = "") -> BattleSession:
-    """The session of `battle_id` ('' = the latest). Raises BadInputError naming the known ids."""
+    """The session of the current battle (the latest battle_start); `battle_id` must be '' or its id.
+
+    Raises BadInputError for a non-string id, for no battle yet, and for any other battle's id (an
+    earlier battle's too: the model's tools are bound to its own battle)."""
+    if not isinstance(battle_id, str):
+        raise BadInputError(f"battle_id must be a string (the battle_start's battle_id), not {type(battle_id).__name__}")
     with _LOCK:
-        key = (battle_id or "").strip() or (_ORDER[-1] if _ORDER else "")
-        if key in _SESSIONS:
+        current = _ORDER[-1] if _ORDER else ""
+        key = battle_id.strip() or current
+        if key and key == current:
             return _SESSIONS[key]
-        known = ", ".join(_ORDER[-3:]) or "none"
-    raise BadInputError(f"no battle {battle_id[:80]!r} in this Green (known: {known}); pass the battle_id of the "
-                        "battle_start message")
+    if not current:
+        raise BadInputError("no battle has started in this Green yet: wait for the battle_start message")
+    raise BadInputError(f"battle {battle_id[:80]!r} is not this Green's battle ({current}); pass the battle_id of "
+                        "the battle_start message, or \"\"")
 
 
 def clear() -> None:

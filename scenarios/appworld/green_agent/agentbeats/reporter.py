@@ -7,7 +7,8 @@ and is refused with 400 once the battle is `finished` (e.g. after its battle_tim
 
 Winner values: `blue_agent` / `green_agent` as judged; `draw` when the battle could not be judged
 (infrastructure error: Blue is not charged). `detail` is a compact summary and the markdown
-reads first (`result_post`); every event passes `outbound.prepare` (no secrets, no local paths).
+reads first (`result_post`); every event passes `outbound.prepare` (no secrets, no local paths);
+messages are one line (`kernel.untrusted.one_line`), markdown is escaped by its renderer.
 Progress never raises (the UI is best effort); `report` is idempotent and raises
 `InfrastructureError` when the backend refuses or cannot be reached, so the plan records it.
 """
@@ -24,6 +25,7 @@ import requests
 from green_agent.agentbeats import outbound, result_post
 from green_agent.models.result import BattleResult
 from kernel.errors import InfrastructureError
+from kernel.untrusted import markdown_text, one_line
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,7 @@ class BackendReporter:
         """
         if self.result_posted:
             return False
-        event: dict[str, Any] = {"is_result": False, "message": message[:MAX_MESSAGE],
+        event: dict[str, Any] = {"is_result": False, "message": one_line(message, MAX_MESSAGE),
                                  "reported_by": reported_by or self.reported_by,
                                  "timestamp": timestamp()}
         if detail:
@@ -79,10 +81,11 @@ class BackendReporter:
         with self._lock:
             if self.result_posted:
                 return
-            self._post({"is_result": True, "message": result_post.result_message(result), "winner": result_post.winner_of(result),
+            shown = outbound.prepare_result(result)  # scrubbed before the renderers escape it
+            self._post({"is_result": True, "message": result_post.result_message(shown), "winner": result_post.winner_of(shown),
                         "reported_by": self.reported_by, "timestamp": timestamp(),
-                        "detail": result_post.compact_detail(result),
-                        "markdown_content": result_post.render_markdown(result)})
+                        "detail": result_post.compact_detail(shown),
+                        "markdown_content": result_post.render_markdown(shown)})
             self.result_posted = True
 
     def report_unjudged(self, message: str, detail: dict[str, Any]) -> None:
@@ -90,9 +93,10 @@ class BackendReporter:
         with self._lock:
             if self.result_posted:
                 return
-            self._post({"is_result": True, "message": message[:MAX_MESSAGE], "winner": "draw",
+            message = outbound.prepare({"m": message})["m"]
+            self._post({"is_result": True, "message": one_line(message, MAX_MESSAGE), "winner": "draw",
                         "reported_by": self.reported_by, "timestamp": timestamp(), "detail": detail,
-                        "markdown_content": f"## AppWorld battle not run\n\n{message}\n"})
+                        "markdown_content": f"## AppWorld battle not run\n\n{markdown_text(message, 2000)}\n"})
             self.result_posted = True
 
     def _post(self, event: dict[str, Any]) -> None:

@@ -7,6 +7,11 @@ outcome, the summary table and the failing tests with their requirement. The ste
 Blue's actions (wait's end, archive, metrics, judge, cleanup, report) are summarized in the
 result (`FOLDED_STEPS` post no entry of their own), so the log reads system, Green steps, Blue's
 actions, result. The full record (`result.json`) stays in the run directory.
+
+Every value that can come from a Blue (reason, error texts, answers, tool names, the card's name)
+is rendered through `kernel.untrusted` (Markdown and HTML escaped, single-line, bounded; the message
+and detail are one-line plain text). The reporter scrubs the record before rendering
+(`outbound.prepare_result`), since escaping would hide a secret or a local path from the scrub.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ from pydantic import BaseModel, Field
 
 from green_agent.agentbeats.markdown import cell, table
 from green_agent.models.result import BattleResult
+from kernel.untrusted import code_span, markdown_line, one_line
 
 FOLDED_STEPS = ("archive", "metrics", "judge", "cleanup", "report")
 """Steps whose success posts no progress entry: the result entry summarizes them."""
 MAX_FAILING_LISTED = 10
 MAX_REASON = 300
+MAX_FAULT = 300
 WINNER_LABEL = {"blue_agent": "Blue wins", "green_agent": "Green wins"}
 STEP_LABEL = {"task_id": "1 task id", "setup": "2 setup", "scope": "3 scope", "task_message": "4 message",
               "dispatch": "5 dispatch", "wait": "6 wait", "archive": "7 archive", "metrics": "8 metrics",
@@ -49,6 +56,7 @@ class ResultDetail(BaseModel):
     world_closed: bool | None = Field(description="Cleanup closed the AppWorld world (None: none was opened).")
     duration_s: float | None = Field(description="Battle wall time.")
     error: str | None = Field(description="step: type: message of an infrastructure error.")
+    blue_fault: str | None = Field(default=None, description="kind: message of the Blue's own fault (one line).")
     evidence: str = Field(description="Where the full record is (relative to the Green's runs directory).")
 
 
@@ -64,8 +72,8 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
     trajectory, evaluation = result.trajectory, result.evaluation
     duration = (result.finished_at - result.started_at).total_seconds() if result.finished_at else None
     return ResultDetail(
-        battle_id=result.battle_id, task_id=result.task_id, blue=blue_name(result), winner=winner_of(result),
-        status=result.status, outcome=result.outcome, reason=(result.reason or "")[:MAX_REASON] or None,
+        battle_id=result.battle_id, task_id=result.task_id, blue=one_line(blue_name(result), 120), winner=winner_of(result),
+        status=result.status, outcome=result.outcome, reason=one_line(result.reason, MAX_REASON) or None,
         tests_passed=f"{len(evaluation.passes)}/{evaluation.num_tests}" if evaluation else None,
         blue_calls=trajectory.total_calls if trajectory else None,
         failed_calls=trajectory.failed_calls if trajectory else None,
@@ -75,28 +83,35 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
         wait=_wait_text(result),
         world_closed=result.cleanup.closed if result.cleanup else None,
         duration_s=round(duration, 1) if duration is not None else None,
-        error=f"{result.error.step}: {result.error.type}: {result.error.message[:200]}" if result.error else None,
+        error=one_line(f"{result.error.step}: {result.error.type}: {one_line(result.error.message, 200)}")
+        if result.error else None,
+        blue_fault=one_line(f"{result.blue_fault.kind}: {result.blue_fault.message}", MAX_FAULT) if result.blue_fault
+        else None,
         evidence=f"<runs>/{_run_dir_name(result)}/result.json",
     ).model_dump()
 
 
 def result_message(result: BattleResult) -> str:
     who = WINNER_LABEL.get(result.winner or "", "Draw (not judged)")
-    return f"{who}: task {result.task_id or '?'} {result.outcome}. {result.reason or ''}".strip()[:MAX_REASON]
+    return one_line(f"{who}: task {result.task_id or '?'} {result.outcome}. {result.reason or ''}", MAX_REASON)
 
 
 def render_markdown(result: BattleResult) -> str:
     """Winner line, outcome, summary table, failing tests, then the steps that ran after the Blue."""
     evaluation = result.evaluation
     tests = f" · {len(evaluation.passes)}/{evaluation.num_tests} AppWorld tests passed" if evaluation else ""
-    lines = [f"## {WINNER_LABEL.get(result.winner or '', 'Draw: not judged')} (winner `{winner_of(result)}`)", "",
-             f"**Outcome `{result.outcome}`** · status `{result.status}` · task `{result.task_id or 'unknown'}` · "
-             f"Blue: {cell(blue_name(result))}{tests}", ""]
+    lines = [f"## {WINNER_LABEL.get(result.winner or '', 'Draw: not judged')} (winner {code_span(winner_of(result))})", "",
+             f"**Outcome {code_span(result.outcome)}** · status {code_span(result.status)} · "
+             f"task {code_span(result.task_id or 'unknown', 120)} · Blue: {cell(blue_name(result))}{tests}", ""]
     if result.reason:
-        lines += [cell(result.reason), ""]
+        lines += [markdown_line(result.reason, MAX_REASON), ""]
     if result.error:
-        lines += [f"> **Infrastructure error** in step `{result.error.step}` ({result.error.type}): "
+        lines += [f"> **Infrastructure error** in step {code_span(result.error.step)} ({cell(result.error.type)}): "
                   f"{cell(result.error.message)}. The Blue is not charged.", ""]
+    if result.blue_fault:
+        fault = result.blue_fault
+        lines += [f"> **The Blue's own fault** ({code_span(fault.kind)}, {fault.after_s:.1f} s after the task was "
+                  f"sent): {markdown_line(fault.message, MAX_FAULT)}. Judged on the world as it stands.", ""]
     if result.outcome == "scope_error":
         refused = ", ".join(result.scope.refused_gold if result.scope else [])
         lines += [f"> **Scope error**: the enforced scope refused the Blue gold API(s) {cell(refused)}. "
@@ -112,7 +127,7 @@ def render_markdown(result: BattleResult) -> str:
         lines += ["", "### Steps", ""]
         lines += table([(STEP_LABEL.get(name, name), f"{seconds:.2f} s") for name, seconds in result.timings.items()],
                        ("Step", "Wall time"))
-    lines += ["", f"Full record: `result.json` in the Green's run directory `{cell(_run_dir_name(result))}`."]
+    lines += ["", f"Full record: `result.json` in the Green's run directory {code_span(_run_dir_name(result), 120)}."]
     return "\n".join(lines) + "\n"
 
 

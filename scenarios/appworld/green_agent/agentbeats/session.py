@@ -32,6 +32,7 @@ from green_agent.engine.sequencer import STEPS, Battle, StepOutput
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, slot_key
 from kernel.errors import GreenError
 from kernel.settings import Settings
+from kernel.untrusted import one_line
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +74,8 @@ class BackendProgress:
         if output.get("ok"):
             self.reporter.progress(TITLES[name], progress_detail(name, output))
         else:
-            self.reporter.progress(f"{TITLES[name]} FAILED: {str(output.get('error', ''))[:200]}",
-                                   {"error": output.get("error")})
+            error = one_line(output.get("error", ""), 200)
+            self.reporter.progress(f"{TITLES[name]} FAILED: {error}", {"error": error})
 
     def bad_input(self, message: str, battle: Battle) -> None:
         try:
@@ -139,10 +140,15 @@ class BattleSession:
             return {"ok": False, "error": str(exc)}
 
 
+PRIVATE_KEYS = ("text", "mcp_url", "sse_url")
+"""Never posted: the task message (long; it holds the endpoint) and the gateway endpoints (the battle's token)."""
+
+
 def progress_detail(name: str, output: StepOutput) -> StepOutput:
-    """What the UI shows under a step (the task message text is long: only its size)."""
+    """What the UI shows under a step: never the task message's text or the Blue's endpoint (only sizes)."""
     if name == "task_message":
-        return {k: v for k, v in output.items() if k != "text"} | {"chars": len(output.get("text", ""))}
+        return {k: v for k, v in output.items() if k not in PRIVATE_KEYS} | {"chars": len(output.get("text", ""))}
+    output = {k: v for k, v in output.items() if k not in PRIVATE_KEYS}
     if name == "scope" and isinstance(output.get("apis"), list):
         return output | {"apis": output["apis"][:40]}
     return output

@@ -2,7 +2,9 @@
 
 Steps block (the wait up to the deadline), so they run in a worker thread: the agent's event loop
 keeps serving A2A while the tool waits. Every answer is a JSON string; errors are JSON too
-(`{"ok": false, "error": ...}`), never exceptions, so the model always gets something to read.
+(`{"ok": false, "error": ...}`), never exceptions, so the model always gets something to read:
+a battle id that is not a short string, or not the model's own battle (`registry.get_session`),
+is answered that way.
 """
 
 from __future__ import annotations
@@ -11,20 +13,27 @@ import asyncio
 from typing import Any
 
 from green_agent.agentbeats.registry import get_session
-from green_agent.agentbeats.session import to_json
+from green_agent.agentbeats.session import BattleSession, to_json
 from kernel.errors import GreenError
 
 MAX_BATTLE_ID = 200
 
 
-async def run_step(battle_id: str, step: str, pick: tuple[str, ...] | None = None) -> str:
-    """Run engine step `step` of `battle_id`'s session and return its output (only `pick` keys if given)."""
+def _session(battle_id: object) -> BattleSession | str:
+    """The model's own battle's session, or the JSON error to answer."""
     if not isinstance(battle_id, str) or len(battle_id) > MAX_BATTLE_ID:
         return to_json({"ok": False, "error": "battle_id must be the battle_start's battle_id (a short string)"})
     try:
-        session = get_session(battle_id)
+        return get_session(battle_id)
     except GreenError as exc:
         return to_json({"ok": False, "error": str(exc)})
+
+
+async def run_step(battle_id: str, step: str, pick: tuple[str, ...] | None = None) -> str:
+    """Run engine step `step` of `battle_id`'s session and return its output (only `pick` keys if given)."""
+    session = _session(battle_id)
+    if isinstance(session, str):
+        return session
     body = session.task_completed if step == "task_completed" else (lambda: session.run_step(step))
     output = await asyncio.to_thread(body)
     return to_json(_pick(output, pick))
@@ -32,10 +41,9 @@ async def run_step(battle_id: str, step: str, pick: tuple[str, ...] | None = Non
 
 async def complete_metrics(battle_id: str) -> str:
     """The seed's `get_complete_task_metrics` record: evaluation + trajectory + verdict."""
-    try:
-        session = get_session(battle_id)
-    except GreenError as exc:
-        return to_json({"ok": False, "error": str(exc)})
+    session = _session(battle_id)
+    if isinstance(session, str):
+        return session
     metrics = await asyncio.to_thread(session.run_step, "metrics")
     verdict = await asyncio.to_thread(session.run_step, "judge")
     trajectory = metrics.get("trajectory") or {}

@@ -177,7 +177,8 @@ def _run_pending(request: EvalRequest, settings: Settings, manifest: RunManifest
     if factory is not None:
         return runner(factory, battle or battle_fn(manifest.config), workers)
     plan = ExecutorPlan(settings=settings, config=manifest.config, out=out, workers=workers,
-                        slot_specs=request.slot_specs, first_slot=request.first_slot, ray_address=request.ray_address)
+                        slot_specs=request.slot_specs, first_slot=request.first_slot, ray_address=request.ray_address,
+                        resume=request.resume)
     with open_executor(request.executor, plan) as executor:
         try:
             return runner(executor.slot_factory(), battle or executor.battle_fn(), min(workers, executor.capacity()))

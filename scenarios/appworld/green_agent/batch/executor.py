@@ -35,7 +35,7 @@ class LocalExecutor:
     def __enter__(self) -> "LocalExecutor":
         plan = self.plan
         self._specs = (plan.slot_specs[:plan.workers] if plan.slot_specs
-                       else choose_slots(plan.workers, plan.first_slot))
+                       else choose_slots(plan.workers, plan.first_slot, exact=plan.resume))
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -31,6 +31,8 @@ class ExecutorPlan:
     slot_specs: list[SlotSpec] | None = None
     first_slot: int = 0
     ray_address: str | None = None
+    resume: bool = False
+    """A resumed run takes the same slots it asks for (`first_slot`...), or says which one is busy."""
 
 
 class Executor(Protocol):

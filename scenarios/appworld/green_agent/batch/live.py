@@ -8,22 +8,27 @@ archive step's per-battle filter stays cheap). One battle is the core's `run_on_
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from pydantic import ValidationError
 
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
-from kernel.errors import BadInputError, InfrastructureError
+from kernel.errors import BadInputError, InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
 from green_agent.models.result import BattleResult
 from kernel.ports import port_is_free
 from kernel.settings import MAX_SLOTS, Settings
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+
+RESUME_PORT_WAIT_S = 10.0
+"""How long a `--resume` waits for its slot's ports (a killed run's reaper ends its servers within ~4 s)."""
 
 BLUES_WITHOUT_GATEWAY = ("reference", "noop")
 """Built-in Blues that learn the gateway URL from the task message, so they can start before the slot."""
@@ -53,12 +58,19 @@ def parse_slot_ports(text: str) -> list[SlotSpec]:
     return specs
 
 
-def choose_slots(workers: int, first: int = 0) -> list[SlotSpec]:
-    """The first `workers` slot indices >= `first` whose three ports are free (others may be in use)."""
+def choose_slots(workers: int, first: int = 0, exact: bool = False,
+                 wait_s: float = RESUME_PORT_WAIT_S) -> list[SlotSpec]:
+    """The first `workers` slot indices >= `first` whose three ports are free (others may be in use).
+
+    `exact` (a `--resume`): slots `first`..`first + workers - 1` and no others; a busy one is waited for
+    up to `wait_s` (a killed run's slot reaper is still ending its servers), then refused with
+    `SlotBusyError` naming its ports and what holds them, instead of moving to the next free slot."""
     if not 0 <= first or first + workers > MAX_SLOTS:
         raise BadInputError(f"--first-slot {first} with --workers {workers} needs slots {first}..{first + workers - 1}, "
                             f"but slots are numbered 0..{MAX_SLOTS - 1}: lower --first-slot, or give explicit "
                             "ports with --slot-ports ENV:APIS:GATEWAY[,...]")
+    if exact:
+        return [_free_or_refused(SlotSpec.for_index(index), wait_s) for index in range(first, first + workers)]
     chosen = []
     for index in range(first, MAX_SLOTS):
         spec = SlotSpec.for_index(index)
@@ -68,6 +80,34 @@ def choose_slots(workers: int, first: int = 0) -> list[SlotSpec]:
             return chosen
     raise InfrastructureError(f"only {len(chosen)} of slots {first}..{MAX_SLOTS - 1} have free ports, {workers} "
                               "needed: stop what holds ports 8000/9000/10000 + 10*k, or use fewer --workers")
+
+
+def _free_or_refused(spec: SlotSpec, wait_s: float) -> SlotSpec:
+    ports = (spec.env_port, spec.apis_port, spec.gateway_port)
+    deadline = time.monotonic() + wait_s
+    while not all(port_is_free(p) for p in ports):
+        if time.monotonic() >= deadline:
+            busy = [p for p in ports if not port_is_free(p)]
+            raise SlotBusyError(f"--resume: slot {spec.index} is busy (port(s) {', '.join(map(str, busy))} held by "
+                                f"{_holders(busy)}); it may be the interrupted run's own servers: stop them, or "
+                                f"resume on other slots with --first-slot")
+        time.sleep(0.2)
+    return spec
+
+
+def _holders(ports: list[int]) -> str:
+    """`pid N (name)` of the processes listening on `ports`, as far as this user may see them."""
+    found = set()
+    try:
+        for conn in psutil.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port in ports and conn.pid:
+                try:
+                    found.add(f"pid {conn.pid} ({psutil.Process(conn.pid).name()})")
+                except psutil.Error:
+                    found.add(f"pid {conn.pid}")
+    except (psutil.Error, OSError):
+        pass
+    return ", ".join(sorted(found)) or "another process"
 
 
 def slot_label(spec: SlotSpec) -> str:

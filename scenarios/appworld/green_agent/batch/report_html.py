@@ -4,19 +4,19 @@ Sections: headline numbers with their confidence intervals, charts (pass rate by
 its interval as a whisker, calls and errors per battle, call latency distribution), with trials >= 2
 the stability section (tasks by trials passed, the TGC spread between two single runs), a sortable per-battle table, and per-battle detail (instruction, scope vs.
 gold, the call sequence with redacted arguments, AppWorld's failed tests). Everything from the
-files on disk goes through `html.escape`. The page works without JavaScript; the script adds
+files on disk goes through `kernel.untrusted.html_text`. The page works without JavaScript; the script adds
 column sorting (also from the URL: `report.html#sort=<column>:asc|desc`) and marks
 `<body data-ready="1">` once it ran.
 """
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.batch.report_data import BattleDetail, load_details
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
+from kernel.untrusted import html_text
 
 COLUMNS = [  # (key, header, numeric)
     ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
@@ -87,17 +87,17 @@ def _fmt(value: float | int | None, digits: int = 2) -> str:
 
 
 def _card(key: str, label: str, value: str, interval: str = "") -> str:
-    return (f'<div class="card" id="headline-{escape(key)}"><div class="v">{escape(value)}</div>{interval}'
-            f'<div class="k">{escape(label)}</div></div>')
+    return (f'<div class="card" id="headline-{html_text(key)}"><div class="v">{html_text(value)}</div>{interval}'
+            f'<div class="k">{html_text(label)}</div></div>')
 
 
 def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None) -> str:
     """`95% CI 40.9–79.2` under a card's value (and the Wilson interval beside it, when given)."""
     if interval is None:
         return ""
-    ref = (f' <span class="muted" id="ci-{escape(key)}-wilson">Wilson {reference.low:.{digits}f}–'
+    ref = (f' <span class="muted" id="ci-{html_text(key)}-wilson">Wilson {reference.low:.{digits}f}–'
            f'{reference.high:.{digits}f}</span>') if reference else ""
-    return (f'<div class="ci" id="ci-{escape(key)}" title="{escape(interval.method)}">{interval.level * 100:g}% CI '
+    return (f'<div class="ci" id="ci-{html_text(key)}" title="{html_text(interval.method)}">{interval.level * 100:g}% CI '
             f'{interval.low:.{digits}f}–{interval.high:.{digits}f}{ref}</div>')
 
 
@@ -136,8 +136,8 @@ def _headline(results: EvalResults) -> str:
             f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "
             f"generated {results.generated_at:%Y-%m-%d %H:%M:%S} UTC")
     outcomes = ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v)
-    return (f'<p class="meta">{escape(meta)}</p><div class="cards">{"".join(cards)}</div>'
-            f'<p class="meta" id="outcomes">outcomes: {escape(outcomes or "none")}</p>')
+    return (f'<p class="meta">{html_text(meta)}</p><div class="cards">{"".join(cards)}</div>'
+            f'<p class="meta" id="outcomes">outcomes: {html_text(outcomes or "none")}</p>')
 
 
 def _stability_html(stab: Stability | None) -> str:
@@ -150,8 +150,8 @@ def _stability_html(stab: Stability | None) -> str:
               f"up to {stab.tgc_spread_p95:.1f} points 95% of the time." if stab.tgc_spread_p95 is not None else "")
     return (f'<h2>Stability across trials</h2><div class="charts" id="stability">'
             + bar_chart(items, "Tasks by trials passed (passed/judged)", "tasks")
-            + f'</div><p class="meta" id="stability-text">TGC per trial: {escape(trials)}. {escape(spread)} '
-            f"Flaky tasks: {escape(', '.join(stab.flaky_tasks[:20]) or 'none')}"
+            + f'</div><p class="meta" id="stability-text">TGC per trial: {html_text(trials)}. {html_text(spread)} '
+            f"Flaky tasks: {html_text(', '.join(stab.flaky_tasks[:20]) or 'none')}"
             f"{' …' if len(stab.flaky_tasks) > 20 else ''}</p>")
 
 
@@ -172,9 +172,9 @@ def _charts(results: EvalResults, details: list[BattleDetail]) -> str:
 def _cell(value: object, shown: str | None = None, numeric: bool = True, css: str = "") -> str:
     sort_value = "" if value is None else str(value)
     classes = " ".join(c for c in ("num" if numeric else "", css) if c)
-    class_attr = f' class="{escape(classes)}"' if classes else ""
+    class_attr = f' class="{html_text(classes)}"' if classes else ""
     text = shown if shown is not None else _fmt(value)  # type: ignore[arg-type]
-    return f'<td data-v="{escape(sort_value)}"{class_attr}>{escape(text)}</td>'
+    return f'<td data-v="{html_text(sort_value)}"{class_attr}>{html_text(text)}</td>'
 
 
 def _anchor(row: EvalRow) -> str:
@@ -182,12 +182,12 @@ def _anchor(row: EvalRow) -> str:
 
 
 def _table(rows: list[EvalRow]) -> str:
-    head = "".join(f'<th data-key="{k}" data-numeric="{int(num)}">{escape(h)}</th>' for k, h, num in COLUMNS)
+    head = "".join(f'<th data-key="{k}" data-numeric="{int(num)}">{html_text(h)}</th>' for k, h, num in COLUMNS)
     body = []
     for r in rows:
         tests = f"{r.tests_passed}/{r.tests_total}" if r.tests_total is not None else "–"
         body.append(
-            "<tr>" + f'<td data-v="{escape(r.task_id)}"><a href="#{escape(_anchor(r))}">{escape(r.task_id)}</a></td>'
+            "<tr>" + f'<td data-v="{html_text(r.task_id)}"><a href="#{html_text(_anchor(r))}">{html_text(r.task_id)}</a></td>'
             + _cell(r.trial) + _cell(r.difficulty) + _cell(r.outcome, r.outcome, False, f"o-{r.outcome}")
             + _cell(r.tests_passed, tests) + _cell(r.calls) + _cell(r.failed_calls)
             + _cell(r.p50_latency_ms, _fmt(r.p50_latency_ms, 1)) + _cell(r.p95_latency_ms, _fmt(r.p95_latency_ms, 1))
@@ -200,32 +200,32 @@ def _table(rows: list[EvalRow]) -> str:
 def _scope_html(d: BattleDetail) -> str:
     gold = set(d.gold_apis)
     if d.scope_apis is None:
-        return f"<p>Scope: every tool ({escape(d.scope_predictor or 'no predictor')}).</p>"
+        return f"<p>Scope: every tool ({html_text(d.scope_predictor or 'no predictor')}).</p>"
     scope = set(d.scope_apis)
-    items = "".join(f'<li class="{"ok" if api in scope else "bad"}">{escape(api)} '
+    items = "".join(f'<li class="{"ok" if api in scope else "bad"}">{html_text(api)} '
                     f'{"✓ in scope" if api in scope else "✗ missing from scope"}</li>' for api in sorted(gold))
     extra = sorted(scope - gold)
-    missed = (f'<p class="bad" id="missed-{escape(_anchor(d.row))}">Scope miss: gold API(s) not in the scope: '
-              f"{escape(', '.join(d.row.missed_gold))}</p>") if d.row.missed_gold else ""
-    refused = (f'<p class="bad">Refused by the enforced scope: {escape(", ".join(d.row.refused_gold))} '
+    missed = (f'<p class="bad" id="missed-{html_text(_anchor(d.row))}">Scope miss: gold API(s) not in the scope: '
+              f"{html_text(', '.join(d.row.missed_gold))}</p>") if d.row.missed_gold else ""
+    refused = (f'<p class="bad">Refused by the enforced scope: {html_text(", ".join(d.row.refused_gold))} '
                f"(graded scope_error, not in TGC).</p>") if d.row.refused_gold else ""
-    return (f"<p>Scope ({escape(d.scope_predictor or '?')}): {len(scope)} APIs; gold: {len(gold)} APIs.</p>"
+    return (f"<p>Scope ({html_text(d.scope_predictor or '?')}): {len(scope)} APIs; gold: {len(gold)} APIs.</p>"
             f"{missed}{refused}<ul>{items}</ul>"
-            f"<p class=\"muted\">In scope but not gold: {escape(', '.join(extra) or 'none')}</p>")
+            f"<p class=\"muted\">In scope but not gold: {html_text(', '.join(extra) or 'none')}</p>")
 
 
 def _calls_html(d: BattleDetail) -> str:
     if not d.calls:
         return '<p class="empty">No call records archived.</p>'
     rows = "".join(
-        f"<tr><td class=\"num\">{c.seq}</td><td>{escape(c.tool)}</td><td><code>{escape(c.arguments)}</code></td>"
+        f"<tr><td class=\"num\">{c.seq}</td><td>{html_text(c.tool)}</td><td><code>{html_text(c.arguments)}</code></td>"
         f"<td class=\"{'ok' if c.success else 'bad' if c.success is False else 'muted'}\">"
         f"{'ok' if c.success else 'failed' if c.success is False else '?'}</td>"
-        f"<td class=\"num\">{escape(_fmt(c.duration_ms, 1))}</td><td>{escape(c.error or '')}</td></tr>"
+        f"<td class=\"num\">{html_text(_fmt(c.duration_ms, 1))}</td><td>{html_text(c.error or '')}</td></tr>"
         for c in d.calls)
     more = (f"<p class=\"muted\">showing {len(d.calls)} of {d.calls_total} calls</p>"
             if d.calls_total > len(d.calls) else "")
-    return (f"<p class=\"muted\">from {escape(d.calls_source or '?')} (arguments redacted)</p>"
+    return (f"<p class=\"muted\">from {html_text(d.calls_source or '?')} (arguments redacted)</p>"
             f"<table class=\"calls\"><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th><th>ms</th>"
             f"<th>error</th></tr>{rows}</table>{more}")
 
@@ -234,27 +234,27 @@ def _failures_html(d: BattleDetail) -> str:
     if not d.failures:
         return "<p class=\"muted\">No failed tests.</p>" if d.row.tests_total is not None else \
             "<p class=\"muted\">Not evaluated.</p>"
-    return "".join(f"<div><p><b>{escape(f.label or 'test')}</b>: {escape(f.requirement)}</p>"
-                   f"<pre>{escape(f.trace or '')}</pre></div>" for f in d.failures)
+    return "".join(f"<div><p><b>{html_text(f.label or 'test')}</b>: {html_text(f.requirement)}</p>"
+                   f"<pre>{html_text(f.trace or '')}</pre></div>" for f in d.failures)
 
 
 def _detail(d: BattleDetail) -> str:
     r = d.row
     instruction = d.info.instruction if d.info and d.info.instruction else "(instruction not available)"
-    error = f"<p class=\"bad\">{escape(d.error)}</p>" if d.error else ""
-    return (f'<details id="{escape(_anchor(r))}"><summary>{escape(r.task_id)} · trial {r.trial} · '
-            f'<span class="o-{escape(r.outcome)}">{escape(r.outcome)}</span> · {escape(d.reason or "")}</summary>'
-            f"<p><b>Instruction:</b> {escape(instruction)}</p>{error}<h3>Scope vs. gold APIs</h3>{_scope_html(d)}"
+    error = f"<p class=\"bad\">{html_text(d.error)}</p>" if d.error else ""
+    return (f'<details id="{html_text(_anchor(r))}"><summary>{html_text(r.task_id)} · trial {r.trial} · '
+            f'<span class="o-{html_text(r.outcome)}">{html_text(r.outcome)}</span> · {html_text(d.reason or "")}</summary>'
+            f"<p><b>Instruction:</b> {html_text(instruction)}</p>{error}<h3>Scope vs. gold APIs</h3>{_scope_html(d)}"
             f"<h3>Calls</h3>{_calls_html(d)}<h3>Failed tests</h3>{_failures_html(d)}"
-            f"<p class=\"muted\">battle {escape(r.battle_id)} · {escape(r.result_path)}</p></details>")
+            f"<p class=\"muted\">battle {html_text(r.battle_id)} · {html_text(r.result_path)}</p></details>")
 
 
 def render_html(results: EvalResults, details: list[BattleDetail]) -> str:
     """The whole page as a string."""
     title = f"AppWorld eval: {results.manifest.config.blue} on {results.manifest.config.split or 'custom tasks'}"
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
-            f'<body data-ready="0"><h1>{escape(title)}</h1>{_headline(results)}'
+            f'<body data-ready="0"><h1>{html_text(title)}</h1>{_headline(results)}'
             f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
             f'<h2>Battles</h2>{_table(results.rows)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
             f"<script>{JS}</script></body></html>")

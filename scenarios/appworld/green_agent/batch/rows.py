@@ -20,7 +20,7 @@ from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_F
                                           read_events)
 from green_agent.batch.report_html import render_report
 from green_agent.batch.taskinfo import load_task_info
-from kernel.errors import BadInputError
+from kernel.errors import BadInputError, DiskFullError
 from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
 from green_agent.models.result import BattleResult
 from green_agent.stats.intervals import IntervalOptions
@@ -122,10 +122,18 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
 
 
 def write_outputs(out: Path, options: IntervalOptions = IntervalOptions()) -> EvalResults:
-    """Write `results.json`, `agentbeats_results.json` and `report.html` from the files on disk."""
+    """Write `results.json`, `agentbeats_results.json` and `report.html` from the files on disk.
+
+    On a full disk, `DiskFullError` names the file and what is intact: the battles' own result.json."""
     out = Path(out)
     results = build_results(out, options)
-    atomic_write_text(out / RESULTS_FILE, results.model_dump_json(indent=2))
-    atomic_write_text(out / AGENTBEATS_FILE, agentbeats_results(results).model_dump_json(indent=2))
-    atomic_write_text(out / REPORT_FILE, render_report(out, results))
+    try:
+        atomic_write_text(out / RESULTS_FILE, results.model_dump_json(indent=2))
+        atomic_write_text(out / AGENTBEATS_FILE, agentbeats_results(results).model_dump_json(indent=2))
+        atomic_write_text(out / REPORT_FILE, render_report(out, results))
+    except DiskFullError as exc:
+        agg = results.aggregates
+        raise DiskFullError(f"{exc}. Intact: {agg.judged} judged battle(s) of {agg.battles}, each in its own "
+                            f"result.json under {out / 'tasks'}; once there is space, `appworld-green report {out}` "
+                            "writes the run's results and report from them") from exc
     return results

@@ -13,12 +13,14 @@ killed actor never ran its own cleanup), and exits. An actor that stopped its sl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 
 import psutil
 
@@ -35,6 +37,22 @@ def start_reaper(pid: int, scratch: str | os.PathLike[str] | None = None) -> sub
     return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid), tag, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
+
+
+@contextlib.contextmanager
+def reaped_if_killed() -> Iterator[None]:
+    """For a command that starts slots and Blues (`battle`, local `eval`): a reaper watches this process
+    while the block runs; the block's own cleanup stops everything, so on leaving it the reaper is ended
+    too. Only a SIGKILL (no cleanup) leaves the reaper to end what the process had started."""
+    reaper = start_reaper(os.getpid())
+    try:
+        yield
+    finally:
+        reaper.terminate()
+        try:
+            reaper.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            reaper.kill()
 
 
 def tagged(tag: str, skip: set[int]) -> dict[int, float]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from green_agent.batch.slot_reaper import reaped_if_killed
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from kernel.settings import Settings
+from kernel.untrusted import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +33,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
                             out=args.out, deadline_s=args.deadline)
-    result = run_battle_request(request, settings)
+    with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
+        result = run_battle_request(request, settings)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -45,16 +48,17 @@ def exit_code(result: BattleResult) -> int:
 
 
 def summary(result: BattleResult) -> str:
-    """A few human lines about one battle."""
+    """A few human lines about one battle (the Blue's texts, e.g. its card name, one line each: `one_line`)."""
     lines = [f"battle {result.battle_id}: task {result.task_id}, blue {result.blue}"
-             + (f" ({result.blue_agent_name})" if result.blue_agent_name else "")]
-    lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}: {result.reason}")
+             + (f" ({one_line(result.blue_agent_name, 80)})" if result.blue_agent_name else "")]
+    lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}: "
+                 f"{one_line(result.reason, 300)}")
     if result.error:
         lines.append(f"  error in step {result.error.step}: {result.error.type}")
     if result.scope:
         size = "all tools" if result.scope.apis is None else f"{len(result.scope.apis)} APIs"
         recall = f", gold recall {result.scope.recall}" if result.scope.recall is not None else ""
-        fallback = f" (fallback: {result.scope.fallback_reason})" if result.scope.fallback_reason else ""
+        fallback = f" (fallback: {one_line(result.scope.fallback_reason, 200)})" if result.scope.fallback_reason else ""
         lines.append(f"  scope {result.scope.predictor}: {size}{recall}{fallback}")
     if result.trajectory:
         t = result.trajectory
@@ -62,8 +66,8 @@ def summary(result: BattleResult) -> str:
                      f"API recall {t.api_recall}, precision {t.api_precision}")
     lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
     for problem in result.report_problems:
-        lines.append(f"  not reported: {problem}")
+        lines.append(f"  not reported: {one_line(problem, 300)}")
     if result.cleanup and not result.cleanup.ok:
-        lines.append(f"  cleanup incomplete: {'; '.join(result.cleanup.errors)}")
+        lines.append(f"  cleanup incomplete: {one_line('; '.join(result.cleanup.errors), 400)}")
     lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ when interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
+from green_agent.batch.slot_reaper import reaped_if_killed
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, Interval, Stability
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
@@ -80,7 +82,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
         executor=args.executor, ray_address=args.ray_address, confidence_level=interval_options(args, settings).level)
-    outcome = run_eval(request, settings)
+    # a SIGKILLed local eval's slot servers, gateways and Blues are ended, not orphaned
+    with reaped_if_killed() if args.executor == "local" else contextlib.nullcontext():
+        outcome = run_eval(request, settings)
     if args.json:
         print(outcome.results.model_dump_json(indent=2))
     else:

@@ -29,7 +29,9 @@ from typing import Any, Literal
 import psutil
 
 from kernel.errors import InfrastructureError
-from green_agent.runtime.processes import STOP_GRACE_S, ManagedProcess, interrupts_deferred, stop_process_group
+from green_agent.runtime.processes import (STOP_GRACE_S, ManagedProcess, interrupts_deferred, open_private_log,
+                                          stop_process_group)
+from kernel.redaction import scrub_file
 from kernel.settings import SCENARIO_DIR
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"
@@ -48,8 +50,7 @@ class ForkServer:
         self._lock = threading.Lock()
 
     def start(self, timeout_s: float = FORK_SERVER_READY_TIMEOUT_S) -> "ForkServer":
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
+        with open_private_log(self.log_path) as log:
             self.popen = subprocess.Popen(
                 [str(self.python), str(SERVE_SCRIPT), "forkserver"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=log, env={**os.environ, "APPWORLD_ROOT": str(self.root)}, cwd=self.root,
@@ -172,7 +173,7 @@ class ForkedProcess(ManagedProcess):
         return self._pid
 
     def start(self) -> "ForkedProcess":
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        open_private_log(self.log_path).close()  # the fork server appends to it: created 0600 here
         server = fork_server(self.python, self.root, self.log_path.parent)
         with interrupts_deferred():  # between the request and its answer a Ctrl-C would orphan the child
             self._pid = server.spawn(self.server, self.port, self.log_path, self._guard)
@@ -190,7 +191,13 @@ class ForkedProcess(ManagedProcess):
         return "exited" if self._pid is not None and not self.is_running() else None
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """SIGINT its process group, SIGKILL after `grace_s`; a zombie counts as stopped. Safe to call twice."""
+        """SIGINT its process group, SIGKILL after `grace_s`; a zombie counts as stopped. Safe to call twice.
+        Then its log is scrubbed of every registered secret (the guard, in a traceback's URL)."""
+        self._signal_stop(grace_s)
+        if self._pid is not None:
+            scrub_file(self.log_path)
+
+    def _signal_stop(self, grace_s: float) -> None:
         if self._pid is None:
             return
         for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 2.0)):

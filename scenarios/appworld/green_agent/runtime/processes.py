@@ -1,8 +1,9 @@
 """Start and stop the long-running child processes we own (AppWorld servers, gateway, agents).
 
 Each process is started in its own session (process group), so stopping it also stops anything
-it spawned. A readiness probe polls a URL until it answers or a deadline passes; a process that
-exits early is reported with the tail of its log.
+it spawned. Its log is 0600 while it runs and scrubbed of every registered secret once it stopped
+(`kernel.redaction.scrub_file`): the logs live in the run directory. A readiness probe polls a URL
+until it answers or a deadline passes; a process that exits early is reported with the tail of its log.
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ from pathlib import Path
 import requests
 
 from kernel.errors import InfrastructureError
+from kernel.entry import TERMINATING
 from kernel.liveness import group_alive
+from kernel.redaction import scrub_file
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0
-DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+DEFERRED_SIGNALS = (signal.SIGINT, *TERMINATING)
 
 
 @contextlib.contextmanager
 def interrupts_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back while a child process is being created, then deliver them.
+    """Hold SIGINT, SIGTERM and SIGHUP back while a child process is being created, then deliver them.
 
     A KeyboardInterrupt raised between the fork and the moment we hold the child's pid would leave a
     server running that nobody can stop (seen: `world up` interrupted while starting left an env
@@ -66,8 +69,7 @@ class ManagedProcess:
         return self.popen.pid if self.popen else None
 
     def start(self) -> "ManagedProcess":
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
+        log = open_private_log(self.log_path)
         try:
             with interrupts_deferred():  # a Ctrl-C inside Popen would orphan the child we could not name
                 self.popen = subprocess.Popen(
@@ -113,12 +115,22 @@ class ManagedProcess:
             self.popen.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             pass
+        scrub_file(self.log_path)
 
     def log_tail(self, lines: int = 20) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+def open_private_log(path: Path):  # noqa: ANN201 - a binary file object
+    """`path` opened for appending, created 0600 (made 0600 if it was not): a child's log may print a
+    secret (a guarded URL in a traceback, the battle's endpoint) until `scrub_file` runs at its stop."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab")
 
 
 def stop_process_group(pid: int, grace_s: float = STOP_GRACE_S) -> None:
