@@ -18,7 +18,7 @@ from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_F
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
 from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.batch.live import parse_slot_ports
-from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
+from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
-    """Rerun this command in a private network namespace for its local Ray instance (see `ray_local`)."""
+    """Rerun this command in a private network namespace for its local Ray instance (see `green_agent.batch.ray.local`)."""
     if private_netns_argv(sys.orig_argv[1:]) is None:
         if not only_loopback():
             logging.getLogger(__name__).warning(
