@@ -1,4 +1,4 @@
-"""Aggregates on hand-made rows: TGC, SGC, by difficulty, pass^k / pass@k, infra errors apart."""
+"""Aggregates on hand-made rows: TGC, SGC over the task set (judged-only beside), by difficulty, pass^k / pass@k."""
 
 from __future__ import annotations
 
@@ -29,32 +29,53 @@ def test_sgc_counts_a_scenario_only_if_all_its_tasks_pass() -> None:
     assert sgc(rows) == pytest.approx(100 / 3, abs=0.01)
 
 
-def test_infra_errors_are_excluded_from_every_denominator_and_counted_apart() -> None:
+def test_infra_errors_count_as_not_passed_over_the_task_set_and_the_run_says_incomplete() -> None:
     rows = [row("aaa_1"), row("aaa_2", "infra_error"), row("bbb_1"), row("bbb_2", "failed"),
             row("ccc_1", "infra_error")]
     agg = aggregate(rows, expected_battles=5)
     assert (agg.judged, agg.infra_errors, agg.passed) == (3, 2, 2)
-    assert agg.tgc == pytest.approx(66.67, abs=0.01)  # 2 of 3 judged, not 2 of 5
-    # aaa has an unjudged task -> left out; ccc has only an unjudged task -> left out; bbb judged and failed
-    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (1, 0, 2)
-    assert agg.sgc == 0.0
+    assert agg.tgc == 40.0 and agg.incomplete  # 2 of the 5 tasks: an unjudged task is not passed
+    assert agg.tgc_judged == pytest.approx(66.67, abs=0.01)  # 2 of 3 judged, named as such
+    # aaa has an unjudged task -> incomplete; ccc has only an unjudged task -> incomplete; bbb judged and failed
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (3, 0, 2)
+    assert agg.sgc == 0.0 and agg.sgc_judged == 0.0
     assert agg.outcome_counts["infra_error"] == 2 and agg.outcome_counts["failed"] == 1
     assert agg.mean_trajectory["calls"] == 4.0 and agg.total_calls == 12  # judged battles only
     assert agg.missing == 0
 
 
-def test_scope_errors_are_kept_out_of_tgc_and_sgc_and_counted_on_their_own() -> None:
+def test_scope_errors_are_not_passed_over_the_task_set_and_counted_on_their_own() -> None:
     rows = [row("aaa_1"), row("aaa_2", "scope_error"), row("bbb_1"), row("bbb_2", "failed"), row("ccc_1", "infra_error")]
     agg = aggregate(rows, expected_battles=5)
     assert (agg.judged, agg.scope_errors, agg.infra_errors, agg.passed) == (3, 1, 1, 2)
-    assert agg.tgc == pytest.approx(66.67, abs=0.01)  # 2 of the 3 judged battles, not 2 of 4 completed
-    assert (agg.scenarios, agg.scenarios_unjudged) == (1, 2) and agg.sgc == 0.0  # aaa left out, like ccc
+    assert agg.tgc == 40.0 and agg.tgc_judged == pytest.approx(66.67, abs=0.01) and agg.incomplete
+    assert (agg.scenarios, agg.scenarios_unjudged) == (3, 2) and agg.sgc == 0.0  # aaa incomplete, like ccc
     assert agg.outcome_counts["scope_error"] == 1 and agg.total_calls == 12
 
 
-def test_all_infra_errors_give_no_tgc_rather_than_zero() -> None:
+def test_a_selective_dodger_cannot_raise_tgc_by_leaving_tasks_unjudged() -> None:
+    """One task solved, two left unjudged: 1 of 3, never 1 of 1."""
+    rows = [row("aaa_1"), row("bbb_1", "infra_error"), row("ccc_1", "infra_error")]
+    agg = aggregate(rows, expected_battles=3, task_ids=["aaa_1", "bbb_1", "ccc_1"])
+    assert agg.tgc == pytest.approx(33.33, abs=0.01) and agg.incomplete and agg.tgc_judged == 100.0
+    assert agg.sgc == pytest.approx(33.33, abs=0.01) and agg.sgc_judged == 100.0
+
+
+def test_a_blue_error_is_judged_and_counts_as_a_loss() -> None:
+    rows = [row("aaa_1"), row("bbb_1", "blue_error")]
+    agg = aggregate(rows, expected_battles=2)
+    assert (agg.judged, agg.tgc, agg.incomplete) == (2, 50.0, False) and agg.outcome_counts["blue_error"] == 1
+
+
+def test_all_infra_errors_give_tgc_zero_over_the_task_set_and_no_judged_figure() -> None:
     agg = aggregate([row("aaa_1", "infra_error")], expected_battles=2)
-    assert agg.tgc is None and agg.sgc is None and agg.missing == 1
+    assert agg.tgc == 0.0 and agg.sgc == 0.0 and agg.incomplete and agg.missing == 1
+    assert agg.tgc_judged is None and agg.sgc_judged is None
+
+
+def test_a_complete_run_is_not_incomplete_and_both_figures_agree() -> None:
+    agg = aggregate([row("aaa_1"), row("aaa_2", "failed")], expected_battles=2)
+    assert (agg.tgc, agg.tgc_judged, agg.incomplete) == (50.0, 50.0, False)
 
 
 def test_tgc_by_difficulty() -> None:
@@ -64,7 +85,7 @@ def test_tgc_by_difficulty() -> None:
     assert list(stats) == ["1", "2", "3", "unknown"]
     assert (stats["1"].battles, stats["1"].passed, stats["1"].tgc) == (2, 1, 50.0)
     assert stats["2"].tgc == 100.0
-    assert (stats["3"].battles, stats["3"].tgc) == (1, 0.0)  # the infra error is not a difficulty-3 failure
+    assert (stats["3"].battles, stats["3"].tgc) == (2, 0.0)  # the infra error counts as not passed
     assert stats["unknown"].tgc == 100.0
 
 
@@ -83,14 +104,14 @@ def test_pass_hat_k_needs_every_trial_to_pass() -> None:
     assert agg.tgc == pytest.approx(100 * 5 / 9, abs=0.01)
 
 
-def test_pass_hat_k_skips_tasks_without_k_judged_trials_and_sgc_is_per_trial() -> None:
+def test_pass_hat_k_counts_an_unjudged_trial_as_not_passed_and_sgc_is_per_trial() -> None:
     rows = [row("a_1", trial=1), row("a_1", "infra_error", trial=2), row("b_1", trial=1), row("b_1", trial=2),
-            row("b_2", trial=1), row("b_2", "failed", trial=2)]
-    assert pass_hat_k(rows, 2) == 0.5  # a_1 has one judged trial: left out; b_1 1.0, b_2 0.0
-    agg = aggregate(rows, expected_battles=6, trials=2)
-    # trial 1: scenarios a and b both pass; trial 2: a unjudged, b fails (b_2 failed)
-    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (3, 2, 1)
-    assert agg.sgc == pytest.approx(66.67, abs=0.01)
+            row("b_2", trial=1), row("b_2", "failed", trial=2), row("c_1", trial=1)]
+    assert pass_hat_k(rows, 2) == pytest.approx(1 / 3, abs=1e-4)  # a_1 0 (unjudged trial 2), b_1 1, b_2 0; c_1 n=1
+    agg = aggregate(rows, expected_battles=8, trials=2)
+    # trial 1: scenarios a, b, c pass; trial 2: a unjudged, b fails (b_2 failed); c has no trial 2 row
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (5, 3, 1)
+    assert agg.sgc == 60.0 and agg.sgc_judged == 75.0
 
 
 def test_a_scenario_with_a_task_without_result_is_incomplete_never_passed() -> None:
@@ -98,7 +119,7 @@ def test_a_scenario_with_a_task_without_result_is_incomplete_never_passed() -> N
     agg = aggregate(rows, expected_battles=4, task_ids=["aaa_1", "aaa_2", "aaa_3", "bbb_1"])
     assert agg.scenario_status == {"aaa": "incomplete", "bbb": "passed"}
     assert agg.scenarios_incomplete == ["aaa"]
-    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (1, 1, 1)
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (2, 1, 1)
 
 
 def test_a_scenario_passes_only_if_every_trial_of_every_task_passed() -> None:
@@ -106,4 +127,4 @@ def test_a_scenario_passes_only_if_every_trial_of_every_task_passed() -> None:
             row("ccc_1", trial=1), row("ccc_1", "infra_error", trial=2)]
     agg = aggregate(rows, expected_battles=6, trials=2, task_ids=["aaa_1", "bbb_1", "ccc_1"])
     assert agg.scenario_status == {"aaa": "passed", "bbb": "failed", "ccc": "incomplete"}
-    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (5, 4, 1)
+    assert (agg.scenarios, agg.scenarios_passed, agg.scenarios_unjudged) == (6, 4, 1)

@@ -203,6 +203,7 @@ def test_report_on_a_run_missing_a_task_result_marks_its_scenario_incomplete(tmp
     assert report.returncode == 0, report.stderr[-2000:]
     agg = EvalResults.model_validate_json((out / "results.json").read_text()).aggregates
     assert agg.scenario_status[scenario] == "incomplete" and agg.scenarios_incomplete == [scenario]
-    assert agg.scenarios_passed == 1 and agg.scenarios == 1  # only the other, complete scenario
+    assert agg.scenarios_passed == 1 and agg.scenarios == 2  # the other, complete scenario; the incomplete one not passed
+    assert agg.incomplete and agg.tgc == 75.0  # 3 of the 4 tasks of the task set
     assert "scenarios incomplete 1" in report.stdout and scenario in report.stdout
     assert 'id="headline-incomplete"' in (out / "report.html").read_text()

@@ -2,7 +2,8 @@
 
 Blues are real A2A servers (the offline Blues' a2a-sdk wiring) running a test handler:
 - unreachable: a free port nobody listens on;
-- A2A error: a valid agent card, every `message/send` answered with a JSON-RPC error object;
+- A2A error: a valid agent card, every `message/send` answered with a JSON-RPC error object (the Blue's
+  own fault after it was given the task: judged and charged);
 - idle: accepts the task and never calls `complete_task` (holds the request a while);
 - flood: hundreds of concurrent MCP `tools/call`s through the gateway (forwarded, unknown-tool and
   invalid-argument calls mixed), then `complete_task`;
@@ -118,12 +119,13 @@ def test_unreachable_blue_is_infra_error_and_the_world_is_closed(shared_env: Set
     assert_no_open_world(shared_slot.urls, shared_task)
 
 
-def test_blue_answering_with_an_a2a_error_is_infra_error(shared_env: Settings, shared_slot: WorldSlot,
-                                                         shared_task: str, blues: dict[str, str]) -> None:
+def test_blue_answering_with_an_a2a_error_is_judged_and_charged(shared_env: Settings, shared_slot: WorldSlot,
+                                                                shared_task: str, blues: dict[str, str]) -> None:
     result = _battle(shared_env, shared_slot, shared_task, blues["a2a_error"], "a2a-error")
-    assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error")
-    assert result.error is not None and result.error.step == "wait"
-    assert "A2A error -32603" in result.error.message and "the blue exploded" in result.error.message
+    assert (result.status, result.winner, result.outcome) == ("blue_error", "green_agent", "blue_error")
+    assert result.error is None and result.blue_fault is not None and result.blue_fault.kind == "error_reply"
+    assert "A2A error -32603" in result.blue_fault.message and "the blue exploded" in result.blue_fault.message
+    assert result.evaluation is not None  # judged on the world as it stands
     assert result.timings["wait"] < 10  # noticed when the error arrived, not at the deadline
     assert result.cleanup is not None and result.cleanup.closed is True
     assert_no_open_world(shared_slot.urls, shared_task)

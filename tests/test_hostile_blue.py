@@ -12,20 +12,33 @@ done (here: completing the task with the right answer, or with none):
 4. an APIs server that stalls (SIGSTOP) while the Blue works: an infrastructure error, never its loss;
 5. an OpenAI-compatible endpoint that echoes the API key in its error text (`--blue llm`): the key
    reaches no output.
+
+Round two:
+6. a selective dodger that answers a task it cannot solve with a fault of its own (a JSON-RPC error,
+   HTTP 500, a dropped connection, a process exit, a failed A2A task): judged and charged, and TGC is
+   over every task of the run (an AppWorld server killed under a Blue is still ours: retried, not charged);
+7. a Blue flooding `complete_task` as its battle ends: nothing reaches the next battle;
+8. calls after `complete_task`: refused; the judged answer is the first; every served call is archived;
+9. refused calls (anyone can send them): their log records are small and rate-limited.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 import requests
 from starlette.applications import Starlette
@@ -33,7 +46,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from faults_support import MCP_HEADERS, InProcessServer, blue_server, complete_through_gateway, files_text, mcp_call
+from faults_support import (MCP_HEADERS, InProcessServer, answers, blue_server, complete_through_gateway, files_text,
+                            mcp_call, wait_until)
+from green_agent.models.eval_run import EvalResults
+from kernel.ports import free_port
+from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
 from green_agent.local_battle import BattleRequest, run_on_slot
 from green_agent.models.result import BattleResult
 from kernel.settings import Settings
@@ -235,3 +252,173 @@ def test_a_world_changed_behind_the_greens_back_is_reported_as_what_it_is(shared
     assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error"), result.reason
     assert result.error is not None and result.error.type == "WorldChangedError", result.error
     assert "behind the Green's back" in result.error.message
+
+
+# -- round two: no dodging by errors, no spill into the next battle, no change after completion ------------
+
+DODGER = Path(__file__).resolve().parent / "dodger_blue.py"
+
+
+@contextmanager
+def dodger(mode: str, solved: dict[str, Any], tmp: Path) -> Iterator[str]:
+    """The selective dodger (tests/dodger_blue.py) as a process on a free port; always stopped."""
+    answers_file = tmp / f"answers-{mode}.json"
+    answers_file.write_text(json.dumps(solved))
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(DODGER), "--port", str(port), "--mode", mode,
+                                "--answers", str(answers_file)], start_new_session=True)
+    try:
+        wait_until(lambda: answers(f"http://127.0.0.1:{port}/.well-known/agent-card.json"), 20, "dodger up")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("mode,kind", [("error", "error_reply"), ("http500", "http_error"),
+                                       ("drop", "connection_dropped"), ("exit", "connection_dropped"),
+                                       ("failed", "task_failed")])
+def test_a_blue_that_answers_its_task_with_a_fault_is_judged_and_charged(
+        shared_env: Settings, shared_slot: WorldSlot, shared_task: str, tmp_path: Path, mode: str, kind: str) -> None:
+    with dodger(mode, {}, tmp_path) as url:
+        result = _battle(shared_env, shared_slot, shared_task, url, f"dodge-{mode}")
+    assert (result.status, result.winner, result.outcome) == ("blue_error", "green_agent", "blue_error"), result.reason
+    assert result.error is None and result.blue_fault is not None and result.blue_fault.kind == kind
+    assert result.evaluation is not None and not result.evaluation.success  # the world as it stands
+    assert result.timings["wait"] < 20  # seen when the fault arrived, not at the deadline
+    assert result.cleanup is not None and result.cleanup.closed is True
+
+
+def test_a_selective_dodger_is_charged_over_the_whole_task_set(appworld_root: Path, tmp_path: Path,
+                                                               mini_tasks: tuple[str, str]) -> None:
+    """It solves the question task and answers the other two with errors: TGC 1/3, never 1/1."""
+    action, question = mini_tasks
+    other = next(t for t in WorldData(appworld_root).split("dev") if t not in mini_tasks)
+    answer = json.loads((WorldData(appworld_root).task_dir(question) / "ground_truth" / "answer.json").read_text())
+    out, (ports_arg, ports) = tmp_path / "run", slot_ports(1)
+    env = cli_env(appworld_root, tmp_path)
+    with dodger("error", {question: answer}, tmp_path) as url:
+        argv = [CLI, "eval", "--task-ids", ",".join([question, action, other]), "--blue", url, "--predictor",
+                "ground_truth", "--workers", "1", "--out", str(out), "--slot-ports", ports_arg, "--deadline", "60"]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    agg = EvalResults.model_validate_json((out / "results.json").read_text()).aggregates
+    assert (agg.passed, agg.judged, agg.infra_errors, agg.outcome_counts["blue_error"]) == (1, 3, 0, 2)
+    assert agg.tgc == pytest.approx(33.33, abs=0.01) and not agg.incomplete
+    board = json.loads((out / "agentbeats_results.json").read_text())["results"][0]
+    assert board["tgc"] == pytest.approx(33.33, abs=0.01)
+    assert "TGC 33.3 (1/3 battles of the task set passed)" in done.stdout
+    assert_nothing_left(ports)
+
+
+def test_an_appworld_server_killed_once_is_retried_and_not_charged(appworld_root: Path, tmp_path: Path,
+                                                                   mini_tasks: tuple[str, str]) -> None:
+    _, question = mini_tasks
+    answer = json.loads((WorldData(appworld_root).task_dir(question) / "ground_truth" / "answer.json").read_text())
+    out, (ports_arg, ports) = tmp_path / "run", slot_ports(1)
+    apis_port, battles = ports[1], []
+
+    async def blue(text: str) -> str:
+        battles.append(text)
+        if len(battles) == 1:  # first attempt: our APIs server dies under the Blue's feet
+            for proc in psutil.process_iter(["pid"]):
+                with suppress(psutil.Error):
+                    if any(c.laddr.port == apis_port and c.status == "LISTEN" for c in proc.net_connections()):
+                        proc.kill()
+            await asyncio.to_thread(requests.post, _mcp_url(text), json=mcp_call(1, "supervisor__show_profile", {}),
+                                    headers=MCP_HEADERS, timeout=60)
+            return "the world broke"
+        await asyncio.to_thread(_complete, _mcp_url(text), answer)
+        return "done"
+
+    with blue_server("Blue on a dying server", blue) as server:
+        argv = [CLI, "eval", "--task-ids", question, "--blue", server.url, "--predictor", "ground_truth",
+                "--workers", "1", "--out", str(out), "--slot-ports", ports_arg, "--deadline", "60"]
+        done = subprocess.run(argv, env=cli_env(appworld_root, tmp_path), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = EvalResults.model_validate_json((out / "results.json").read_text())
+    assert len(battles) == 2 and results.rows[0].attempts == 2  # retried on a restarted slot
+    assert (results.rows[0].outcome, results.aggregates.tgc, results.aggregates.infra_errors) == ("passed", 100.0, 0)
+    assert_nothing_left(ports)
+
+
+def test_a_blue_flooding_complete_task_as_its_battle_ends_cannot_touch_the_next_battle(
+        shared_env: Settings, shared_slot: WorldSlot, shared_task: str) -> None:
+    answer, stop, spill = _right_answer(shared_env, shared_task), threading.Event(), {"sent": 0}
+
+    def flood(mcp_url: str) -> None:
+        def one() -> None:
+            while not stop.is_set():
+                with suppress(requests.RequestException):
+                    requests.post(mcp_url, json=mcp_call(1, "supervisor__complete_task", {"answer": "spill"}),
+                                  headers=MCP_HEADERS, timeout=30)
+                    spill["sent"] += 1
+
+        workers = [threading.Thread(target=one, daemon=True) for _ in range(12)]
+        for worker in workers:
+            worker.start()
+
+    async def spiller(text: str) -> str:
+        flood(_mcp_url(text))  # keeps flooding after its own battle ended, into the next one's time
+        return "done"
+
+    async def honest(text: str) -> str:
+        await asyncio.sleep(1.5)  # the spill has every chance to arrive first
+        await asyncio.to_thread(_complete, _mcp_url(text), answer)
+        return "done"
+
+    try:
+        with blue_server("spilling Blue", spiller) as first, blue_server("honest Blue", honest) as second:
+            spilled = _battle(shared_env, shared_slot, shared_task, first.url, "spill-first")
+            result = _battle(shared_env, shared_slot, shared_task, second.url, "spill-next")
+    finally:
+        stop.set()
+    assert spill["sent"] > 20 and spilled.outcome != "passed"  # it flooded; 'spill' is not its task's answer
+    assert spilled.cleanup is not None and spilled.cleanup.refused_calls.get("episode_over", 0) > 0
+    assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed"), result.reason
+    assert result.trajectory is not None and result.trajectory.calls_per_tool == {"supervisor__complete_task": 1}
+
+
+def test_calls_after_complete_task_are_refused_and_the_judged_answer_is_the_first(
+        shared_env: Settings, shared_slot: WorldSlot, shared_task: str) -> None:
+    answer, seen = _right_answer(shared_env, shared_task), {}
+
+    async def blue(text: str) -> str:
+        url = _mcp_url(text)
+
+        def after(i: int, name: str, arguments: dict) -> dict:
+            return requests.post(url, json=mcp_call(i, name, arguments), headers=MCP_HEADERS, timeout=30).json()
+
+        with ThreadPoolExecutor(8) as pool:  # the right answer, and at once a burst of calls racing it
+            first = pool.submit(_complete, url, answer)
+            burst = [pool.submit(after, i, "supervisor__show_profile", {}) for i in range(2, 9)]
+            seen["first"], seen["burst"] = first.result(), [f.result() for f in burst]
+        seen["late"] = [after(20, "supervisor__complete_task", {"answer": "999999"}),
+                        after(21, "supervisor__show_profile", {})]
+        return "done"
+
+    with blue_server("Blue that changes its answer", blue) as server:
+        result = _battle(shared_env, shared_slot, shared_task, server.url, "late-answer")
+    assert not seen["first"]["result"]["isError"]
+    for reply in seen["late"]:
+        assert reply["result"]["isError"] and "episode is over" in reply["result"]["content"][0]["text"]
+    assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed"), result.reason
+    answered = 1 + sum(not r["result"]["isError"] for r in seen["burst"])  # served, so in the world's history
+    assert result.trajectory is not None and result.trajectory.total_calls == answered  # every one archived
+    assert result.cleanup is not None and result.cleanup.refused_calls.get("episode_over", 0) >= 2
+
+
+def test_refused_calls_cannot_inflate_the_call_log(shared_env: Settings, shared_slot: WorldSlot) -> None:
+    log = shared_env.agentbeats_mcp_log_path
+    before = log.stat().st_size if log.exists() else 0
+    big = {"note": "x" * 100_000}
+    url = (shared_slot.urls.gateway_url or "").rstrip("/") + "/mcp"
+    with requests.Session() as session:
+        replies = [session.post(url, json=mcp_call(i, "supervisor__show_profile", big), headers=MCP_HEADERS,
+                                timeout=30) for i in range(100)]
+    assert all(r.status_code == 200 and r.json()["result"]["isError"] for r in replies)
+    grown = (log.stat().st_size if log.exists() else 0) - before
+    assert grown < 100_000, f"100 refused 100 kB calls wrote {grown} bytes of call log"
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert last["refused"] == "no_battle" and last["arguments"] == {} and last["arguments_bytes"] > 100_000

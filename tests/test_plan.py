@@ -6,7 +6,8 @@ A2A 0.3 JSON-RPC for Blue):
   `POST /task_completed` -> {"output": bool}; `POST /execute` -> {"output": str}; `POST /save_logs`,
   `POST /close` -> {"output": null}; `POST /evaluate` -> {"output": EvaluationRecord}.
 - gateway control listener (bearer secret): `PUT/DELETE /control/battle` -> {};
-  `GET /control/completion` -> {"battle_id","completed","at","status"} (`mcp_gateway.models.CompletionReply`).
+  `GET /control/completion` -> {"battle_id","completed","at","status"} (`mcp_gateway.models.CompletionReply`);
+  `POST /control/battle/end` -> {"battle_id","ended","drained","in_flight"} (`EpisodeEndedReply`).
 - Blue `GET /.well-known/agent.json` -> agent card; `POST /` message/send -> {"jsonrpc","id","result"|"error"}.
 """
 
@@ -38,6 +39,9 @@ FAILURE = {"success": False, "difficulty": 1, "num_tests": 1, "passes": [],
            "failures": [{"requirement": "r", "label": "no_op_fail", "trace": "t"}]}
 CARD = {"name": "stub blue", "url": BLUE + "/", "version": "1"}
 REPLY = {"jsonrpc": "2.0", "id": "1", "result": {"kind": "message", "role": "agent", "messageId": "m", "parts": []}}
+
+
+EPISODE_ENDED = {"battle_id": "b-1", "ended": True, "drained": True, "in_flight": 0}
 
 
 def env_mocks(completed: list[bool], evaluation: dict | None = SUCCESS) -> None:
@@ -80,6 +84,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={"cleared": "b-1", "battle": {"refused": {"wrong_token": 2}}})
     responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
+    responses.post(f"{CONTROL}/control/battle/end", json=EPISODE_ENDED)
     (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
                                           + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
     config, deps = setup(tmp_path, gateway=True)
@@ -98,6 +103,8 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     assert [json.loads(c.request.body)["code"] for c in calls_to("/execute")] == ["pass"]  # B5 before evaluate
     assert len(calls_to("/evaluate")) == 1 and len(calls_to("/close")) == 1
     assert [c.request.method for c in calls_to("/control/battle")] == ["PUT", "DELETE"]
+    order = [c.request.url.split("?")[0].rsplit("/", 1)[-1] for c in responses.calls]
+    assert order.index("end") < order.index("execute")  # the episode ended before the state was persisted
     assert result.cleanup is not None and result.cleanup.ok and result.cleanup.closed
     assert result.cleanup.refused_calls == {"wrong_token": 2}
     assert result.archive is not None and result.archive.call_records == 1
@@ -159,11 +166,14 @@ def test_unreachable_blue_is_infra_error_not_a_loss(tmp_path: Path) -> None:
 
 
 @responses.activate
-def test_a2a_error_reply_is_noticed_and_recorded(tmp_path: Path) -> None:
+def test_a2a_error_reply_is_noticed_judged_and_charged_to_the_blue(tmp_path: Path) -> None:
     env_mocks(completed=[False])
     blue_mocks({"jsonrpc": "2.0", "id": "1", "error": {"code": -32603, "message": "agent crashed"}})
     result = run_battle(*setup(tmp_path, deadline_s=10))
-    assert result.error is not None and result.error.step == "wait" and "agent crashed" in result.error.message
+    assert result.error is None and (result.status, result.outcome, result.winner) == ("blue_error", "blue_error",
+                                                                                      "green_agent")
+    assert result.blue_fault is not None and result.blue_fault.kind == "error_reply"
+    assert "agent crashed" in result.blue_fault.message and result.evaluation is not None  # judged as it stands
     assert result.timings["wait"] < 2.0  # noticed at once, not at the deadline
     assert len(calls_to("/close")) == 1
 
@@ -202,6 +212,7 @@ def test_a_call_log_that_cannot_be_read_is_a_report_problem_not_a_zero_call_traj
     blue_mocks()
     responses.put(f"{CONTROL}/control/battle", json={})
     responses.delete(f"{CONTROL}/control/battle", json={})
+    responses.post(f"{CONTROL}/control/battle/end", json=EPISODE_ENDED)
     responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True,
                                                           "at": "2023-05-18T12:00:01Z", "status": "success"})
     (tmp_path / "calls.jsonl").mkdir()  # the configured call log is a directory

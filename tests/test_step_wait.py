@@ -32,6 +32,7 @@ class ScriptedReply:
     def __init__(self, reply: BlueReply) -> None:
         self.result = DispatchResult(blue_url="http://127.0.0.1:1", agent=AgentCardInfo(name="b"), message_id="m")
         self._reply = reply
+        self.sent_at = time.monotonic()
 
     def reply(self) -> BlueReply:
         return self._reply
@@ -58,9 +59,19 @@ def test_a_blue_that_replied_without_completing_ends_the_wait_after_the_grace() 
     assert result.waited_s < 5
 
 
-def test_an_a2a_error_before_completion_is_the_blues_endpoint_failing_not_a_loss() -> None:
-    handle = ScriptedReply(BlueReply(state="error", at=time.monotonic(), error="HTTP 500: boom"))
-    with pytest.raises(BlueUnreachableError, match="answered the task message with an error.*HTTP 500"):
+def test_an_error_after_the_task_was_delivered_is_the_blues_own_fault_and_ends_the_wait() -> None:
+    handle = ScriptedReply(BlueReply(state="error", at=time.monotonic(), error="HTTP 500: boom", fault="http_error"))
+    result = wait_for_completion(ScriptedWorld(None), "t_1", "b", deadline_s=30, handle=handle,  # type: ignore[arg-type]
+                                 fallback_poll_s=0.05)
+    assert (result.completed, result.ended_by) == (False, "blue_error") and result.waited_s < 5
+    assert result.blue_fault is not None and result.blue_fault.kind == "http_error"
+    assert result.blue_fault.message == "HTTP 500: boom"
+
+
+def test_a_task_message_that_never_reached_the_blue_is_infrastructure_not_a_loss() -> None:
+    handle = ScriptedReply(BlueReply(state="error", at=time.monotonic(), error="ConnectionError: refused",
+                                     delivered=False))
+    with pytest.raises(BlueUnreachableError, match="could not be reached with the task message.*refused"):
         wait_for_completion(ScriptedWorld(None), "t_1", "b", deadline_s=30, handle=handle,  # type: ignore[arg-type]
                             fallback_poll_s=0.05)
 

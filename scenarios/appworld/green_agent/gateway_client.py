@@ -19,7 +19,7 @@ from typing import Any
 import requests
 from pydantic import ValidationError
 
-from mcp_gateway.models import CompletionReply
+from mcp_gateway.models import DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
@@ -71,6 +71,15 @@ class GatewayClient:
         battle = body.get("battle") if isinstance(body, dict) else None
         refused = battle.get("refused") if isinstance(battle, dict) else None
         return {str(k): int(v) for k, v in refused.items()} if isinstance(refused, dict) else {}
+
+    def end_episode(self, battle_id: str) -> EpisodeEndedReply:
+        """End the battle's episode: its later calls are refused; returns once its calls in flight settled."""
+        body = self._call("POST", "/control/battle/end", params={"battle_id": battle_id},
+                          timeout_s=DRAIN_TIMEOUT_S + CONTROL_TIMEOUT_S)
+        try:
+            return EpisodeEndedReply.model_validate(body)
+        except ValidationError as exc:
+            raise GatewayError(f"MCP gateway at {self.base_url} returned an unexpected episode answer: {body!r:.200}") from exc
 
     def completion(self, battle_id: str, wait_s: float) -> CompletionReply:
         wait_s = max(0.0, min(wait_s, MAX_LONG_POLL_S))

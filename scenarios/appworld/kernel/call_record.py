@@ -33,8 +33,13 @@ class CallRecord(BaseModel):
     result_items: int | None = Field(default=None, description="Length of the response if it was a list, else None.")
     seq: int = Field(default=0, ge=0, description="Per-gateway-process call counter, for ordering ties.")
     refused: str | None = Field(default=None, description=(
-        "Why the call was refused before anything else (no_battle, wrong_token, token_required): it belongs "
-        "to no battle, so battle_id is None."))
+        "Why the call was refused before it reached the APIs server (no_battle, wrong_token, token_required, "
+        "episode_over, battle_ended, too_many_calls): it is not attributed to any battle, so battle_id is None, "
+        "and its arguments are not kept (only their size)."))
+    arguments_bytes: int | None = Field(default=None, ge=0, description=(
+        "Size of the arguments' JSON encoding, where they were not kept (refused or oversized calls)."))
+    suppressed_refusals: int | None = Field(default=None, ge=0, description=(
+        "Refused calls before this one that were counted but not logged (refusal records are rate-limited)."))
     upstream_fault: str | None = Field(default=None, description=(
         "An infrastructure fault of the APIs server that reached the caller (unreachable, timed out, or a 5xx "
         "while the server was not answering); None for answers, including API errors caused by the arguments."))

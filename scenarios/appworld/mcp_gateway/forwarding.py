@@ -22,13 +22,18 @@ from a server that still answers is an API error caused by the call (the agent u
 be able to turn a loss into an unscored battle by provoking one).
 
 The APIs server is guarded: every request carries the slot's guard header (`guard_headers`).
+
+Admission (`CallGate`): the gateway passes a gate with each call; under the one-at-a-time lock, just
+before the request goes upstream, `admit()` may refuse it (its battle ended or its episode is over while
+it was queued: `ApiReply.refused`), and `settled(reply)` runs before the lock is released (a successful
+`complete_task` closes the episode there, so nothing queued behind it is forwarded).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import requests
@@ -50,6 +55,16 @@ class ArgumentError(ValueError):
     """The arguments cannot be forwarded (e.g. a path parameter containing `/`)."""
 
 
+class CallGate(Protocol):
+    """Decides, under the forwarder's lock, whether a queued call still goes upstream (module docstring)."""
+
+    def admit(self) -> str | None:
+        """None to send the call now; else the refusal reason."""
+
+    def settled(self, reply: "ApiReply") -> None:
+        """The call's reply, before the next queued call is admitted."""
+
+
 class ApiReply(BaseModel):
     """What the APIs server answered (or why it could not be asked)."""
 
@@ -58,6 +73,7 @@ class ApiReply(BaseModel):
     error: str | None = Field(default=None, description="Failure message for non-2xx or transport errors.")
     agent_message: str | None = Field(default=None, description="Failure message shown to the agent.")
     fault: str | None = Field(default=None, description="Infrastructure fault of the APIs server (module docstring).")
+    refused: str | None = Field(default=None, description="Not sent: the gate refused it (its battle or episode ended).")
 
     @property
     def ok(self) -> bool:
@@ -79,8 +95,10 @@ class ApiForwarder:
     def close(self) -> None:
         self.session.close()
 
-    def forward(self, spec: ToolSpec, arguments: dict[str, Any]) -> ApiReply:
-        """Call the API of `spec` with `arguments`. Raises ArgumentError for unforwardable arguments."""
+    def forward(self, spec: ToolSpec, arguments: dict[str, Any], gate: CallGate | None = None) -> ApiReply:
+        """Call the API of `spec` with `arguments`, if `gate` admits it when its turn comes.
+
+        Raises ArgumentError for unforwardable arguments."""
         path, rest = substitute_path(spec.path, spec.path_params, arguments)
         headers: dict[str, str] = {}
         token = rest.pop("access_token", None)
@@ -94,14 +112,24 @@ class ApiForwarder:
             kwargs["data"] = rest
         else:
             kwargs["json"] = rest
+        with self._one_at_a_time:
+            refusal = gate.admit() if gate is not None else None
+            if refusal is not None:
+                return ApiReply(status_code=None, refused=refusal)
+            reply = self._request(spec.method, url, kwargs)
+            if gate is not None:
+                gate.settled(reply)
+            return reply
+
+    def _request(self, method: str, url: str, kwargs: dict[str, Any]) -> ApiReply:
+        """One request upstream (the caller holds the lock); transport failures become an ApiReply."""
         try:
-            with self._one_at_a_time:
-                response = self.session.request(spec.method, url, **kwargs)
-                if response.status_code >= 500 and not self._answers():
-                    message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
-                               "and no longer answers.")
-                    return ApiReply(status_code=response.status_code, error=message, agent_message=message,
-                                    fault=f"HTTP {response.status_code}, then no answer to a health probe")
+            response = self.session.request(method, url, **kwargs)
+            if response.status_code >= 500 and not self._answers():
+                message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
+                           "and no longer answers.")
+                return ApiReply(status_code=response.status_code, error=message, agent_message=message,
+                                fault=f"HTTP {response.status_code}, then no answer to a health probe")
         except requests.Timeout:
             message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:.0f} s."
             return ApiReply(status_code=None, error=message, agent_message=message, fault="timeout")

@@ -2,8 +2,10 @@
 
 Outcomes of a call (each logged as exactly one `CallRecord`):
 - the call does not belong to the running battle (no battle, a wrong or revoked token, the plain
-  URL where the battle needs its token): MCP isError result, nothing forwarded, logged with
-  `refused` set and NO battle id (`ScopeController.authorize`);
+  URL where the battle needs its token), or no longer does (its episode is over after complete_task or
+  the deadline, its battle ended while it was queued, or too many of its calls are in flight): MCP
+  isError result, nothing forwarded, logged with `refused` set, NO battle id and only the size of the
+  arguments, at a bounded rate (`ScopeController.authorize`, `admits`; `RefusalLogLimit`);
 - API answered 2xx: result `{"response": <api json>}`, success true;
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
@@ -34,7 +36,8 @@ from kernel.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import OutputType, RefusalReason
 from kernel.redaction import redact, redact_text, secret_values
-from mcp_gateway.scope import COMPLETE_TASK_TOOL, ScopeController
+from mcp_gateway.refusal_log import RefusalLogLimit
+from mcp_gateway.scope import COMPLETE_TASK_TOOL, MAX_IN_FLIGHT, ScopeController
 from mcp_gateway.tools import ToolSpec
 
 _MAX_SCHEMA_ERRORS = 5
@@ -42,13 +45,45 @@ MAX_ARGUMENTS_BYTES = 100_000
 """Largest JSON encoding of one call's arguments; AppWorld's APIs take short fields (a note is a few kB)."""
 MAX_TOOL_NAME = 200
 """Tool names are logged cut to this length (an unknown name can be anything the caller sent)."""
+MAX_REFUSED_TOOL_NAME = 80
+"""A refused call's tool name is logged cut to this length (anyone can send one)."""
 REFUSAL_MESSAGES: dict[str, str] = {
     "no_battle": "No battle is running on this gateway: every call is refused until the Green starts one.",
     "wrong_token": "This MCP URL does not belong to the running battle (its battle has ended, or the token is "
                    "wrong). Use the MCP endpoint of your current task message.",
     "token_required": "This battle is served only at the MCP endpoint of its task message; the plain /mcp and "
                       "/sse routes are closed for it.",
+    "episode_over": "This battle's episode is over (the task was completed, or its time ran out): no more calls "
+                    "are taken.",
+    "battle_ended": "This call's battle ended while the call waited for its turn: it was not forwarded.",
+    "too_many_calls": f"Too many calls of this battle are in flight at once (at most {MAX_IN_FLIGHT}); wait for "
+                      "answers before sending more.",
 }
+
+
+class _Clock:
+    """When a call started, and how long it has taken."""
+
+    def __init__(self) -> None:
+        self.at = datetime.now(timezone.utc)
+        self._started = time.perf_counter()
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self._started) * 1000, 3)
+
+
+class _BattleGate:
+    """The forwarder's admission check for one call of one battle generation (`mcp_gateway.scope`)."""
+
+    def __init__(self, scope: ScopeController, generation: int, closes_episode: bool) -> None:
+        self.scope, self.generation, self.closes_episode = scope, generation, closes_episode
+
+    def admit(self) -> str | None:
+        return self.scope.admits(self.generation)
+
+    def settled(self, reply: ApiReply) -> None:
+        if self.closes_episode and reply.ok:
+            self.scope.close_episode(self.generation)
 
 
 def arguments_size(arguments: dict[str, Any]) -> int:
@@ -84,6 +119,7 @@ class Gateway:
         self.log = log
         self.output_type = output_type
         self.scope = ScopeController(specs)
+        self._refusal_log = RefusalLogLimit()
         self._tools = {name: types.Tool(name=name, description=s.description, input_schema=s.input_schema)
                        for name, s in specs.items()}
         self._validators: dict[str, Draft202012Validator] = {}
@@ -106,51 +142,74 @@ class Gateway:
     async def call_tool(self, name: str, arguments: dict[str, Any] | None,
                         token: str | None = None) -> types.CallToolResult:
         """Handle one tools/call presented with `token` (None: the plain URL) and append its record to the log."""
-        started_at = datetime.now(timezone.utc)
-        started = time.perf_counter()
-        refusal = self.scope.authorize(token)
-        battle = self.scope.battle if refusal is None else None
-        battle_id, task_id = (battle.battle_id, battle.task_id) if battle else (None, None)
+        started = _Clock()
         arguments = dict(arguments or {})
-        if refusal is None and name == CALL_API_TOOL and self.scope.offers_call_api:
+        refusal = self.scope.authorize(token)
+        admitted = self.scope.begin_call() if refusal is None else refusal
+        if isinstance(admitted, str):
+            return self._refused(name, arguments_size(arguments), admitted, started)
+        battle = self.scope.battle
+        assert battle is not None  # authorized: the running battle
+        try:
+            return await self._battle_call(name, arguments, battle.battle_id, battle.task_id, admitted, started)
+        finally:
+            await self.scope.end_call(admitted)
+
+    async def _battle_call(self, name: str, arguments: dict[str, Any], battle_id: str, task_id: str | None,
+                           generation: int, started: "_Clock") -> types.CallToolResult:
+        """A call of the running battle (`generation`): resolve, check, forward if still admitted, log."""
+        if name == CALL_API_TOOL and self.scope.offers_call_api:
             target = unwrap(arguments)
             if isinstance(target, str):
-                return self._log_refusal(name, arguments, target, started_at, started, battle_id, task_id)
+                return self._log_refusal(name, arguments, target, started, battle_id, task_id)
             name, arguments = target
         size = arguments_size(arguments)
-        if refusal is not None:
-            self.scope.count_refusal(refusal)
-            outcome = _refusal(REFUSAL_MESSAGES[refusal], in_scope=False)
-            outcome.refused = refusal
-            if size > MAX_ARGUMENTS_BYTES:
-                arguments = {"omitted": f"{size} bytes"}
-        elif size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
+        if size > MAX_ARGUMENTS_BYTES:  # refused before validation, forwarding or logging the content
             outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}). "
                                "Send less data per call.")
-            arguments = {"omitted": f"{size} bytes"}
+            kept: dict[str, Any] = {"omitted": f"{size} bytes"}
         else:
-            outcome = await self._outcome(name, arguments, battle_id)
-        secrets = secret_values(arguments)
+            outcome = await self._outcome(name, arguments, battle_id, generation)
+            kept = arguments
+        if outcome.refused is not None:  # its battle or episode ended while it was queued
+            return self._refused(name, size, outcome.refused, started)
+        secrets = secret_values(kept)
         self.log.append(CallRecord(
-            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
-            arguments=redact(arguments), success=outcome.success, error=redact_text(outcome.error, secrets),
-            status_code=outcome.status_code, duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            in_scope=outcome.in_scope, result_items=outcome.result_items, seq=self.log.next_seq(),
-            refused=outcome.refused, upstream_fault=outcome.upstream_fault,
+            timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
+            arguments=redact(kept), success=outcome.success, error=redact_text(outcome.error, secrets),
+            status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
+            result_items=outcome.result_items, seq=self.log.next_seq(), upstream_fault=outcome.upstream_fault,
+            arguments_bytes=size if kept is not arguments else None,
         ))
         return self._result(outcome)
 
-    def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started_at: datetime, started: float,
+    def _refused(self, name: str, size: int, reason: RefusalReason, started: "_Clock") -> types.CallToolResult:
+        """A call that does not (or no longer) belong to a running battle: counted, logged cheaply, refused.
+
+        The record keeps the tool name (cut), the reason and the arguments' size, never the arguments, and
+        refusal records are rate-limited (`RefusalLogLimit`), so nobody can inflate the log from outside."""
+        self.scope.count_refusal(reason)
+        admitted, suppressed = self._refusal_log.take()
+        if admitted:
+            self.log.append(CallRecord(
+                timestamp=started.at, tool_name=name[:MAX_REFUSED_TOOL_NAME], success=False,
+                error=REFUSAL_MESSAGES[reason], duration_ms=started.elapsed_ms(), in_scope=False,
+                seq=self.log.next_seq(), refused=reason, arguments_bytes=size,
+                suppressed_refusals=suppressed or None))
+        return self._result(_refusal(REFUSAL_MESSAGES[reason], in_scope=False))
+
+    def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started: "_Clock",
                      battle_id: str | None, task_id: str | None) -> types.CallToolResult:
         """Log and return a refusal decided before any tool was resolved (a malformed `call_api`)."""
         outcome = _refusal(message, in_scope=False)
+        size = arguments_size(arguments)
+        kept = arguments if size <= MAX_ARGUMENTS_BYTES else {"omitted": f"{size} bytes"}
         self.log.append(CallRecord(
-            timestamp=started_at, battle_id=battle_id, task_id=task_id, tool_name=name, arguments=redact(arguments),
-            success=False, error=message, duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            in_scope=False, seq=self.log.next_seq()))
+            timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name, arguments=redact(kept),
+            success=False, error=message, duration_ms=started.elapsed_ms(), in_scope=False, seq=self.log.next_seq()))
         return self._result(outcome)
 
-    async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str | None) -> CallOutcome:
+    async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str, generation: int) -> CallOutcome:
         spec = self.specs.get(name)
         if spec is None:
             return _refusal(f"Unknown tool {name[:80]!r}: this gateway has no such tool. "
@@ -165,10 +224,15 @@ class Gateway:
         problems = self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
+        gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL)
         try:
-            reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned)
+            reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:
             return _refusal(f"Invalid arguments for {name}: {exc}", in_scope=in_scope)
+        if reply.refused is not None:
+            outcome = _refusal(REFUSAL_MESSAGES[reply.refused], in_scope=False)  # type: ignore[index]
+            outcome.refused = reply.refused  # type: ignore[assignment]
+            return outcome
         if reply.ok and name == COMPLETE_TASK_TOOL:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
         outcome = _from_reply(reply)

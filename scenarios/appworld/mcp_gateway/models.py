@@ -33,8 +33,11 @@ class GatewayConfig(BaseModel):
 
 
 MIN_TOKEN_LENGTH = 32
-RefusalReason = Literal["no_battle", "wrong_token", "token_required"]
-"""Why a call was refused before anything else was looked at (it belongs to no running battle)."""
+RefusalReason = Literal["no_battle", "wrong_token", "token_required", "episode_over", "battle_ended", "too_many_calls"]
+"""Why a call was refused before it reached the APIs server: it belongs to no running battle (no battle, a
+wrong or revoked token, the plain URL), its battle's episode is over (complete_task succeeded or the Green
+ended it at the deadline), its battle ended while it was queued, or its battle already has the most calls
+in flight that one battle may have."""
 
 
 class BattleScope(BaseModel):
@@ -80,6 +83,19 @@ class ControlHealthReply(BaseModel):
     status: Literal["ok"] = "ok"
     tools: int = Field(description="Tools of --app-names (before any scope).")
     battle: BattleState | None = Field(default=None, description="Active battle, if any.")
+
+
+DRAIN_TIMEOUT_S = 30.0
+"""Longest wait for a battle's calls in flight to settle (above the forwarder's 15 s read timeout)."""
+
+
+class EpisodeEndedReply(BaseModel):
+    """`POST /control/battle/end`: the running battle's episode is over; its calls in flight have settled."""
+
+    battle_id: str = Field(description="The battle asked about.")
+    ended: bool = Field(description="True if it is the running battle (its later calls are refused).")
+    drained: bool = Field(description="Every call of it that was in flight has been answered and logged.")
+    in_flight: int = Field(description="Its calls still in flight when the answer was given (0 when drained).")
 
 
 class ClearedReply(BaseModel):

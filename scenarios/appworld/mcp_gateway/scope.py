@@ -14,6 +14,16 @@ token URL (or the plain launch URL, where the battle allows it). With no battle 
 refused; clearing the battle revokes its token at once, so a Blue left over from an earlier battle
 can touch nothing, and nothing it does is attributed to the next battle. Refusals are counted on the
 running battle's state (`refused`), never attributed to it.
+
+A battle's calls stay in the battle (`generation`): every set or clear starts a new generation, and a
+call is forwarded only if its generation is still the running one *and* its episode is not over at the
+moment it is sent upstream (`admits`, checked under the forwarder's one-at-a-time lock, from the
+forwarding thread). A call queued behind the lock when its battle ends is refused there, never sent
+into the next battle. The episode ends at the first successful `complete_task` (closed under the same
+lock, so a call queued behind it is refused) or when the Green ends it (`end_episode`, at the deadline);
+`drain` waits until the generation's calls in flight have been answered and logged, so a trajectory
+copied after it holds every call that changed the world. At most `MAX_IN_FLIGHT` calls of one battle are
+in flight at once; more are refused.
 """
 
 from __future__ import annotations
@@ -26,11 +36,14 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from mcp_gateway.call_api import DOCS_TOOLS
-from mcp_gateway.models import BattleScope, BattleState, CompletionReply, RefusalReason
+from mcp_gateway.models import DRAIN_TIMEOUT_S, BattleScope, BattleState, CompletionReply, EpisodeEndedReply, RefusalReason
 
 COMPLETE_TASK_TOOL = "supervisor__complete_task"
 _KEPT_BATTLES = 64
 """Completion records kept for finished battles (late long-polls still get the answer)."""
+MAX_IN_FLIGHT = 32
+"""Calls of one battle in flight at once (the APIs server takes one at a time; more only queue)."""
+
 
 
 class _Completion:
@@ -49,9 +62,14 @@ class ScopeController:
         self._allowed: frozenset[str] | None = None
         self._advise = False
         self._completions: OrderedDict[str, _Completion] = OrderedDict()
+        self.generation = 0
+        self._episode_over: int | None = None
+        self._in_flight: dict[int, int] = {}
+        self._settled = asyncio.Condition()
 
     def set_battle(self, request: BattleScope) -> BattleState:
         """Make `request` the active battle; its completion flag starts cleared."""
+        self.generation += 1
         unknown = sorted(set(request.scope or ()) - self.tool_names)
         self.battle = BattleState(**request.model_dump(), set_at=datetime.now(timezone.utc), unknown_tools=unknown)
         self._allowed = None if request.scope is None else frozenset(request.scope) & self.tool_names
@@ -68,18 +86,72 @@ class ScopeController:
         if battle is None:
             return "no_battle"
         if token is None:
-            return None if battle.launch_url_allowed else "token_required"
-        if battle.token is not None and hmac.compare_digest(token.encode(), battle.token.encode()):
-            return None
-        return "wrong_token"
+            refusal: RefusalReason | None = None if battle.launch_url_allowed else "token_required"
+        elif battle.token is not None and hmac.compare_digest(token.encode(), battle.token.encode()):
+            refusal = None
+        else:
+            refusal = "wrong_token"
+        if refusal is None and self._episode_over == self.generation:
+            return "episode_over"
+        return refusal
+
+    # -- the battle's calls in flight (event loop), and admission upstream (forwarding thread) ---------
+    def begin_call(self) -> int | RefusalReason:
+        """Register an authorized call of the running battle: its generation, or why it is refused."""
+        if self._in_flight.get(self.generation, 0) >= MAX_IN_FLIGHT:
+            return "too_many_calls"
+        self._in_flight[self.generation] = self._in_flight.get(self.generation, 0) + 1
+        return self.generation
+
+    async def end_call(self, generation: int) -> None:
+        """The call of `generation` is answered and logged."""
+        left = self._in_flight.get(generation, 1) - 1
+        if left > 0:
+            self._in_flight[generation] = left
+            return
+        self._in_flight.pop(generation, None)
+        async with self._settled:
+            self._settled.notify_all()
+
+    def admits(self, generation: int) -> RefusalReason | None:
+        """May a call of `generation` be sent upstream now? Called under the forwarder's lock, from its thread."""
+        if generation != self.generation:
+            return "battle_ended"
+        if self._episode_over == generation:
+            return "episode_over"
+        return None
+
+    def close_episode(self, generation: int) -> None:
+        """complete_task of `generation` succeeded (under the forwarder's lock): its later calls are refused."""
+        if generation == self.generation:
+            self._episode_over = generation
+
+    async def end_episode(self, battle_id: str, timeout_s: float = DRAIN_TIMEOUT_S) -> EpisodeEndedReply:
+        """The Green ends the running battle's episode (deadline or completion) and waits for its calls to settle."""
+        if self.battle is None or self.battle.battle_id != battle_id:
+            return EpisodeEndedReply(battle_id=battle_id, ended=False, drained=True, in_flight=0)
+        self._episode_over = self.generation
+        left = await self.drain(self.generation, timeout_s)
+        return EpisodeEndedReply(battle_id=battle_id, ended=True, drained=left == 0, in_flight=left)
+
+    async def drain(self, generation: int, timeout_s: float = DRAIN_TIMEOUT_S) -> int:
+        """Wait until no call of `generation` is in flight (at most `timeout_s`); the calls still in flight."""
+        async with self._settled:
+            try:
+                await asyncio.wait_for(self._settled.wait_for(lambda: not self._in_flight.get(generation)),
+                                       timeout=timeout_s)
+            except asyncio.TimeoutError:
+                pass
+        return self._in_flight.get(generation, 0)
 
     def count_refusal(self, reason: RefusalReason) -> None:
         if self.battle is not None:
             self.battle.refused[reason] = self.battle.refused.get(reason, 0) + 1
 
     def clear_battle(self) -> BattleState | None:
-        """Forget the active battle (back to every tool, no attribution); return it."""
+        """Forget the active battle (back to every tool, no attribution; its queued calls are refused); return it."""
         previous, self.battle, self._allowed, self._advise = self.battle, None, None, False
+        self.generation += 1
         return previous
 
     def visible_tools(self) -> frozenset[str]:

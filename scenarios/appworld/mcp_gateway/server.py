@@ -12,7 +12,10 @@ Control (127.0.0.1, an ephemeral port written into the slot's credentials file),
 every request needs `Authorization: Bearer <control secret>` (the secret is read from the
 credentials file, never from argv), bodies are capped (`mcp_gateway.body_limit`):
 - `GET /control/health` -> ControlHealthReply
-- `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> ClearedReply
+- `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> ClearedReply (after its
+  calls in flight settled)
+- `POST /control/battle/end?battle_id=B` -> EpisodeEndedReply: the episode is over (later calls refused),
+  answered once its calls in flight have been answered and logged
 - `GET /control/completion?battle_id=B&wait=S` -> CompletionReply (long-poll, S <= 60)
 
 Both MCP transports share one lowlevel `Server` whose handlers call the transport-free `Gateway`.
@@ -160,8 +163,16 @@ def control_routes(gateway: Gateway) -> list[Route]:
         return _json(state)
 
     async def delete_battle(_: Request) -> Response:
+        generation = gateway.scope.generation
         previous = gateway.scope.clear_battle()
+        await gateway.scope.drain(generation)  # its queued calls are refused, its forwarded ones logged
         return _json(ClearedReply(cleared=previous.battle_id if previous else None, battle=previous))
+
+    async def end_episode(request: Request) -> Response:
+        battle_id = request.query_params.get("battle_id", "")
+        if not battle_id:
+            return JSONResponse({"error": "battle_id is required"}, 422)
+        return _json(await gateway.scope.end_episode(battle_id))
 
     async def completion(request: Request) -> Response:
         battle_id = request.query_params.get("battle_id", "")
@@ -177,6 +188,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
         Route("/control/health", health, methods=["GET"]),
         Route("/control/battle", put_battle, methods=["PUT"]),
         Route("/control/battle", delete_battle, methods=["DELETE"]),
+        Route("/control/battle/end", end_episode, methods=["POST"]),
         Route("/control/completion", completion, methods=["GET"]),
     ]
 

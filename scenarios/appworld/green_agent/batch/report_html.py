@@ -90,12 +90,15 @@ def _card(key: str, label: str, value: str) -> str:
 
 def _headline(results: EvalResults) -> str:
     agg, cfg = results.aggregates, results.manifest.config
+    over = "over the task set" + (", incomplete" if agg.incomplete else "")
     cards = [
-        _card("tgc", "TGC (task goal completion)", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–"),
-        _card("sgc", "SGC (scenario goal completion)", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–"),
-        _card("passed", "battles passed / judged", f"{agg.passed}/{agg.judged}"),
-        _card("infra", "infra errors (not in TGC)", str(agg.infra_errors)),
-        _card("scope-errors", "scope errors (not in TGC)", str(agg.scope_errors)),
+        _card("tgc", f"TGC (task goal completion, {over})", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–"),
+        _card("sgc", f"SGC (scenario goal completion, {over})", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–"),
+        _card("passed", "battles passed / judged / in the task set", f"{agg.passed}/{agg.judged}/{agg.expected_battles}"),
+        _card("tgc-judged", "TGC over judged battles only", f"{_fmt(agg.tgc_judged, 1)}%" if agg.tgc_judged is not None
+              else "–"),
+        _card("infra", "infra errors (not passed, not the Blue's loss)", str(agg.infra_errors)),
+        _card("scope-errors", "scope errors (not passed, not the Blue's loss)", str(agg.scope_errors)),
         _card("scope-misses", "battles with a scope miss", str(sum(1 for r in results.rows if r.missed_gold))),
         _card("tasks", "tasks", str(len(results.manifest.task_ids))),
         _card("scenarios", "scenarios passed / judged", f"{agg.scenarios_passed}/{agg.scenarios}"),

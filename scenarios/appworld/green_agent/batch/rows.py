@@ -90,6 +90,7 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
                "trials": agg.trials,
                "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
                "infra_errors": agg.infra_errors, "scope_errors": agg.scope_errors, "tgc": agg.tgc, "sgc": agg.sgc,
+               "incomplete": agg.incomplete, "tgc_judged": agg.tgc_judged, "sgc_judged": agg.sgc_judged,
                "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
                "pass_hat_k": agg.pass_hat_k, "outcome_counts": agg.outcome_counts,
                "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),

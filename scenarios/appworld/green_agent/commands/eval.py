@@ -103,22 +103,27 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     if outcome is not None:
         lines.append(f"  this invocation ran {outcome.ran} battle(s), skipped {outcome.skipped} already judged"
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
-    lines.append(f"  TGC {pct(agg.tgc)} ({agg.passed}/{agg.judged} judged battles passed), "
-                 f"SGC {pct(agg.sgc)} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    marker = " incomplete" if agg.incomplete else ""
+    lines.append(f"  TGC {pct(agg.tgc)}{marker} ({agg.passed}/{agg.expected_battles} battles of the task set passed), "
+                 f"SGC {pct(agg.sgc)}{marker} ({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    if agg.incomplete:
+        lines.append(f"  judged only: TGC {pct(agg.tgc_judged)} ({agg.passed}/{agg.judged} judged battles), "
+                     f"SGC {pct(agg.sgc_judged)} (the unjudged ones count as not passed above)")
     if agg.scenarios_incomplete:
         shown = ", ".join(agg.scenarios_incomplete[:10]) + (" ..." if len(agg.scenarios_incomplete) > 10 else "")
         lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
-                     f"not passed, not in SGC): {shown}")
+                     f"not passed): {shown}")
     if agg.tgc_by_difficulty:
         lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))
     if agg.pass_hat_k:
         lines.append("  pass^k: " + ", ".join(f"k={k} {v:.3f}" for k, v in agg.pass_hat_k.items()))
     if agg.scope_errors:
-        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not counted in TGC)")
+        lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not passed in TGC, "
+                     "not the Blue's loss)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
     if agg.infra_errors or agg.missing:
-        lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not counted in TGC; "
-                     "rerun with --resume)")
+        lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not passed in TGC, not the "
+                     "Blue's loss: rerun with --resume)")
     lines.append(f"  results {out / RESULTS_FILE}\n  agentbeats {out / AGENTBEATS_FILE}\n  report {out / REPORT_FILE}")
     return "\n".join(lines)

@@ -163,6 +163,12 @@ class Battle:
             self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
             self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
             reply_grace_s=config.reply_grace_s)
+        if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
+            self.state.episode = self.deps.gateway.end_episode(config.battle_id)
+            if not self.state.episode.drained:
+                self.state.report_problems.append(
+                    f"{self.state.episode.in_flight} call(s) of the Blue were still in flight when the gateway "
+                    "stopped waiting for them after its episode ended; the archived trajectory may miss them")
         return self.state.completion.model_dump()
 
     def _archive(self) -> StepOutput:
@@ -195,7 +201,8 @@ class Battle:
         state.judgement = judge(metrics.evaluation if metrics else None,
                                 bool(state.completion and state.completion.completed), state.error is not None,
                                 metrics.upstream_fault if metrics else None,
-                                state.scope.refused_gold if state.scope else None)
+                                state.scope.refused_gold if state.scope else None,
+                                state.completion.blue_fault if state.completion else None)
         return state.judgement.model_dump()
 
     def _cleanup(self) -> StepOutput:

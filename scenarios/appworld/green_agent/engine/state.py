@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mcp_gateway.models import EpisodeEndedReply
 from green_agent.models.result import ArchiveRecord, CleanupRecord, ErrorRecord, ScopeRecord
 from green_agent.steps.dispatch import DispatchHandle
 from green_agent.steps.judge import Judgement
@@ -24,6 +25,8 @@ class BattleState:
     setup: SetupResult | None = None
     initialize_attempted: bool = False
     gateway_set: bool = False
+    episode: EpisodeEndedReply | None = None
+    """The gateway's answer when the episode ended (step 6): later calls refused, calls in flight settled."""
     mcp_base_url: str | None = None
     """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
     scope: ScopeRecord | None = None

@@ -21,8 +21,10 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus
 
-EVAL_SCHEMA_VERSION = 2
-"""2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`."""
+EVAL_SCHEMA_VERSION = 3
+"""2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`.
+3: outcome `blue_error`; the headline `aggregates.tgc`/`sgc` are over the whole task set (unjudged = not passed),
+with `tgc_judged`, `sgc_judged` and `incomplete` beside them."""
 
 RunStatus = Literal["completed", "incomplete", "interrupted"]
 """completed: every battle judged; incomplete: some battles ended as infra errors; interrupted: stopped early."""
@@ -55,7 +57,7 @@ class RunNode(BaseModel):
 class RunManifest(BaseModel):
     """`run.json`: identifies a run so that a resume continues the same one."""
 
-    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     run_id: str = Field(description="Id of the run (prefix of its battle ids).")
     fingerprint: str = Field(description="sha256 of the fingerprinted config and the task set.")
     task_set_digest: str = Field(description="sha256 of the ordered task ids.")
@@ -95,9 +97,9 @@ class EvalRow(BaseModel):
     scenario_id: str = Field(description="Task id before '_'.")
     difficulty: int | None = Field(default=None, description="1-3, when known.")
     battle_id: str = Field(description="Battle id of the final attempt.")
-    status: BattleStatus = Field(description="completed | timeout | infra_error.")
+    status: BattleStatus = Field(description="completed | timeout | blue_error | infra_error.")
     outcome: BattleOutcome = Field(
-        description="passed | partial | collateral_damage | failed | timeout | scope_error | infra_error.")
+        description="passed | partial | collateral_damage | failed | timeout | blue_error | scope_error | infra_error.")
     passed: bool = Field(description="AppWorld's evaluation said success.")
     tests_passed: int | None = Field(default=None, description="Tests passed (None if not evaluated).")
     tests_total: int | None = Field(default=None, description="Tests of the task (None if not evaluated).")
@@ -124,15 +126,15 @@ class EvalRow(BaseModel):
 
 
 class DifficultyStat(BaseModel):
-    """TGC of the judged battles of one difficulty."""
+    """TGC of the battles of one difficulty (an unjudged battle counts as not passed)."""
 
-    battles: int = Field(description="Judged battles of this difficulty.")
+    battles: int = Field(description="Battles of this difficulty with a result.")
     passed: int = Field(description="Of which passed.")
-    tgc: float | None = Field(description="100 * passed / battles; None if none judged.")
+    tgc: float | None = Field(description="100 * passed / battles; None if there are none.")
 
 
 class EvalAggregates(BaseModel):
-    """The run's numbers. Infra errors are counted apart and excluded from every denominator."""
+    """The run's numbers. The headline TGC/SGC are over the whole task set (`green_agent.batch.aggregate`)."""
 
     battles: int = Field(description="Battles in the run (tasks x trials) with a result on disk.")
     expected_battles: int = Field(description="Battles the run should have (tasks x trials).")
@@ -142,11 +144,16 @@ class EvalAggregates(BaseModel):
                               "(not in TGC/SGC).")
     missing: int = Field(description="Battles with no result yet (interrupted run).")
     passed: int = Field(description="Judged battles that passed.")
-    tgc: float | None = Field(description="Task goal completion, % of judged battles that passed.")
-    scenarios: int = Field(description="Scenario-trials judged (all their tasks judged).")
+    tgc: float | None = Field(description="Task goal completion over the task set: % of tasks x trials that "
+                              "passed (an unjudged one is not passed; see `incomplete`).")
+    tgc_judged: float | None = Field(default=None, description="TGC over the judged battles only (not the headline).")
+    incomplete: bool = Field(default=False, description="Some task-trial of the task set was not judged (infra "
+                             "or scope error after retries, or no result): TGC/SGC count it as not passed.")
+    scenarios: int = Field(description="Scenario-trials of the task set.")
     scenarios_passed: int = Field(description="Of which every task passed.")
-    scenarios_unjudged: int = Field(description="Scenario-trials left out because a task was not judged.")
-    sgc: float | None = Field(description="Scenario goal completion, % of judged scenario-trials all passed.")
+    scenarios_unjudged: int = Field(description="Scenario-trials with a task not judged (counted as not passed).")
+    sgc: float | None = Field(description="Scenario goal completion over every scenario-trial of the task set.")
+    sgc_judged: float | None = Field(default=None, description="SGC over complete scenario-trials only.")
     scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
         default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
         "without result in some trial), over every trial. Empty in files written before it existed.")
@@ -170,7 +177,7 @@ class EvalAggregates(BaseModel):
 class EvalResults(BaseModel):
     """`results.json`: the run, its rows and its numbers."""
 
-    schema_version: Literal[2] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3] = Field(default=EVAL_SCHEMA_VERSION, description="Record format version.")
     status: RunStatus = Field(description="completed | incomplete | interrupted.")
     manifest: RunManifest = Field(description="The run's manifest.")
     rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")

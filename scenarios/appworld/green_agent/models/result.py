@@ -13,13 +13,20 @@ from pydantic import BaseModel, Field
 from green_agent.models.scope import ScopeUsage
 from green_agent.models.trajectory import TrajectoryMetrics
 
-RESULT_SCHEMA_VERSION = 3
+RESULT_SCHEMA_VERSION = 4
 """2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold.
 3: `trajectory`, `archive` and `scope.usage` are typed records (TrajectoryMetrics, ArchiveRecord, ScopeUsage)
-where 2 declared plain dicts; the JSON is the same shape, so version-2 files still load."""
+where 2 declared plain dicts; the JSON is the same shape, so version-2 files still load.
+4: status and outcome may be `blue_error` (the Blue's own fault after it was given the task: judged, charged),
+with `blue_fault` naming it; older files still load."""
 
-BattleStatus = Literal["completed", "timeout", "infra_error"]
-BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "scope_error", "infra_error"]
+BattleStatus = Literal["completed", "timeout", "blue_error", "infra_error"]
+BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "blue_error", "scope_error",
+                        "infra_error"]
+BlueFaultKind = Literal["error_reply", "http_error", "connection_dropped", "malformed_reply", "task_failed"]
+"""How a Blue failed after it was given the task: an A2A/JSON-RPC error, an HTTP error status, the connection
+dropped (the Blue crashed or closed it), a reply that is not JSON-RPC, an A2A task that ended failed/rejected/
+canceled. Each is the Blue's own fault (see `green_agent.steps.dispatch`)."""
 ScopePolicy = Literal["advise", "enforce"]
 BattleWinner = Literal["blue_agent", "green_agent"]
 
@@ -68,12 +75,21 @@ class CompletionRecord(BaseModel):
     """How the wait for Blue ended."""
 
     completed: bool = Field(description="Blue called complete_task before the deadline.")
-    ended_by: str = Field(description="completed | deadline | blue_replied.")
+    ended_by: str = Field(description="completed | deadline | blue_replied | blue_error.")
     detected_via: str | None = Field(default=None, description="gateway | task_completed.")
     waited_s: float = Field(description="Seconds waited.")
     deadline_s: float = Field(description="Deadline given to Blue.")
     blue_reply: str | None = Field(default=None, description="pending | replied | error at the end of the wait.")
     detection_latency_s: float | None = Field(default=None, description="complete_task (gateway clock) to detection.")
+
+
+class BlueFaultRecord(BaseModel):
+    """The Blue's own fault that ended its work before it completed the task (it is charged for it)."""
+
+    kind: BlueFaultKind = Field(description="error_reply | http_error | connection_dropped | malformed_reply | "
+                                "task_failed.")
+    message: str = Field(description="What the Blue sent or how the connection ended (Blue-derived text: data).")
+    after_s: float = Field(description="Seconds after the task was dispatched.")
 
 
 class ErrorRecord(BaseModel):
@@ -121,7 +137,7 @@ class VersionsRecord(BaseModel):
 class BattleResult(BaseModel):
     """One battle, judged or not."""
 
-    schema_version: Literal[2, 3] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3, 4] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
     battle_id: str = Field(description="Battle id (also in the call log records).")
     task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
     blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")
@@ -143,6 +159,8 @@ class BattleResult(BaseModel):
                                        "that could not be read (the gateway's call log); the verdict still stands.")
     timings: dict[str, float] = Field(default_factory=dict, description="Wall seconds per plan step that ran.")
     error: ErrorRecord | None = Field(default=None, description="The infrastructure error, if any.")
+    blue_fault: BlueFaultRecord | None = Field(default=None, description="The Blue's own fault after it was given "
+                                               "the task (outcome blue_error), if any.")
     cleanup: CleanupRecord | None = Field(default=None, description="Cleanup outcome.")
     versions: VersionsRecord = Field(description="Versions.")
     run_dir: str | None = Field(default=None, description="Directory holding result.json and the evidence.")

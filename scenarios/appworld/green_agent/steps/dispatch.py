@@ -4,8 +4,13 @@ First the agent card is fetched with a short timeout (`/.well-known/agent.json`,
 name `/.well-known/agent-card.json`): an unreachable Blue is a `BlueUnreachableError` (infrastructure,
 Blue not charged). Then one JSON-RPC `message/send` is posted to the URL we were given, from a daemon
 thread; `dispatch()` returns at once with a `DispatchHandle`. The wait step watches the handle: an A2A
-error reply (JSON-RPC `error`, HTTP error, broken connection) is noticed and recorded as soon as it
-arrives.
+error reply (JSON-RPC `error`, HTTP error, broken connection, a task that ended `failed`) is noticed and
+recorded as soon as it arrives.
+
+Who failed (the reply's `delivered` flag): the task was *delivered* once the Blue's server accepted the
+connection that carries it. A refused or timed-out connection means the Blue could not be reached before
+it was given the task (infrastructure, never its loss); anything after that (an error reply, an HTTP
+error, a dropped connection, a crash, a failed A2A task, garbage) is the Blue's own fault (`fault`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from typing import Any, Literal
 
 import requests
 from pydantic import BaseModel, Field
+from urllib3.exceptions import NewConnectionError
 
+from green_agent.models.result import BlueFaultKind
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
 
@@ -38,6 +45,12 @@ class AgentCardInfo(BaseModel):
     version: str | None = Field(default=None, description="Agent version from its card.")
 
 
+FAILED_TASK_STATES = frozenset({"failed", "rejected", "canceled"})
+"""A2A task states a Blue's reply may end in that say it gave up (crashed, refused, cancelled)."""
+MAX_ERROR_TEXT = 300
+"""Blue-derived error text kept per reply (data, bounded)."""
+
+
 class BlueReply(BaseModel):
     """What came back from message/send (if anything yet)."""
 
@@ -46,6 +59,9 @@ class BlueReply(BaseModel):
     kind: str | None = Field(default=None, description="A2A result kind (message | task) when replied.")
     task_state: str | None = Field(default=None, description="A2A task state when the result is a task.")
     error: str | None = Field(default=None, description="A2A/JSON-RPC or transport error, when state is error.")
+    delivered: bool = Field(default=True, description="The Blue's server accepted the task message's connection; "
+                            "False only for an error that kept the task from reaching it (infrastructure).")
+    fault: BlueFaultKind | None = Field(default=None, description="The Blue's own fault, for an error after delivery.")
 
 
 class DispatchResult(BaseModel):
@@ -64,6 +80,7 @@ class DispatchHandle:
         self._reply = BlueReply(state="pending")
         self._lock = threading.Lock()
         self.thread: threading.Thread | None = None
+        self.sent_at = time.monotonic()
 
     def reply(self) -> BlueReply:
         with self._lock:
@@ -122,26 +139,59 @@ def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: 
     try:
         response = session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S))
     except requests.RequestException as exc:
-        handle._set(BlueReply(state="error", at=time.monotonic(), error=f"{type(exc).__name__}: {str(exc)[:200]}"))
+        handle._set(transport_error_reply(exc))
         return
     handle._set(parse_reply(response))
+
+
+def transport_error_reply(exc: requests.RequestException) -> BlueReply:
+    """A send that raised: undelivered if no connection was made, else the Blue dropped it (its fault)."""
+    text = f"{type(exc).__name__}: {str(exc)[:200]}"
+    if never_connected(exc):
+        return BlueReply(state="error", at=time.monotonic(), error=text, delivered=False)
+    return BlueReply(state="error", at=time.monotonic(), error=text, fault="connection_dropped")
+
+
+def never_connected(exc: requests.RequestException) -> bool:
+    """True when the request never reached the Blue's server (refused, unresolvable, connect timeout)."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    if not isinstance(exc, requests.ConnectionError):
+        return False
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, NewConnectionError) or isinstance(exc.args[0] if exc.args else None, NewConnectionError)
 
 
 def parse_reply(response: requests.Response) -> BlueReply:
     """Classify Blue's answer to message/send."""
     now = time.monotonic()
     if response.status_code != 200:
-        return BlueReply(state="error", at=now, error=f"HTTP {response.status_code}: {response.text[:200]}")
+        return _fault(now, "http_error", f"HTTP {response.status_code}: {response.text[:200]}")
     try:
         body = response.json()
     except ValueError:
-        return BlueReply(state="error", at=now, error=f"malformed JSON-RPC reply: {response.text[:120]!r}")
+        return _fault(now, "malformed_reply", f"malformed JSON-RPC reply: {response.text[:120]!r}")
     if not isinstance(body, dict):
-        return BlueReply(state="error", at=now, error="JSON-RPC reply is not an object")
+        return _fault(now, "malformed_reply", "JSON-RPC reply is not an object")
     if body.get("error"):
         error = body["error"]
         detail = f"{error.get('code')}: {error.get('message')}" if isinstance(error, dict) else str(error)
-        return BlueReply(state="error", at=now, error=f"A2A error {detail}"[:300])
+        return _fault(now, "error_reply", f"A2A error {detail}")
     result = body.get("result") if isinstance(body.get("result"), dict) else {}
     status = result.get("status") if isinstance(result.get("status"), dict) else {}
-    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=status.get("state"))
+    task_state = status.get("state") if isinstance(status.get("state"), str) else None
+    if result.get("kind") == "task" and task_state in FAILED_TASK_STATES:
+        return _fault(now, "task_failed", f"A2A task ended {task_state}: {_status_text(status)}")
+    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=task_state)
+
+
+def _fault(at: float, kind: BlueFaultKind, error: str) -> BlueReply:
+    return BlueReply(state="error", at=at, error=error[:MAX_ERROR_TEXT], fault=kind)
+
+
+def _status_text(status: dict[str, Any]) -> str:
+    """The text parts of a task status message (a crashed Blue's error text), or 'no message'."""
+    message = status.get("message") if isinstance(status.get("message"), dict) else {}
+    parts = message.get("parts") if isinstance(message.get("parts"), list) else []
+    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return " ".join(texts)[:MAX_ERROR_TEXT] or "no message"

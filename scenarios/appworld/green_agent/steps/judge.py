@@ -8,11 +8,14 @@ Outcomes, in order of precedence (the first that applies wins):
 3. `scope_error`: the Green's own scope cost the task: under the `enforce` policy the gateway refused
    Blue a gold API (one the reference solution needs). No winner (a draw), Blue is not charged;
    kept out of TGC/SGC like `infra_error`, counted on its own; the reason names the APIs.
-4. `timeout`: Blue never called `supervisor.complete_task` before the deadline; the world is still
+4. `blue_error`: the Blue's own fault ended its work after it was given the task and before it completed
+   (an error reply, an HTTP error, a dropped connection, a failed A2A task: `blue_fault`); the world is
+   evaluated as it stands, the Green wins, and the battle counts in TGC/SGC like any loss.
+5. `timeout`: Blue never called `supervisor.complete_task` before the deadline; the world is still
    evaluated and reported, the Green wins.
-5. `collateral_damage`: at least one `no_op_pass` test failed (Blue changed something it should not have).
-6. `partial`: some `no_op_fail` tests other than answer checks passed, but not all tests.
-7. `failed`: anything else (no wanted change achieved).
+6. `collateral_damage`: at least one `no_op_pass` test failed (Blue changed something it should not have).
+7. `partial`: some `no_op_fail` tests other than answer checks passed, but not all tests.
+8. `failed`: anything else (no wanted change achieved).
 
 Answer checks (tests whose requirement mentions the answer, e.g. AppWorld's "assert answers match."
 or the pack's "assert the task was completed with no answer (null).") earn no partial credit: on a
@@ -26,7 +29,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from green_agent.models.result import BattleOutcome, BattleStatus, BattleWinner, EvaluationRecord
+from green_agent.models.result import BattleOutcome, BattleStatus, BattleWinner, BlueFaultRecord, EvaluationRecord
 
 _ANSWER_CHECK = re.compile(r"\banswers?\b", re.IGNORECASE)
 
@@ -41,9 +44,10 @@ class Judgement(BaseModel):
 
 
 def judge(evaluation: EvaluationRecord | None, completed: bool, infra_error: bool = False,
-          upstream_fault: str | None = None, refused_gold: list[str] | None = None) -> Judgement:
+          upstream_fault: str | None = None, refused_gold: list[str] | None = None,
+          blue_fault: BlueFaultRecord | None = None) -> Judgement:
     """Judge a battle from AppWorld's evaluation, whether Blue completed, any infrastructure fault that
-    reached the Blue, and the gold APIs it was refused."""
+    reached the Blue, the gold APIs it was refused, and the Blue's own fault that ended its work."""
     if infra_error or evaluation is None:
         return Judgement(status="infra_error", winner=None, outcome="infra_error",
                          reason="the battle could not be judged; Blue is not charged")
@@ -57,6 +61,10 @@ def judge(evaluation: EvaluationRecord | None, completed: bool, infra_error: boo
         return Judgement(status="completed" if completed else "timeout", winner=None, outcome="scope_error",
                          reason=f"the enforced scope refused Blue gold API(s) {', '.join(refused_gold)}; "
                                 f"Blue is not charged; {tests}")
+    if not completed and blue_fault is not None:
+        return Judgement(status="blue_error", winner="green_agent", outcome="blue_error",
+                         reason=f"the Blue failed after it was given the task ({blue_fault.kind}) and never called "
+                                f"supervisor.complete_task; judged on the world as it stands; {tests}")
     if not completed:
         return Judgement(status="timeout", winner="green_agent", outcome="timeout",
                          reason=f"Blue never called supervisor.complete_task; {tests}")

@@ -7,9 +7,13 @@ confirmed with `/task_completed`. Between slices `/task_completed` is asked anyw
 completed without the gateway (straight to the APIs or env server) is seen within 2 s. Without a
 gateway the loop polls `/task_completed` every `fallback_poll_s` (0.25 s).
 
-The loop also watches Blue's A2A reply:
-- an A2A error before completion is a `BlueUnreachableError` (Blue rejected or never ran the task:
-  infrastructure, Blue not charged);
+The loop also watches Blue's A2A reply (who failed: `green_agent.steps.dispatch`):
+- an error that kept the task message from reaching the Blue (connection refused) is a
+  `BlueUnreachableError`: infrastructure, retried, the Blue not charged;
+- the Blue's own fault after it was given the task (an error reply, an HTTP error, a dropped
+  connection, a failed A2A task) ends the wait at once with `ended_by: blue_error` and the fault named;
+  the world is judged as it stands and the battle counts (else a Blue could dodge every task it cannot
+  solve by answering it with an error);
 - a normal reply without completion ends the wait after `reply_grace_s` (Blue says it is done but
   never called `complete_task`; judged like a timeout).
 """
@@ -24,6 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from green_agent.appworld_client import AppWorldClient
+from green_agent.models.result import BlueFaultRecord
 from green_agent.steps.dispatch import DispatchHandle
 from kernel.errors import BlueUnreachableError
 from green_agent.gateway_client import GatewayClient
@@ -39,13 +44,14 @@ class CompletionResult(BaseModel):
     """Step 6 output."""
 
     completed: bool = Field(description="True iff /task_completed said so before the deadline.")
-    ended_by: Literal["completed", "deadline", "blue_replied"] = Field(description="Why the wait ended.")
+    ended_by: Literal["completed", "deadline", "blue_replied", "blue_error"] = Field(description="Why the wait ended.")
     detected_via: Literal["gateway", "task_completed"] | None = Field(default=None, description="Which signal saw it first.")
     waited_s: float = Field(description="Seconds spent waiting.")
     gateway_status: str | None = Field(default=None, description="complete_task status seen by the gateway.")
     blue_reply: str | None = Field(default=None, description="pending | replied | error, at the end of the wait.")
     detection_latency_s: float | None = Field(
         default=None, description="Gateway's complete_task time to our confirmed detection (gateway path only).")
+    blue_fault: BlueFaultRecord | None = Field(default=None, description="The Blue's own fault (ended_by blue_error).")
 
 
 def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, deadline_s: float,
@@ -58,11 +64,12 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
     use_gateway = gateway is not None
     gateway_status: str | None = None
 
-    def done(completed: bool, ended_by: str, via: str | None = None) -> CompletionResult:
+    def done(completed: bool, ended_by: str, via: str | None = None,
+             fault: BlueFaultRecord | None = None) -> CompletionResult:
         reply = handle.reply().state if handle else None
         return CompletionResult(completed=completed, ended_by=ended_by, detected_via=via,  # type: ignore[arg-type]
                                 waited_s=round(time.monotonic() - start, 3), gateway_status=gateway_status,
-                                blue_reply=reply)
+                                blue_reply=reply, blue_fault=fault)
 
     while True:
         if client.task_completed(task_id):
@@ -70,7 +77,9 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
         remaining = end - time.monotonic()
         if remaining <= 0:
             return done(False, "deadline")
-        _check_reply(handle, client, task_id, reply_grace_s)
+        fault = _blue_fault(handle, client, task_id)
+        if fault is not None:
+            return done(False, "blue_error", fault=fault)
         if handle is not None and _grace_over(handle, reply_grace_s):
             return done(False, "blue_replied")
         if use_gateway:
@@ -108,13 +117,18 @@ def _confirm(client: AppWorldClient, task_id: str, tries: int = 3) -> bool:
     return False
 
 
-def _check_reply(handle: DispatchHandle | None, client: AppWorldClient, task_id: str, grace_s: float) -> None:
+def _blue_fault(handle: DispatchHandle | None, client: AppWorldClient, task_id: str) -> BlueFaultRecord | None:
+    """The Blue's own fault, if its reply is an error and it has not completed; raises if it was never reached."""
     if handle is None:
-        return
+        return None
     reply = handle.reply()
-    if reply.state == "error" and not client.task_completed(task_id):
-        raise BlueUnreachableError(f"Blue at {handle.result.blue_url} answered the task message with an error "
-                                   f"before completing the task: {reply.error}")
+    if reply.state != "error" or client.task_completed(task_id):
+        return None
+    if not reply.delivered:
+        raise BlueUnreachableError(f"Blue at {handle.result.blue_url} could not be reached with the task message "
+                                   f"(it served its agent card, then refused the connection): {reply.error}")
+    return BlueFaultRecord(kind=reply.fault or "error_reply", message=reply.error or "",
+                           after_s=round(max(0.0, (reply.at or time.monotonic()) - handle.sent_at), 3))
 
 
 def _grace_over(handle: DispatchHandle, grace_s: float) -> bool:
