@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import make_result
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.checkpoint import prepare_run, record_nodes
 from green_agent.batch.evaluate import EvalRequest, build_manifest
 from green_agent.batch.ray.local import NETNS_MARK, private_netns_argv
@@ -142,7 +143,7 @@ def test_a_slot_actor_refuses_a_battle_before_start(tmp_path: Path) -> None:
 
 def test_the_manifest_records_the_executor_and_every_node_once(tmp_path: Path) -> None:
     settings = Settings(appworld_root=tmp_path)
-    request = EvalRequest(task_ids=["t_1"], blue="noop", out=tmp_path, executor="local")
+    request = EvalRequest(task_ids=["t_1"], choices=BattleChoices(blue="noop"), out=tmp_path, executor="local")
     prepare_run(tmp_path, build_manifest(request, settings, ["t_1"]), resume=False)
     local = RunNode(executor="local", node_id="local", address="127.0.0.1", hostname="h")
     far = RunNode(executor="ray", node_id="n2", address="10.0.0.2", hostname="h2")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from green_agent.models.scope import ScopeUsage
+from kernel.settings import ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
 RESULT_SCHEMA_VERSION = 4
@@ -27,7 +28,6 @@ BlueFaultKind = Literal["error_reply", "http_error", "connection_dropped", "malf
 """How a Blue failed after it was given the task: an A2A/JSON-RPC error, an HTTP error status, the connection
 dropped (the Blue crashed or closed it), a reply that is not JSON-RPC, an A2A task that ended failed/rejected/
 canceled. Each is the Blue's own fault (see `green_agent.steps.dispatch`)."""
-ScopePolicy = Literal["advise", "enforce"]
 BattleWinner = Literal["blue_agent", "green_agent"]
 
 
