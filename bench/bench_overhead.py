@@ -79,15 +79,15 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
     from green_agent.runtime.slot_clients import slot_gateway
     from kernel.slot_credentials import load_credentials
     from green_agent.http_sessions import configure_for, session_for
-    from green_agent.engine.config import BattleConfig, BattleDeps
+    from green_agent.engine.config import BattleChoices, BattleConfig, BattleDeps, resolve_choices
     from green_agent.engine.sequencer import run_battle
 
     battle_id = f"bench-overhead-{index:03d}-{int(time.time())}"
     started = time.perf_counter()
     session = configure_for(TimedSession(), urls.env_url)  # as AppWorldClient's own session is
-    config = BattleConfig(battle_id=battle_id, task_config=task_id, blue="reference", blue_url=blue_url,
-                          predictor=predictor, deadline_s=DEADLINE_S, run_dir=workdir / "runs" / battle_id,
-                          split=settings.default_split)
+    choices = resolve_choices(BattleChoices(blue="reference", predictor=predictor, deadline_s=DEADLINE_S), settings)
+    config = BattleConfig(battle_id=battle_id, task=task_id, choices=choices, blue_url=blue_url,
+                          run_dir=workdir / "runs" / battle_id)
     deps = BattleDeps(client=AppWorldClient(urls.env_url, session=session, credentials=load_credentials(urls.apis_url)),
                       apis_url=urls.apis_url, settings=settings,
                       world=world_data(settings), appworld_root=settings.appworld_root,

@@ -49,7 +49,7 @@ SETUPS = (("local", 2), ("ray", 2), ("ray", 1))
 
 def ensure_private_netns() -> None:
     """Rerun this script in a loopback-only network namespace unless it already is in one."""
-    from green_agent.batch.ray_local import NETNS_MARK, only_loopback, private_netns_argv
+    from green_agent.batch.ray.local import NETNS_MARK, only_loopback, private_netns_argv
 
     if only_loopback():
         return
@@ -63,7 +63,7 @@ def ensure_private_netns() -> None:
 def start_cluster():  # noqa: ANN201
     from ray.cluster_utils import Cluster
 
-    from green_agent.batch.ray_executor import SLOT_RESOURCE
+    from green_agent.batch.ray.executor import SLOT_RESOURCE
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {SLOT_RESOURCE: 1},
                                                             "include_dashboard": False})

@@ -26,8 +26,8 @@ from mcp.client.sse import sse_client
 from kernel.errors import GatewayError
 from kernel.slot_credentials import new_secret, require_credentials
 from kernel.mcp_results import tool_result_payload
-from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply,
-                                ScopePolicy)
+from kernel.settings import ScopePolicy
+from mcp_gateway.models import MAX_COMPLETION_WAIT_S, BattleScope, BattleState, CompletionReply, ControlHealthReply
 
 Transport = Literal["streamable_http", "sse"]
 DEFAULT_TIMEOUT_S = 30.0

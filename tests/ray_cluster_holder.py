@@ -13,7 +13,7 @@ import sys
 
 from ray.cluster_utils import Cluster
 
-from green_agent.batch.ray_executor import SLOT_RESOURCE
+from green_agent.batch.ray.executor import SLOT_RESOURCE
 
 
 def main() -> None:

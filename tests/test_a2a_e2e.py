@@ -25,7 +25,7 @@ from a2a.types import DataPart, Message, Part, Role, TextPart
 from a2a_purples import HostilePurple
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
-from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
+from fake_openai import FakeOpenAI, FakeReply
 from kernel.ports import free_port
 from kernel.world_data import WorldData
 

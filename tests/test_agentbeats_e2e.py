@@ -41,7 +41,7 @@ from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServer
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import free_port, port_is_free
 from kernel.settings import REPO_ROOT, SCENARIO_DIR
-from green_agent.testing.fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e

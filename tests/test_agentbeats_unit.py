@@ -84,9 +84,12 @@ def test_scenario_config_reads_the_table_and_battle_start_wins(tmp_path: Path) -
     config = load_scenario_config(path)
     assert config.task == "3" and config.runs_dir == tmp_path / "runs"
     settings = load_settings()
-    resolved = resolve(config, settings, None)
-    assert (resolved.task, resolved.task_source, resolved.deadline_s, resolved.green_mode) == ("3", "scenario", 90, "deterministic")
-    assert resolve(config, settings, TASK).task == TASK and resolve(config, settings, TASK).task_source == "battle_start"
+    resolved = resolve(config, settings, None, blue="b")
+    assert (resolved.task, resolved.task_source, resolved.choices.deadline_s, resolved.green_mode) == (
+        "3", "scenario", 90, "deterministic")
+    assert resolved.choices.predictor is None  # the Settings default is filled by build_battle, like every driver's
+    assert resolve(config, settings, TASK, blue="b").task == TASK
+    assert resolve(config, settings, TASK, blue="b").task_source == "battle_start"
 
 
 @pytest.mark.parametrize("table, expected", [

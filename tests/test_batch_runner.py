@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.checkpoint import BattleKey, battle_keys, fingerprint, load_results, read_events
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.runner import BatchRunner
@@ -91,7 +92,8 @@ def test_run_eval_resume_skips_judged_battles_and_reruns_the_rest(tmp_path: Path
                                                                     mini_tasks: tuple[str, str]) -> None:
     retried, judged = mini_tasks
     out = tmp_path / "run"
-    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", trials=2, out=out, workers=1)
+    request = EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), trials=2, out=out,
+                          workers=1)
     first = FakeBattles(outcomes={judged: "failed"}, infra_first={retried: 5})
     outcome = run_eval(request.model_copy(update={"max_infra_retries": 0}), world_settings,
                        progress_stream=io.StringIO(), factory=FakeSlots(), battle=first)
@@ -118,10 +120,10 @@ def test_run_eval_resume_skips_judged_battles_and_reruns_the_rest(tmp_path: Path
 
 def test_resume_refuses_another_config(tmp_path: Path, world_settings: Settings) -> None:
     out = tmp_path / "run"
-    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out)
+    request = EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out)
     run_eval(request, world_settings, progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
     with pytest.raises(BadInputError, match="another config"):
-        run_eval(request.model_copy(update={"resume": True, "blue": "other"}), world_settings,
+        run_eval(request.model_copy(update={"resume": True, "choices": BattleChoices(blue="other", predictor="ground_truth")}), world_settings,
                  factory=FakeSlots(), battle=FakeBattles())
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["fingerprint"] == fingerprint(RunConfig.model_validate(manifest["config"]), manifest["task_ids"])
@@ -130,7 +132,7 @@ def test_resume_refuses_another_config(tmp_path: Path, world_settings: Settings)
 def test_task_set_is_validated_before_anything_runs(tmp_path: Path, world_settings: Settings,
                                                     mini_tasks: tuple[str, str]) -> None:
     retried = mini_tasks[0]
-    bad = EvalRequest(task_ids=[retried, "../etc_1"], blue="fake", out=tmp_path / "x")
+    bad = EvalRequest(task_ids=[retried, "../etc_1"], choices=BattleChoices(blue="fake"), out=tmp_path / "x")
     with pytest.raises(BadInputError, match="invalid task id"):
         run_eval(bad, world_settings, factory=FakeSlots(), battle=FakeBattles())
     unknown = bad.model_copy(update={"task_ids": [retried, "fffffff_9"]})
@@ -195,7 +197,7 @@ def test_report_on_a_run_missing_a_task_result_marks_its_scenario_incomplete(tmp
     assert len(trio) >= 2, "the built world should have scenarios of several tasks"
     settings = Settings(appworld_root=world_copy(splits={"trio": [*trio, other]}), runs_dir=tmp_path / "runs")
     out = tmp_path / "run"
-    run_eval(EvalRequest(split="trio", blue="fake", predictor="ground_truth", out=out), settings,
+    run_eval(EvalRequest(split="trio", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out), settings,
              progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
     (out / "tasks" / trio[-1] / "result.json").unlink()
     report = subprocess.run([str(Path(sys.executable).parent / "appworld-green"), "report", str(out)],

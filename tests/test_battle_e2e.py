@@ -30,9 +30,10 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill
 from a2a.utils import new_agent_text_message
 
+from green_agent.engine.config import BattleChoices
 from green_agent.runtime.slot_clients import slot_env_client
 from green_agent.steps.archive import outputs_path
-from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.cli import main
 from kernel.errors import WrongActiveTaskError
 from kernel.ports import free_port
@@ -138,8 +139,8 @@ def _assert_closed(slot: SlotUrls, task_id: str) -> None:
 
 def _battle(settings: Settings, slot: SlotUrls, task_id: str, blue: str, blue_url: str, name: str,
             predictor: str = "ground_truth", deadline_s: float = 60):
-    request = BattleRequest(task=task_id, blue=blue, predictor=predictor, deadline_s=deadline_s)
-    return run_on_slot(request, settings, slot, blue_url, settings.runs_dir / name, f"e2e-{name}")
+    choices = BattleChoices(blue=blue, predictor=predictor, deadline_s=deadline_s)
+    return run_on_slot(task_id, choices, settings, slot, blue_url, settings.runs_dir / name, f"e2e-{name}")
 
 
 def test_reference_blue_wins(e2e_settings: Settings, slot: SlotUrls, task_id: str) -> None:

@@ -26,7 +26,7 @@ from green_agent.gateway_client import GatewayClient
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import free_port
 from kernel.settings import REPO_ROOT
-from green_agent.testing.fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e

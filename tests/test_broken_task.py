@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from kernel.errors import BrokenTaskError
 from kernel.settings import Settings
@@ -56,6 +57,6 @@ def test_eval_with_a_broken_task_is_refused_before_anything_runs(tmp_path: Path,
     root, task = broken_world
     settings = Settings(appworld_root=root, runs_dir=tmp_path / "runs")
     with pytest.raises(BrokenTaskError, match=rf"task {task} .* specs.json is not valid JSON"):
-        run_eval(EvalRequest(split="mini", blue="fake", out=tmp_path / "run"), settings,
+        run_eval(EvalRequest(split="mini", choices=BattleChoices(blue="fake"), out=tmp_path / "run"), settings,
                  factory=FakeSlots(), battle=FakeBattles())
     assert not (tmp_path / "run").exists()

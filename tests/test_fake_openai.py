@@ -17,7 +17,7 @@ import requests
 from green_agent.runtime.processes import ManagedProcess
 
 from kernel.ports import free_port, port_is_free
-from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
+from fake_openai import FakeOpenAI, FakeReply
 
 TOOL = {"type": "function", "name": "add", "description": "add", "parameters": {"type": "object", "properties": {}}}
 TOOL2 = {**TOOL, "name": "lookup"}
@@ -114,7 +114,7 @@ def test_context_manager_frees_its_port() -> None:
 def test_runs_as_a_separate_process(tmp_path: Path) -> None:
     port = free_port()
     log = tmp_path / "fake.jsonl"
-    process = ManagedProcess("fake-openai", [sys.executable, "-m", "green_agent.testing.fake_openai", "--port",
+    process = ManagedProcess("fake-openai", [sys.executable, str(Path(__file__).with_name("fake_openai.py")), "--port",
                                              str(port), "--log", str(log), "--chat-reply", "spotify.login"],
                              tmp_path / "fake.log")
     try:

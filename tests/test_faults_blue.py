@@ -27,6 +27,7 @@ import pytest
 
 from faults_support import (MCP_HEADERS, InProcessServer, a2a_error_app, answers, assert_no_open_world, blue_server,
                             complete_through_gateway, mcp_call, wait_until)
+from green_agent.engine.config import BattleChoices
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.local_battle import BattleRequest, run_battle_request, run_on_slot
 from green_agent.cli import main
@@ -99,8 +100,8 @@ def blues(shared_slot: WorldSlot) -> Iterator[dict[str, str]]:
 
 def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: str, deadline_s: float = 30,
             reporters: list | None = None) -> BattleResult:
-    request = BattleRequest(task=task_id, blue=name, predictor="none", deadline_s=deadline_s)
-    return run_on_slot(request, env, slot.urls, blue_url, env.runs_dir / name, f"blue-fault-{name}", reporters)
+    choices = BattleChoices(blue=name, predictor="none", deadline_s=deadline_s)
+    return run_on_slot(task_id, choices, env, slot.urls, blue_url, env.runs_dir / name, f"blue-fault-{name}", reporters)
 
 
 def _saved(result: BattleResult) -> dict:
@@ -191,8 +192,8 @@ def test_backend_failure_is_stated_even_when_the_battle_failed_early(shared_env:
 
 
 def _attached(slot: WorldSlot, task_id: str, blue_url: str, deadline_s: float) -> BattleRequest:
-    return BattleRequest(task=task_id, blue=blue_url, predictor="none", env_url=slot.urls.env_url,
-                         apis_url=slot.urls.apis_url, gateway_url=slot.urls.gateway_url, deadline_s=deadline_s)
+    return BattleRequest(task=task_id, choices=BattleChoices(blue=blue_url, predictor="none", deadline_s=deadline_s),
+                         env_url=slot.urls.env_url, apis_url=slot.urls.apis_url, gateway_url=slot.urls.gateway_url)
 
 
 def test_second_battle_on_a_busy_slot_is_refused_never_interleaved(

@@ -30,7 +30,7 @@ from green_agent.models.result import EvaluationRecord
 from green_agent.gateway_client import GatewayClient
 from kernel.slot_credentials import require_credentials
 from green_agent.models.result import BattleResult
-from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.config import BattleChoices, BattleConfig, BattleDeps, resolve_choices
 from green_agent.engine.sequencer import run_battle
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
@@ -95,9 +95,9 @@ class KillBeforeEvaluate(AppWorldClient):
 def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: str,
             client: AppWorldClient | None = None) -> BattleResult:
     run_dir = env.runs_dir / name
-    config = BattleConfig(battle_id=f"fault-{name}", task_config=task_id, blue="fault", blue_url=blue_url,
-                          predictor="none", deadline_s=DEADLINE_S, run_dir=run_dir, split=env.default_split,
-                          reply_grace_s=1.0)
+    choices = resolve_choices(BattleChoices(blue="fault", predictor="none", deadline_s=DEADLINE_S, reply_grace_s=1.0),
+                              env)
+    config = BattleConfig(battle_id=f"fault-{name}", task=task_id, choices=choices, blue_url=blue_url, run_dir=run_dir)
     credentials = require_credentials(slot.urls.apis_url)
     deps = BattleDeps(client=client or AppWorldClient(slot.urls.env_url, backoff_s=0.1, credentials=credentials),
                       apis_url=slot.urls.apis_url, settings=env, world=WorldData(env.appworld_root),

@@ -48,10 +48,11 @@ from starlette.routing import Route
 
 from faults_support import (MCP_HEADERS, InProcessServer, answers, blue_server, complete_through_gateway, files_text,
                             mcp_call, wait_until)
+from green_agent.engine.config import BattleChoices
 from green_agent.models.eval_run import EvalResults
 from kernel.ports import free_port
 from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
-from green_agent.local_battle import BattleRequest, run_on_slot
+from green_agent.local_battle import run_on_slot
 from green_agent.models.result import BattleResult
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
@@ -64,8 +65,8 @@ ECHOED_KEY = "sk-echo-" + "9" * 40
 
 
 def _battle(env: Settings, slot: WorldSlot, task_id: str, blue_url: str, name: str, deadline_s: float = 60) -> BattleResult:
-    request = BattleRequest(task=task_id, blue=name, predictor="ground_truth", deadline_s=deadline_s)
-    return run_on_slot(request, env, slot.urls, blue_url, env.runs_dir / f"hostile-{name}", f"hostile-{name}")
+    choices = BattleChoices(blue=name, predictor="ground_truth", deadline_s=deadline_s)
+    return run_on_slot(task_id, choices, env, slot.urls, blue_url, env.runs_dir / f"hostile-{name}", f"hostile-{name}")
 
 
 def _right_answer(env: Settings, task_id: str) -> Any:

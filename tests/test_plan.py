@@ -23,7 +23,7 @@ import responses
 from green_agent.appworld_client import AppWorldClient
 from kernel.errors import UnknownTaskError
 from green_agent.gateway_client import GatewayClient
-from green_agent.engine.config import BattleConfig, BattleDeps
+from green_agent.engine.config import BattleChoices, BattleConfig, BattleDeps, resolve_choices
 from green_agent.engine.sequencer import STEPS, run_battle
 from kernel.settings import load_settings
 from kernel.world_data import WorldData
@@ -64,9 +64,10 @@ def blue_mocks(reply: dict | None = None) -> None:
 def setup(tmp_path: Path, gateway: bool = False, deadline_s: float = 5.0, task: str = TASK):
     settings = load_settings(appworld_root=tmp_path / "world", runs_dir=tmp_path / "runs",
                              appworld_python=tmp_path / "no-python")
-    config = BattleConfig(battle_id="b-1", task_config=f"Task description: {task}", blue="stub", blue_url=BLUE,
-                          predictor="none", deadline_s=deadline_s, run_dir=tmp_path / "run", reply_grace_s=60,
-                          fallback_poll_s=0.05, authority_every_s=0.2)
+    choices = resolve_choices(BattleChoices(blue="stub", predictor="none", deadline_s=deadline_s, reply_grace_s=60),
+                              settings)
+    config = BattleConfig(battle_id="b-1", task=f"Task description: {task}", choices=choices, blue_url=BLUE,
+                          run_dir=tmp_path / "run", fallback_poll_s=0.05, authority_every_s=0.2)
     deps = BattleDeps(client=AppWorldClient(ENV, backoff_s=0.0), apis_url=APIS, settings=settings, world=None,
                       appworld_root=tmp_path / "world", gateway=GatewayClient(GW, CONTROL, CONTROL_SECRET) if gateway else None,
                       call_log_path=tmp_path / "calls.jsonl")

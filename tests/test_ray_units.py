@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import make_result
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.checkpoint import prepare_run, record_nodes
 from green_agent.batch.evaluate import EvalRequest, build_manifest
-from green_agent.batch.ray_local import NETNS_MARK, private_netns_argv
-from green_agent.batch.ray_slot import BattleShipment, SlotActor, SlotJob, node_settings, pack_dir, unpack_into
-from green_agent.batch.world_digest import WorldMismatchError, ensure_world, world_digest
+from green_agent.batch.ray.local import NETNS_MARK, private_netns_argv
+from green_agent.batch.ray.slot import BattleShipment, SlotActor, SlotJob, node_settings, pack_dir, unpack_into
+from green_agent.batch.ray.world_digest import WorldMismatchError, ensure_world, world_digest
 from green_agent.models.eval_run import RunConfig, RunNode
 from kernel.settings import Settings
 
@@ -29,7 +30,7 @@ def small_world(root: Path, text: str = "a") -> Path:
 
 def test_importing_the_batch_layer_and_the_cli_does_not_import_ray() -> None:
     code = ("import sys, green_agent.batch, green_agent.batch.evaluate, green_agent.batch.executor, "
-            "green_agent.batch.ray_slot, green_agent.cli; green_agent.cli.build_parser(); "
+            "green_agent.batch.ray.slot, green_agent.cli; green_agent.cli.build_parser(); "
             "print('ray' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -91,7 +92,7 @@ def test_the_local_ray_rerun_happens_only_where_it_is_needed() -> None:
 
 def test_a_shipment_lands_evidence_first_and_result_last_with_the_drivers_dir(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    from green_agent.batch.ray_executor import land
+    from green_agent.batch.ray.executor import land
 
     node_dir = tmp_path / "node" / "b1"
     (node_dir / "appworld").mkdir(parents=True)
@@ -142,7 +143,7 @@ def test_a_slot_actor_refuses_a_battle_before_start(tmp_path: Path) -> None:
 
 def test_the_manifest_records_the_executor_and_every_node_once(tmp_path: Path) -> None:
     settings = Settings(appworld_root=tmp_path)
-    request = EvalRequest(task_ids=["t_1"], blue="noop", out=tmp_path, executor="local")
+    request = EvalRequest(task_ids=["t_1"], choices=BattleChoices(blue="noop"), out=tmp_path, executor="local")
     prepare_run(tmp_path, build_manifest(request, settings, ["t_1"]), resume=False)
     local = RunNode(executor="local", node_id="local", address="127.0.0.1", hostname="h")
     far = RunNode(executor="ray", node_id="n2", address="10.0.0.2", hostname="h2")

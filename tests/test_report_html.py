@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.taskinfo import load_task_info, save_task_info
@@ -56,7 +57,7 @@ def run_dir(tmp_path: Path, world_copy, mini_tasks: tuple[str, str]) -> Path:
     damaged = mini_tasks[1]
     settings = Settings(appworld_root=world_copy(splits={"mini": mini_tasks}), runs_dir=tmp_path / "runs")
     out = tmp_path / "run"
-    request = EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out, workers=2)
+    request = EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out, workers=2)
     run_eval(request, settings, progress_stream=io.StringIO(), factory=FakeSlots(),
              battle=FakeBattles(outcomes={damaged: "collateral_damage"}))
     info = load_task_info(out, damaged)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.run_lock import LOCK_FILE, RunDirLock, read_holder
 from kernel.errors import RunDirLockedError
@@ -58,7 +59,7 @@ def test_eval_resume_into_a_directory_another_process_writes_exits_2_naming_it(
         tmp_path: Path, world_copy, mini_tasks: tuple[str, str]) -> None:
     settings = Settings(appworld_root=world_copy(splits={"mini": mini_tasks}), runs_dir=tmp_path / "runs")
     out = tmp_path / "run"
-    run_eval(EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out), settings,
+    run_eval(EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out), settings,
              progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles(outcomes={mini_tasks[0]: "failed"}))
     events_before = (out / "events.jsonl").read_text()
     holder = hold_lock(out)

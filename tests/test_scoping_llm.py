@@ -1,6 +1,6 @@
 """The LLM predictor against the scripted OpenAI stand-in: prompt, caching, usage, fallbacks.
 
-The stand-in (`green_agent.testing.fake_openai`) implements OpenAI's `POST /v1/chat/completions`
+The stand-in (`tests/fake_openai.py`) implements OpenAI's `POST /v1/chat/completions`
 contract on loopback; the production code talks to it through the real `openai` client.
 """
 
@@ -18,7 +18,7 @@ from green_agent.scoping.llm import LlmPredictor
 from green_agent.scoping.prompt import PROMPT_VERSION
 from green_agent.scoping.select import predict_scope
 from kernel.settings import Settings
-from green_agent.testing.fake_openai import FakeOpenAI, FakeReply
+from fake_openai import FakeOpenAI, FakeReply
 from kernel.world_data import WorldData
 from scoping_world import write_tiny_world
 

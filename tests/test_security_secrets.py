@@ -29,10 +29,11 @@ import pytest
 from pydantic import SecretStr
 
 from faults_support import FAKE_OPENAI_KEY, RecordingServer, files_text, leaks, world_passwords
+from green_agent.engine.config import BattleChoices
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import SlotEnv
-from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from green_agent.local_battle import open_blue, run_on_slot
 from kernel.ports import free_port
 from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
@@ -86,8 +87,8 @@ def test_backend_record_holds_no_secret(keyed: Settings, shared_slot: WorldSlot,
     with RecordingServer(status=204) as backend, \
             open_blue("reference", keyed, shared_slot.urls, keyed.runs_dir / "secret-blue") as blue_url:
         reporter = BackendReporter("secret-battle", backend.url)
-        request = BattleRequest(task=shared_task, blue="reference", predictor="auto", deadline_s=120)
-        result = run_on_slot(request, keyed, shared_slot.urls, blue_url, keyed.runs_dir / "secret-battle",
+        choices = BattleChoices(blue="reference", predictor="auto", deadline_s=120)
+        result = run_on_slot(shared_task, choices, keyed, shared_slot.urls, blue_url, keyed.runs_dir / "secret-battle",
                              "secret-battle", [reporter])
         reporter.progress("extra progress event", {"note": "detail"})
     assert result.status == "completed" and reporter.result_posted, result.reason
@@ -107,8 +108,8 @@ def _attached_slot(settings: Settings, slot: WorldSlot, index: int) -> Iterator[
 def test_eval_outputs_hold_no_secret(keyed: Settings, shared_slot: WorldSlot, shared_task: str,
                                      secrets: set[str], tmp_path: Path) -> None:
     out = tmp_path / "eval"
-    request = EvalRequest(task_ids=[shared_task], blue="reference", predictor="auto", out=out, deadline_s=120,
-                          max_infra_retries=0)
+    request = EvalRequest(task_ids=[shared_task], choices=BattleChoices(blue="reference", predictor="auto", deadline_s=120),
+                          out=out, max_infra_retries=0)
     outcome = run_eval(request, keyed, factory=lambda index: _attached_slot(keyed, shared_slot, index))
     assert outcome.ran == 1 and not outcome.interrupted
     texts = files_text(out)

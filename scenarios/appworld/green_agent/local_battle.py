@@ -21,7 +21,7 @@ import requests
 from pydantic import BaseModel, Field
 
 from kernel.errors import BadInputError, InfrastructureError
-from green_agent.models.result import BattleResult, ScopePolicy
+from green_agent.models.result import BattleResult
 from green_agent.output_paths import check_output_dir, check_output_file
 from green_agent.engine.config import BattleChoices, build_battle, world_data
 from green_agent.engine.sequencer import run_battle
@@ -40,32 +40,32 @@ LLM_BLUE_TOOLS = SCENARIO_DIR / "blue_agent" / "tools.py"
 
 
 class BattleRequest(BaseModel):
-    """What the user asked for (CLI flags)."""
+    """What the user asked for (CLI flags): the task, the battle's choices, and where it runs."""
 
     task: str = Field(description="Task id, 'Task description: <id>', or a 1-based index into the split.")
-    blue: str = Field(description="reference | noop | llm | an A2A URL.")
-    predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
-    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce; default Settings.scope_policy.")
+    choices: BattleChoices = Field(description="Blue, predictor, policy, deadline (None: the Settings default).")
     env_url: str | None = Field(default=None, description="Use this running env server (attach mode).")
     apis_url: str | None = Field(default=None, description="Its APIs server (attach mode).")
     gateway_url: str | None = Field(default=None, description="Its MCP gateway (attach mode).")
     slot: int = Field(default=0, ge=0, description="World slot to start or attach to.")
     out: Path | None = Field(default=None, description="Run directory; default runs/<timestamp>-<task>/.")
-    deadline_s: float | None = Field(default=None, gt=0, description="Blue's deadline; default from settings.")
     battle_id: str | None = Field(default=None, description="Battle id; default generated.")
 
 
-def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | None:
-    """Validate the task before anything starts (exit 2 fast). None if existence must be asked of the server.
+def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | str:
+    """Validate the task before anything starts (exit 2 fast): the resolved `TaskRef` the battle then carries,
+    or, when this machine cannot read the world, the task as given (step 1 asks the env server whether it exists).
 
     Raises BrokenTaskError when the world's folder for the task is incomplete or corrupt.
     """
     world = world_data(settings)
+    split = request.choices.split or settings.default_split
     if world is not None:
         token = extract_task_token(request.task)
         if not token.isdigit():
             require_intact(world, [validate_task_id(token)])
-    return resolve_task(request.task, world, settings.default_split)
+    ref = resolve_task(request.task, world, split)
+    return ref if world is not None else request.task
 
 
 def new_battle_id() -> str:
@@ -131,32 +131,31 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
         process.stop()
 
 
-def run_on_slot(request: BattleRequest, settings: Settings, urls: SlotUrls, blue_url: str, run_dir: Path,
-                battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
+def run_on_slot(task: TaskRef | str, choices: BattleChoices, settings: Settings, urls: SlotUrls, blue_url: str,
+                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
     """Build and run one battle on a ready slot and Blue."""
-    choices = BattleChoices(battle_id=battle_id, task=request.task, blue=request.blue, blue_url=blue_url,
-                            run_dir=run_dir, predictor=request.predictor, scope_policy=request.scope_policy,
-                            deadline_s=request.deadline_s,
-                            launch_url_allowed=request.blue == "llm")  # the LLM Blue's --mcp launch URL
-    config, deps = build_battle(choices, settings, env_url=urls.env_url, apis_url=urls.apis_url,
-                                gateway_url=urls.gateway_url, call_log_path=settings.agentbeats_mcp_log_path,
-                                reporters=reporters)
+    if choices.blue == "llm":  # the built-in LLM Blue calls through its --mcp launch URL
+        choices = choices.model_copy(update={"launch_url_allowed": True})
+    config, deps = build_battle(task, choices, settings, battle_id=battle_id, blue_url=blue_url, run_dir=run_dir,
+                                env_url=urls.env_url, apis_url=urls.apis_url, gateway_url=urls.gateway_url,
+                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters)
     return run_battle(config, deps)
 
 
 def run_battle_request(request: BattleRequest, settings: Settings, reporters: list[Reporter] | None = None) -> BattleResult:
     """Validate (task, output paths: `OutputPathError` before anything starts), start (or attach to) what the
     battle needs, run it, stop what was started."""
-    ref = precheck_task(request, settings)
+    task = precheck_task(request, settings)
     battle_id = request.battle_id or new_battle_id()
-    task_label = ref.task_id if ref else "task"
+    task_label = task.task_id if isinstance(task, TaskRef) else resolve_task(request.task, None, "").task_id
     run_dir = check_output_dir(request.out or default_run_dir(settings, task_label, battle_id),
                                "--out" if request.out else "the run directory (RUNS_DIR)")
     log_dir = check_output_dir(run_dir / "logs", "--out (its logs folder)")
     if request.gateway_url or not request.env_url:  # a gateway will write (or we will read) the call log
         check_output_file(settings.agentbeats_mcp_log_path, "the call log (AGENTBEATS_MCP_LOG_PATH)")
-    with open_slot(request, settings, log_dir) as urls, open_blue(request.blue, settings, urls, log_dir) as blue_url:
-        return run_on_slot(request, settings, urls, blue_url, run_dir, battle_id, reporters)
+    blue = request.choices.blue
+    with open_slot(request, settings, log_dir) as urls, open_blue(blue, settings, urls, log_dir) as blue_url:
+        return run_on_slot(task, request.choices, settings, urls, blue_url, run_dir, battle_id, reporters)
 
 
 def _answers(url: str) -> bool:

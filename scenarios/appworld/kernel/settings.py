@@ -42,7 +42,9 @@ DEFAULT_SCOPE_MODEL = "gpt-5-2025-08-07"
 DEFAULT_MAX_PREDICTED_APIS = 20
 DEFAULT_COMPLETION_DEADLINE_S = 20 * 60.0
 DEFAULT_SPLIT = "dev"
-DEFAULT_SCOPE_POLICY = "advise"
+ScopePolicy = Literal["advise", "enforce"]
+"""How the gateway treats APIs outside a battle's scope: advise (callable, logged) | enforce (refused)."""
+DEFAULT_SCOPE_POLICY: ScopePolicy = "advise"
 DEFAULT_CONFIDENCE_LEVEL = 0.95
 
 
@@ -61,7 +63,7 @@ class Settings(BaseSettings):
     appworld_mcp_url: str = Field(default=f"http://127.0.0.1:{DEFAULT_GATEWAY_PORT}", description="Our AppWorld MCP gateway.")
     agentbeats_backend_url: str = Field(default=DEFAULT_BACKEND_URL, description="AgentBeats backend REST URL.")
     scope_predictor: str = Field(default="auto", description="auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents (all, none: no scoping).")
-    scope_policy: Literal["advise", "enforce"] = Field(default=DEFAULT_SCOPE_POLICY, description=(
+    scope_policy: ScopePolicy = Field(default=DEFAULT_SCOPE_POLICY, description=(
         "advise: the scope is guidance (out-of-scope APIs stay callable, logged in_scope false); "
         "enforce: the gateway refuses APIs outside the scope."))
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")

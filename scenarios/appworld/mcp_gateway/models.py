@@ -8,10 +8,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.settings import ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
 OutputType = Literal["both", "content_only", "structured_data_only"]
-ScopePolicy = Literal["advise", "enforce"]
 MAX_COMPLETION_WAIT_S = 60.0
 
 

@@ -28,6 +28,7 @@ from green_agent.a2a.request import Assessment, resolve_shard
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import SlotEnv
+from kernel.task_ids import TaskRef
 from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import run_battle
 from green_agent.models.result import BattleResult
@@ -79,9 +80,11 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
         counts["passed"] += result.outcome == "passed"
         events.finished(result, counts["done"], counts["passed"])
 
-    request = EvalRequest(task_ids=task_ids, blue=assessment.purple_url, predictor=config["predictor"],
-                          scope_policy=config["scope_policy"], workers=config["workers"], trials=config["trials"],
-                          out=out, deadline_s=config["deadline_s"], slot_specs=slot_specs)
+    choices = BattleChoices(blue=assessment.purple_url, predictor=config["predictor"],
+                            scope_policy=config["scope_policy"], deadline_s=config["deadline_s"],
+                            reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
+    request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
+                          out=out, slot_specs=slot_specs)
     with running_bridge(assessment, config, out / "logs") as bridge_url:
         outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
     return build_data(outcome.results, task_ids, shard, assessment.role, config, versions(settings),
@@ -130,11 +133,10 @@ def bridge_battle_fn(bridge_url: str, request: EvalRequest):  # noqa: ANN201 - a
     """(key, slot, dir, battle id) -> result: one battle of `request` on a live slot, dispatched to the bridge."""
 
     def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
-        choices = BattleChoices(battle_id=battle_id, task=key.task_id, blue=request.blue, blue_url=bridge_url,
-                                run_dir=directory, predictor=request.predictor, scope_policy=request.scope_policy,
-                                deadline_s=request.deadline_s, reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
-        battle_config, deps = build_battle(choices, env.settings, env_url=env.urls.env_url, apis_url=env.urls.apis_url,
-                                           gateway_url=env.urls.gateway_url,
+        task = TaskRef(task_id=key.task_id, source="id")  # the request checked every id against the world
+        battle_config, deps = build_battle(task, request.choices, env.settings, battle_id=battle_id,
+                                           blue_url=bridge_url, run_dir=directory, env_url=env.urls.env_url,
+                                           apis_url=env.urls.apis_url, gateway_url=env.urls.gateway_url,
                                            call_log_path=env.settings.agentbeats_mcp_log_path)
         return run_battle(battle_config, deps)
 

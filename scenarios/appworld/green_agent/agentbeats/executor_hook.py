@@ -70,10 +70,11 @@ async def on_battle_start(text: str, run_model: Any) -> str:
         reporter.report_unjudged(f"Battle not run: {exc}", {"battle_id": start.battle_id, "error": str(exc)})
         return f"Battle not run: {exc}"
     mode = session.resolved.green_mode
+    choices = session.battle.config.choices  # every default filled
     reporter.progress(f"AppWorld Green ({mode} mode): task {session.resolved.task} "
                       f"(from {session.resolved.task_source}), Blue {start.blue.name} at {start.blue.agent_url}",
-                      {"green_mode": mode, "task_config": session.resolved.task, "deadline_s": session.resolved.deadline_s,
-                       "predictor": session.resolved.predictor, "split": session.resolved.split})
+                      {"green_mode": mode, "task_config": session.resolved.task, "deadline_s": choices.deadline_s,
+                       "predictor": choices.predictor, "split": choices.split})
     if mode == "deterministic":
         summary = await asyncio.to_thread(session.run_all)
         return _final_reply(summary)

@@ -32,10 +32,10 @@ def open_session(start: BattleStart, settings: Settings | None = None, scenario_
             return _SESSIONS[start.battle_id]
         settings = settings or load_settings(env_file=REPO_ROOT / ".env")
         config = load_scenario_config(scenario_file or find_scenario_file())
-        resolved = resolve(config, settings, start.task_config)
+        resolved = resolve(config, settings, start.task_config, blue=start.blue.name)
         register_local_roots(settings, resolved)
         # The Blue's name is its registration alias, as the battle page names it (log entries, markdown, result).
-        session = BattleSession(start.battle_id, resolved, blue_url=start.blue.agent_url, blue_label=start.blue.name,
+        session = BattleSession(start.battle_id, resolved, blue_url=start.blue.agent_url,
                                 reporter=reporter or BackendReporter(start.battle_id, start.backend_url),
                                 settings=settings)
         _SESSIONS[start.battle_id] = session

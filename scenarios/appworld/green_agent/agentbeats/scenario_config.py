@@ -19,7 +19,8 @@ gateway_url = "http://127.0.0.1:10000"   # the AppWorld MCP gateway Blue uses
 
 The Green's process runs with the scenario directory as its working directory (tmux `cd`), so
 `find_scenario_file()` looks there first. Relative paths in the table are resolved against the
-file's directory. Unset keys fall back to `Settings` (environment / `.env`).
+file's directory. Unset keys fall back to `Settings` (environment / `.env`): the battle's choices
+(predictor, scope_policy, deadline_s, split) in the engine's `build_battle`, the rest in `resolve`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from green_agent.agentbeats.battle_start import describe_errors
+from green_agent.engine.config import BattleChoices
 from kernel.errors import BadInputError
-from kernel.settings import SCENARIO_DIR, Settings
+from kernel.settings import SCENARIO_DIR, ScopePolicy, Settings
 
 SCENARIO_FILE = "scenario.toml"
 TABLE = "appworld"
@@ -47,7 +49,7 @@ class AppWorldScenarioConfig(BaseModel):
     task: str | None = Field(default=None, description="Task id or 1-based index into `split`.")
     split: str | None = Field(default=None, description="Split an index refers to.")
     predictor: str | None = Field(default=None, description="Scope predictor.")
-    scope_policy: Literal["advise", "enforce"] | None = Field(default=None, description="advise | enforce.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
     deadline_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="Blue's deadline.")
     green_mode: GreenMode = Field(default="llm", description="llm | deterministic.")
     env_url: str | None = Field(default=None, description="AppWorld env server.")
@@ -64,21 +66,18 @@ class AppWorldScenarioConfig(BaseModel):
 
 
 class ResolvedConfig(BaseModel):
-    """Everything a battle needs, with Settings filled in."""
+    """Everything a battle needs: the task, the battle's choices (their defaults are filled by the engine's
+    `build_battle`, like every driver's), and where the world and the records are (Settings filled in)."""
 
     task: str = Field(description="Task config (battle_start's wins over the file's).")
     task_source: Literal["battle_start", "scenario", "default"] = Field(description="Where `task` came from.")
-    split: str
-    predictor: str
-    scope_policy: Literal["advise", "enforce"] = "advise"
-    deadline_s: float
+    choices: BattleChoices = Field(description="The table's choices for this battle (None: the Settings default).")
     green_mode: GreenMode
     env_url: str
     apis_url: str
     gateway_url: str | None
     call_log_path: Path
     runs_dir: Path
-    reply_grace_s: float | None = None
 
 
 def find_scenario_file(cwd: Path | None = None) -> Path | None:
@@ -110,8 +109,9 @@ def load_scenario_config(path: Path | None) -> AppWorldScenarioConfig:
     return config.model_copy(update=updates)
 
 
-def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_task: str | None) -> ResolvedConfig:
-    """Merge battle_start's task config, the `[appworld]` table and Settings."""
+def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_task: str | None,
+            blue: str) -> ResolvedConfig:
+    """Merge battle_start's task config (and the Blue's name, `blue`), the `[appworld]` table and Settings."""
     if battle_start_task:
         task, source = battle_start_task, "battle_start"
     elif config.task:
@@ -119,12 +119,13 @@ def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_tas
     else:
         task, source = "1", "default"
     return ResolvedConfig(
-        task=task, task_source=source, split=config.split or settings.default_split,
-        predictor=config.predictor or settings.scope_predictor,
-        scope_policy=config.scope_policy or settings.scope_policy,
-        deadline_s=config.deadline_s or settings.completion_deadline_s, green_mode=config.green_mode,
+        task=task, task_source=source, green_mode=config.green_mode,
+        choices=BattleChoices(
+            blue=blue, predictor=config.predictor, scope_policy=config.scope_policy, deadline_s=config.deadline_s,
+            split=config.split, reply_grace_s=config.reply_grace_s,
+            launch_url_allowed=True),  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
         env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),
         apis_url=(config.apis_url or settings.appworld_apis_url).rstrip("/"),
         gateway_url=(settings.appworld_mcp_url if config.gateway_url is None else config.gateway_url).rstrip("/") or None,
         call_log_path=config.call_log_path or settings.agentbeats_mcp_log_path,
-        runs_dir=config.runs_dir or settings.runs_dir / "agentbeats", reply_grace_s=config.reply_grace_s)
+        runs_dir=config.runs_dir or settings.runs_dir / "agentbeats")

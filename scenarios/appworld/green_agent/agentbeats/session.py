@@ -27,7 +27,7 @@ from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.result_post import FOLDED_STEPS
 from green_agent.agentbeats.scenario_config import ResolvedConfig
-from green_agent.engine.config import BattleChoices, build_battle
+from green_agent.engine.config import build_battle
 from green_agent.engine.sequencer import STEPS, Battle, StepOutput
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, slot_key
 from kernel.errors import GreenError
@@ -60,7 +60,7 @@ class BackendProgress:
 
     def step_started(self, name: str, battle: Battle) -> None:
         if name == "wait":
-            deadline_s = battle.config.deadline_s
+            deadline_s = battle.config.choices.deadline_s
             self.reporter.progress(f"Waiting up to {deadline_s:.0f} s for Blue to call supervisor__complete_task",
                                    {"deadline_s": deadline_s})
             if self.blue_feed:
@@ -89,21 +89,18 @@ class BackendProgress:
 class BattleSession:
     """One battle on the AgentBeats path: the engine's battle, plus the tools' thread safety."""
 
-    def __init__(self, battle_id: str, resolved: ResolvedConfig, blue_url: str, blue_label: str,
+    def __init__(self, battle_id: str, resolved: ResolvedConfig, blue_url: str,
                  reporter: BackendReporter, settings: Settings) -> None:
         self.battle_id = battle_id
         self.resolved = resolved
         self.reporter = reporter
-        choices = BattleChoices(
-            battle_id=battle_id, task=resolved.task, blue=blue_label, blue_url=blue_url,
-            run_dir=resolved.runs_dir / run_dir_name(battle_id), predictor=resolved.predictor,
-            scope_policy=resolved.scope_policy, deadline_s=resolved.deadline_s, split=resolved.split,
-            reply_grace_s=resolved.reply_grace_s,
-            launch_url_allowed=True)  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
         self.slot_lock = SlotLock(SLOT_LOCK_DIR, slot_key(resolved.env_url))
-        config, deps = build_battle(choices, settings, env_url=resolved.env_url, apis_url=resolved.apis_url,
-                                    gateway_url=resolved.gateway_url, call_log_path=resolved.call_log_path,
-                                    reporters=[reporter], slot_lock=self.slot_lock)
+        config, deps = build_battle(resolved.task, resolved.choices, settings, battle_id=battle_id, blue_url=blue_url,
+                                    run_dir=resolved.runs_dir / run_dir_name(battle_id), env_url=resolved.env_url,
+                                    apis_url=resolved.apis_url, gateway_url=resolved.gateway_url,
+                                    call_log_path=resolved.call_log_path, reporters=[reporter],
+                                    slot_lock=self.slot_lock)
+        blue_label = resolved.choices.blue  # its registration alias, as the battle page names it
         # The Blue's calls, posted under its name while the Green waits (the log is followed from here on).
         feed = BlueFeed(CallLogTail(resolved.call_log_path, battle_id),
                         lambda message, detail, markdown: reporter.progress(message, detail, markdown,

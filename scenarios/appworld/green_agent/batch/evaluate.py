@@ -31,7 +31,8 @@ from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.batch.world_digest import task_digests
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
-from green_agent.models.result import BattleResult, ScopePolicy
+from green_agent.models.result import BattleResult
+from green_agent.engine.config import BattleChoices, resolve_choices
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
@@ -52,14 +53,11 @@ class EvalRequest(BaseModel):
 
     split: str | None = Field(default=None, description="Split to evaluate (or task_ids).")
     task_ids: list[str] | None = Field(default=None, description="Explicit task ids (or split).")
-    blue: str = Field(description="reference | noop | llm | an A2A URL.")
-    predictor: str | None = Field(default=None, description="Scope predictor; default Settings.scope_predictor.")
-    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce; default Settings.scope_policy.")
+    choices: BattleChoices = Field(description="Blue, predictor, policy, deadline of every battle (None: Settings).")
     workers: int = Field(default=DEFAULT_WORKERS, ge=1, description="World slots in parallel.")
     trials: int = Field(default=1, ge=1, le=100, description="Battles per task.")
     out: Path = Field(description="Run directory.")
     resume: bool = Field(default=False, description="Continue the run in `out`.")
-    deadline_s: float | None = Field(default=None, gt=0, description="Blue's deadline per battle.")
     max_infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=10, description="Infra retries per battle.")
     first_slot: int = Field(default=0, ge=0, description="Lowest slot index to use.")
     slot_specs: list[SlotSpec] | None = Field(default=None, description="Explicit slot ports (one per worker).")
@@ -98,10 +96,9 @@ def new_run_id() -> str:
 
 
 def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
-    config = RunConfig(blue=request.blue, predictor=request.predictor or settings.scope_predictor,
-                       scope_policy=request.scope_policy or settings.scope_policy,
-                       split=request.split, trials=request.trials,
-                       deadline_s=request.deadline_s or settings.completion_deadline_s,
+    choices = resolve_choices(request.choices, settings)  # recorded as run: what the fingerprint covers
+    config = RunConfig(blue=choices.blue, predictor=choices.predictor, scope_policy=choices.scope_policy,
+                       split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
                        executor=request.executor)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),

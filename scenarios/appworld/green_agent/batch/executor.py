@@ -9,7 +9,7 @@ infra retries, checkpoints, resume and aggregates stay the runner's and the buil
 the same everywhere. After the run, `nodes()` says which machines ran battles (recorded in the manifest).
 
 - `local`: today's pool, `green_agent.batch.live`, on this machine.
-- `ray`: slot actors on a Ray cluster (`green_agent.batch.ray_executor`, imported only when chosen,
+- `ray`: slot actors on a Ray cluster (`green_agent.batch.ray.executor`, imported only when chosen,
   so the local path never imports Ray).
 """
 
@@ -57,7 +57,7 @@ class LocalExecutor:
 def open_executor(kind: ExecutorKind, plan: ExecutorPlan) -> Executor:
     """The executor of that kind (not yet entered)."""
     if kind == "ray":
-        from green_agent.batch.ray_executor import RayExecutor
+        from green_agent.batch.ray.executor import RayExecutor
 
         return RayExecutor(plan)
     return LocalExecutor(plan)

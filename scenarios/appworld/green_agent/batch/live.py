@@ -19,12 +19,14 @@ import psutil
 from pydantic import ValidationError
 
 from green_agent.batch.checkpoint import BattleKey
-from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from green_agent.engine.config import BattleChoices
+from green_agent.local_battle import open_blue, run_on_slot
 from kernel.errors import BadInputError, InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
 from green_agent.models.result import BattleResult
 from kernel.ports import port_is_free
 from kernel.settings import MAX_SLOTS, Settings
+from kernel.task_ids import TaskRef
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
 
 RESUME_PORT_WAIT_S = 10.0
@@ -144,12 +146,15 @@ def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: 
 
 
 def battle_fn(config: RunConfig):  # noqa: ANN201
-    """(key, SlotEnv, dir, battle id) -> BattleResult: one battle on a live slot (see `BattleFn`)."""
+    """(key, SlotEnv, dir, battle id) -> BattleResult: one battle on a live slot (see `BattleFn`).
+
+    Every battle of the run has the same choices (the run's config, defaults already filled) and carries
+    its task as a resolved `TaskRef`; the battle id and run directory are passed once, to `run_on_slot`."""
+    choices = BattleChoices(blue=config.blue, predictor=config.predictor, scope_policy=config.scope_policy,
+                            deadline_s=config.deadline_s)
 
     def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
-        request = BattleRequest(task=key.task_id, blue=config.blue, predictor=config.predictor,
-                                scope_policy=config.scope_policy,
-                                deadline_s=config.deadline_s, battle_id=battle_id, out=directory)
-        return run_on_slot(request, env.settings, env.urls, env.blue_url, directory, battle_id)
+        task = TaskRef(task_id=key.task_id, source="id")  # the builder checked every id against the world
+        return run_on_slot(task, choices, env.settings, env.urls, env.blue_url, directory, battle_id)
 
     return run

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from green_agent.batch.slot_reaper import reaped_if_killed
+from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
@@ -30,9 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    request = BattleRequest(task=args.task_id, blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
-                            env_url=args.env_url, apis_url=args.apis_url, gateway_url=args.gateway_url, slot=args.slot,
-                            out=args.out, deadline_s=args.deadline)
+    choices = BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
+                            deadline_s=args.deadline)
+    request = BattleRequest(task=args.task_id, choices=choices, env_url=args.env_url, apis_url=args.apis_url,
+                            gateway_url=args.gateway_url, slot=args.slot, out=args.out)
     with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
         result = run_battle_request(request, settings)
     if args.json:

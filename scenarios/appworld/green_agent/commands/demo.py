@@ -7,7 +7,7 @@ import logging
 
 from green_agent.batch.checkpoint import REPORT_FILE
 from green_agent.batch.evaluate import EvalRequest, run_eval
-from green_agent.engine.config import world_data
+from green_agent.engine.config import BattleChoices, world_data
 from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot
 from green_agent.commands.battle import summary
 from green_agent.commands.eval import summary as eval_summary
@@ -29,9 +29,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     world = world_data(settings)
     if world is None:
         raise InfrastructureError(f"no offline world at {settings.appworld_root}/data: run `make world` first")
-    task_id = resolve_task(args.task_id, world, settings.default_split).task_id
+    ref = resolve_task(args.task_id, world, settings.default_split)
+    task_id = ref.task_id
     stem = new_battle_id()
-    base = BattleRequest(task=task_id, blue="reference", slot=args.slot)
+    base = BattleRequest(task=task_id, choices=BattleChoices(blue="reference"), slot=args.slot)
     codes = []
     print(f"demo: task {task_id} of split {settings.default_split!r} on world slot {args.slot}")
     with open_slot(base, settings, settings.runs_dir / f"demo-{stem}" / "logs") as urls:
@@ -40,16 +41,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                            ("noop", "the no-op Blue accepts the task and completes it without doing the work: "
                                     "it should lose")):
             print(f"\n== {blue}: {note}")
-            request = base.model_copy(update={"blue": blue})
             run_dir = settings.runs_dir / f"demo-{stem}" / blue
             with open_blue(blue, settings, urls, run_dir / "logs") as blue_url:
-                result = run_on_slot(request, settings, urls, blue_url, run_dir, f"demo-{stem}-{blue}")
+                result = run_on_slot(ref, BattleChoices(blue=blue), settings, urls, blue_url, run_dir,
+                                     f"demo-{stem}-{blue}")
             print(summary(result))
             codes.append(3 if result.status == "infra_error" else 0)
     split = "dev" if "dev" in world.splits() else settings.default_split
     print(f"\n== eval: the whole {split!r} split with the reference Blue on 2 workers (TGC, SGC, HTML report)")
     out = settings.runs_dir / f"demo-{stem}" / f"eval-{split}"
-    outcome = run_eval(EvalRequest(split=split, blue="reference", workers=2, out=out), settings)
+    outcome = run_eval(EvalRequest(split=split, choices=BattleChoices(blue="reference"), workers=2, out=out), settings)
     print(eval_summary(outcome.results, out, outcome))
     print(f"\nopen the report: file://{(out / REPORT_FILE).resolve()}")
     codes.append(130 if outcome.interrupted else 3 if outcome.results.aggregates.infra_errors else 0)

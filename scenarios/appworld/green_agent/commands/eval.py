@@ -18,8 +18,9 @@ from pathlib import Path
 from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
 from green_agent.batch.executor_plan import EXECUTORS
+from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
-from green_agent.batch.ray_local import only_loopback, private_netns_argv, rerun_in_private_netns
+from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
 from green_agent.batch.slot_reaper import reaped_if_killed
 from kernel.errors import BadInputError
@@ -76,10 +77,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     elif args.ray_address and args.executor != "ray":
         raise BadInputError("--ray-address needs --executor ray")
     request = EvalRequest(
-        split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None, blue=args.blue,
-        predictor=args.predictor, scope_policy=args.scope_policy, workers=args.workers, trials=args.trials, out=args.out,
-        resume=args.resume,
-        deadline_s=args.deadline, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
+        split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None,
+        choices=BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
+                              deadline_s=args.deadline),
+        workers=args.workers, trials=args.trials, out=args.out, resume=args.resume, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
         executor=args.executor, ray_address=args.ray_address, confidence_level=interval_options(args, settings).level)
     # a SIGKILLed local eval's slot servers, gateways and Blues are ended, not orphaned
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
-    """Rerun this command in a private network namespace for its local Ray instance (see `ray_local`)."""
+    """Rerun this command in a private network namespace for its local Ray instance (see `green_agent.batch.ray.local`)."""
     if private_netns_argv(sys.orig_argv[1:]) is None:
         if not only_loopback():
             logging.getLogger(__name__).warning(

@@ -1,8 +1,9 @@
 """What one battle is (`BattleConfig`) and what it runs on (`BattleDeps`), and the one builder of both.
 
-Both drivers build their battles here: the CLI/`eval` driver (`green_agent.local_battle`) from
-flags and a world slot it started or attached to, the AgentBeats driver (`agentbeats.session`) from
-scenario.toml's `[appworld]` table and the battle_start message. Nothing here starts a process.
+Every driver builds its battles here from one `BattleChoices` record: the CLI/`eval` driver
+(`green_agent.local_battle`) from flags and a world slot it started or attached to, the AgentBeats
+driver (`agentbeats.session`) from scenario.toml's `[appworld]` table and the battle_start message.
+Settings' defaults are filled in one place, `resolve_choices`. Nothing here starts a process.
 """
 
 from __future__ import annotations
@@ -16,35 +17,62 @@ from pydantic import BaseModel, Field
 from green_agent.appworld_client import DEFAULT_MAX_INTERACTIONS, AppWorldClient
 from green_agent.gateway_client import GatewayClient
 from green_agent.http_sessions import session_for
-from green_agent.models.result import ScopePolicy
 from green_agent.runtime.slot import SlotLock
 from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.steps.report import Reporter
 from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S
-from kernel.settings import Settings
+from kernel.settings import ScopePolicy, Settings
+from kernel.task_ids import TaskRef
 from kernel.world_data import WorldData
+
+
+class BattleChoices(BaseModel):
+    """The one record of a battle's choices: every driver builds it (the CLI's `battle` and `demo`, `eval`'s
+    batch layer, the AgentBeats session). None means the Settings default; `resolve_choices` fills them."""
+
+    blue: str = Field(description="Label of the Blue under test (reference | noop | llm | URL, or its AgentBeats name).")
+    predictor: str | None = Field(default=None, description="Scope predictor (`all`/`none`: no scoping).")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce (see mcp_gateway.scope).")
+    deadline_s: float | None = Field(default=None, gt=0, description="How long Blue may work.")
+    split: str | None = Field(default=None, description="Split a bare task index refers to.")
+    reply_grace_s: float | None = Field(default=None, gt=0, description="Wait after Blue's reply for its complete_task.")
+    launch_url_allowed: bool = Field(default=False, description=(
+        "The Blue calls through the gateway's plain launch URL (an SDK agent's --mcp), not only the battle's token URL."))
+    bridge: bool = Field(default=False, description=(
+        "The Blue is the Green's built-in in-band bridge (green_agent.a2a.bridge): its fault report is trusted. "
+        "Only the A2A assessment driver sets this, for the bridge it started itself."))
+
+
+def resolve_choices(choices: BattleChoices, settings: Settings) -> BattleChoices:
+    """`choices` with every default filled in: the one place Settings' battle defaults are applied.
+
+    Called by `build_battle` (every battle) and by `eval`'s manifest, which records the values it ran with."""
+    return choices.model_copy(update={
+        "predictor": choices.predictor or settings.scope_predictor,
+        "scope_policy": choices.scope_policy or settings.scope_policy,
+        "deadline_s": choices.deadline_s or settings.completion_deadline_s,
+        "split": choices.split or settings.default_split,
+        "reply_grace_s": choices.reply_grace_s or REPLY_GRACE_S})
 
 
 class BattleConfig(BaseModel):
     """What one battle is (already resolved values; no lookups)."""
 
     battle_id: str = Field(description="Unique battle id.")
-    task_config: str = Field(description="'Task description: <id>', a bare id, or a 1-based index into `split`.")
-    blue: str = Field(description="Label of the Blue under test (reference | noop | llm | URL).")
+    task: TaskRef | str = Field(description=(
+        "The task as the driver resolved it (`TaskRef`), or as given: 'Task description: <id>', a bare id, or a "
+        "1-based index into the split, resolved by step 1."))
+    choices: BattleChoices = Field(description="The battle's choices, every default filled (`resolve_choices`).")
     blue_url: str = Field(description="Blue's A2A URL.")
-    predictor: str = Field(default="auto", description="Scope predictor (`all`/`none`: no scoping).")
-    scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce (see mcp_gateway.scope).")
-    deadline_s: float = Field(gt=0, description="How long Blue may work.")
     run_dir: Path = Field(description="Where result.json and the evidence go.")
-    split: str = Field(default="dev", description="Split a bare index refers to.")
     max_interactions: int = Field(default=DEFAULT_MAX_INTERACTIONS, description="/execute cap per world.")
-    reply_grace_s: float = Field(default=REPLY_GRACE_S, description="Wait after Blue's reply for its complete_task.")
     authority_every_s: float = Field(default=AUTHORITY_EVERY_S, description="/task_completed period with a gateway.")
     fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
-    launch_url_allowed: bool = Field(default=False, description=(
-        "The Blue calls through the gateway's plain launch URL (an SDK agent's --mcp), not only the battle's token URL."))
-    bridge: bool = Field(default=False, description=(
-        "The Blue is the Green's built-in in-band bridge (green_agent.a2a.bridge): its fault report is trusted."))
+
+    @property
+    def task_config(self) -> str:
+        """The task as text (a resolved task's id)."""
+        return self.task.task_id if isinstance(self.task, TaskRef) else self.task
 
 
 @dataclass
@@ -64,45 +92,21 @@ class BattleDeps:
     """Held from setup to cleanup when the driver does not hold the slot itself (the AgentBeats path)."""
 
 
-class BattleChoices(BaseModel):
-    """A driver's choices for one battle; None means the Settings default."""
-
-    battle_id: str
-    task: str = Field(description="Task id, 'Task description: <id>', or a 1-based index into the split.")
-    blue: str = Field(description="Label of the Blue under test.")
-    blue_url: str
-    run_dir: Path
-    predictor: str | None = None
-    scope_policy: ScopePolicy | None = None
-    deadline_s: float | None = Field(default=None, gt=0)
-    split: str | None = None
-    reply_grace_s: float | None = Field(default=None, gt=0)
-    launch_url_allowed: bool = False
-    bridge: bool = False
-    """Only the A2A assessment driver sets this, for the bridge it started itself."""
-
-
 def world_data(settings: Settings) -> WorldData | None:
     """The world's files, or None when this machine cannot read them (attach to a remote world)."""
     world = WorldData(settings.appworld_root)
     return world if (world.data / "tasks").is_dir() else None
 
 
-def build_battle(choices: BattleChoices, settings: Settings, *, env_url: str, apis_url: str, gateway_url: str | None,
-                 call_log_path: Path | None, reporters: list[Reporter] | None = None,
-                 slot_lock: SlotLock | None = None) -> tuple[BattleConfig, BattleDeps]:
+def build_battle(task: TaskRef | str, choices: BattleChoices, settings: Settings, *, battle_id: str, blue_url: str,
+                 run_dir: Path, env_url: str, apis_url: str, gateway_url: str | None, call_log_path: Path | None,
+                 reporters: list[Reporter] | None = None, slot_lock: SlotLock | None = None) -> tuple[BattleConfig, BattleDeps]:
     """The config and live clients of one battle on the world slot at `env_url`/`apis_url`/`gateway_url`."""
-    extra = {"reply_grace_s": choices.reply_grace_s} if choices.reply_grace_s else {}
-    config = BattleConfig(
-        battle_id=choices.battle_id, task_config=choices.task, blue=choices.blue, blue_url=choices.blue_url,
-        predictor=choices.predictor or settings.scope_predictor,
-        scope_policy=choices.scope_policy or settings.scope_policy,
-        deadline_s=choices.deadline_s or settings.completion_deadline_s, run_dir=choices.run_dir,
-        split=choices.split or settings.default_split, launch_url_allowed=choices.launch_url_allowed,
-        bridge=choices.bridge, **extra)
+    config = BattleConfig(battle_id=battle_id, task=task, choices=resolve_choices(choices, settings),
+                          blue_url=blue_url, run_dir=run_dir)
     deps = BattleDeps(
         client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world_data(settings),
         appworld_root=settings.appworld_root, gateway=slot_gateway(gateway_url, apis_url),
-        call_log_path=call_log_path, blue_session=session_for(choices.blue_url), reporters=list(reporters or []),
+        call_log_path=call_log_path, blue_session=session_for(blue_url), reporters=list(reporters or []),
         slot_lock=slot_lock)
     return config, deps

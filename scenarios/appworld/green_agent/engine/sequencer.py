@@ -48,6 +48,7 @@ from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from kernel.errors import BadInputError
+from kernel.task_ids import TaskRef
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,8 @@ class Battle:
     def build_result(self, finished: bool = False) -> BattleResult:
         """The record so far (see `green_agent.models.result_assembly.build_result`)."""
         config = self.config
-        return build_result(self.state, battle_id=config.battle_id, blue=config.blue, deadline_s=config.deadline_s,
+        return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
+                            deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
                             started=self.started, finished=finished)
 
@@ -122,7 +124,9 @@ class Battle:
 
     # -- the steps -------------------------------------------------------------------------------
     def _task_id(self) -> StepOutput:
-        self.state.ref = resolve_step(self.config.task_config, self.deps.world, self.config.split, self.deps.client)
+        task = self.config.task  # a TaskRef the driver resolved is only recorded; text is resolved here
+        self.state.ref = task if isinstance(task, TaskRef) else resolve_step(
+            task, self.deps.world, self.config.choices.split, self.deps.client)
         return self.state.ref.model_dump()
 
     def _setup(self) -> StepOutput:
@@ -136,10 +140,10 @@ class Battle:
 
     def _scope(self) -> StepOutput:
         task = self.state.setup.task
-        self.state.scope = choose_scope(task.task_id, task.instruction, self.config.predictor, self.deps.settings,
-                                        self.deps.world, self.config.scope_policy)
+        self.state.scope = choose_scope(task.task_id, task.instruction, self.config.choices.predictor, self.deps.settings,
+                                        self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
-                                              self.config.launch_url_allowed)
+                                              self.config.choices.launch_url_allowed)
         self.state.gateway_set = self.state.mcp_base_url is not None
         scope = self.state.scope
         return {"predictor": scope.predictor, "policy": scope.policy, "apis": scope.apis, "recall": scope.recall,
@@ -154,17 +158,18 @@ class Battle:
 
     def _dispatch(self) -> StepOutput:
         self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
-                                     context_id=self.config.battle_id, bridge=self.config.bridge)
+                                     context_id=self.config.battle_id, bridge=self.config.choices.bridge)
         return self.state.handle.result.model_dump()
 
     def _wait(self) -> StepOutput:
         config = self.config
         self.state.completion = wait_for_completion(
-            self.deps.client, self.state.ref.task_id, config.battle_id, config.deadline_s, self.deps.gateway,
+            self.deps.client, self.state.ref.task_id, config.battle_id, config.choices.deadline_s, self.deps.gateway,
             self.state.handle, authority_every_s=config.authority_every_s, fallback_poll_s=config.fallback_poll_s,
-            reply_grace_s=config.reply_grace_s)
-        if config.bridge:
-            self.state.completion = await_bridge_report(self.state.handle, self.state.completion, config.reply_grace_s)
+            reply_grace_s=config.choices.reply_grace_s)
+        if config.choices.bridge:
+            self.state.completion = await_bridge_report(self.state.handle, self.state.completion,
+                                                        config.choices.reply_grace_s)
         if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
             self.state.episode = self.deps.gateway.end_episode(config.battle_id)
             if not self.state.episode.drained:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus
+from kernel.settings import ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
 """2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`.
@@ -35,7 +36,7 @@ class RunConfig(BaseModel):
 
     blue: str = Field(description="Blue under test: reference | noop | llm | an A2A URL.")
     predictor: str = Field(description="Scope predictor asked for.")
-    scope_policy: Literal["advise", "enforce"] = Field(default="advise", description="advise | enforce.")
+    scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce.")
     split: str | None = Field(default=None, description="Split evaluated (None when task ids were given).")
     trials: int = Field(default=1, ge=1, description="Battles per task.")
     deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
+from kernel.settings import ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
 RESULT_SCHEMA_VERSION = 4
@@ -30,7 +31,6 @@ BlueFaultKind = Literal["error_reply", "http_error", "connection_dropped", "malf
 dropped (the Blue crashed or closed it), a reply that is not JSON-RPC, an A2A task that ended failed/rejected/
 canceled; and, for a purple behind the in-band bridge, a turn it did not answer in time or its steps used up
 (`green_agent.models.bridge`). Each is the Blue's own fault (see `green_agent.steps.dispatch`)."""
-ScopePolicy = Literal["advise", "enforce"]
 BattleWinner = Literal["blue_agent", "green_agent"]
 
 

@@ -13,12 +13,12 @@ import logging
 
 from kernel.errors import BadInputError
 from green_agent.gateway_client import GatewayClient
-from green_agent.models.result import ScopePolicy, ScopeRecord
+from green_agent.models.result import ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
 from green_agent.models.trajectory import TrajectoryMetrics
 from green_agent.scoping.select import predict_scope
 from kernel.api_names import api_name, tool_name
-from kernel.settings import Settings
+from kernel.settings import ScopePolicy, Settings
 from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)

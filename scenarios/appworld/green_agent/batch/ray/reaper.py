@@ -2,7 +2,7 @@
 
 A slot's servers, gateway and Blue run in sessions of their own, so neither Ray's per-worker process
 group cleanup nor a signal to the actor reaches them. `start_reaper(pid)` starts
-`python -m green_agent.batch.slot_reaper <pid> <tag>` in a session of its own, after putting `<tag>` in
+`python -m green_agent.batch.ray.reaper <pid> <tag>` in a session of its own, after putting `<tag>` in
 the actor's environment (`TAG_ENV`), which every process the slot starts inherits. Every `POLL_S` it
 notes the actor's descendants (pid and start time, so a reused pid is never hit); once the actor is
 gone it sends SIGTERM to every noted process still running, their current descendants and every
@@ -34,7 +34,7 @@ def start_reaper(pid: int, scratch: str | os.PathLike[str] | None = None) -> sub
     actor's process group). Call it before the slot starts anything; `scratch` is removed once `pid` is gone."""
     tag = os.environ.setdefault(TAG_ENV, f"{pid}-{uuid.uuid4().hex}")
     extra = [os.fspath(scratch)] if scratch is not None else []
-    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.slot_reaper", str(pid), tag, *extra],
+    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.ray.reaper", str(pid), tag, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 

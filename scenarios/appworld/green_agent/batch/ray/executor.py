@@ -5,7 +5,7 @@ Contract (the interface is `green_agent.batch.executor.Executor`):
   units of the `appworld_slot` resource when no address is given; exit stops every slot actor and
   disconnects (and stops the local instance it started). A cluster with no `appworld_slot` resource
   is refused (`BadInputError`); its total caps the workers.
-- A slot is one `SlotActor` (`green_agent.batch.ray_slot`) that needs one `appworld_slot` unit and no
+- A slot is one `SlotActor` (`green_agent.batch.ray.slot`) that needs one `appworld_slot` unit and no
   CPU, so Ray places it on a node that offers the resource; it owns that node's servers, gateway and
   built-in Blue for its lifetime and runs one battle at a time. The world check happens in its start.
 - A battle is one actor call. Its shipment lands in the driver's battle directory: the evidence files
@@ -16,7 +16,7 @@ Contract (the interface is `green_agent.batch.executor.Executor`):
   fails the call in flight (`SlotActorDiedError`); Ray never replays a battle (a replay would run it
   twice under one battle id). The runner records that attempt as an infra error and retries it under
   a new battle id on a fresh actor, which Ray places on any node with a free slot. What a dead actor
-  had started is ended by its slot reaper (`green_agent.batch.slot_reaper`).
+  had started is ended by its slot reaper (`green_agent.batch.ray.reaper`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
-from green_agent.batch.ray_slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
+from green_agent.batch.ray.slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
 from green_agent.batch.runner import BattleFn, SlotFactory
-from green_agent.batch.world_digest import world_digest
+from green_agent.batch.ray.world_digest import world_digest
 from kernel.errors import BadInputError, GreenError, InfrastructureError
 from green_agent.models.eval_run import RunNode
 from green_agent.models.result import BattleResult

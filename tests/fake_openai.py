@@ -33,7 +33,7 @@ Contract (what real clients see; the `openai` SDK and openai-agents work against
 
 In tests: ``with FakeOpenAI(chat_replies=["spotify.login"]) as fake: ... fake.base_url`` (a free
 port, a background thread, stopped on exit). Across processes:
-``python -m green_agent.testing.fake_openai --port P [--log FILE] [--scripts FILE.json]``.
+``python tests/fake_openai.py --port P [--log FILE] [--scripts FILE.json]``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from green_agent.testing import responses_script as rs
+import responses_script as rs
 
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0

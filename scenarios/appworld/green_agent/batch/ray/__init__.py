@@ -1,0 +1,10 @@
+"""The Ray executor (`eval --executor ray`): world slots as Ray actors on a cluster's nodes.
+
+Imported only when that executor is chosen, so the local path never imports Ray (nothing here imports
+Ray at module level but `executor`).
+- `executor`: the driver side (`RayExecutor`: connect, place slot actors, land each battle's files);
+- `slot`: the node side (`SlotActor`: one world slot and its Blue, one battle at a time);
+- `world_digest`: a node's world must be the driver's (sha256 over `<root>/data`; built when missing);
+- `reaper`: ends a killed actor's processes and scratch directory;
+- `local`: a local Ray instance on loopback only (a private network namespace when possible).
+"""

@@ -1,1 +1,0 @@
-"""Test doubles that ship with the package (offline stand-ins for external services)."""
