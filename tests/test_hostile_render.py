@@ -40,12 +40,13 @@ from starlette.routing import Route
 
 from batch_fakes import FakeBattles, FakeSlots
 from faults_support import MCP_HEADERS, InProcessServer, mcp_call, wait_until
+from green_agent.engine.config import BattleChoices
 from green_agent.agentbeats.blue_feed import BlueFeed
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.cli import main
 from green_agent.commands.battle import summary
-from green_agent.local_battle import BattleRequest, run_on_slot
+from green_agent.local_battle import run_on_slot
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
 from green_agent.runtime.slot import WorldSlot
@@ -126,8 +127,8 @@ def hostile_battle(shared_env: Settings, shared_slot: WorldSlot, shared_task: st
     feed = BlueFeed(CallLogTail(shared_env.agentbeats_mcp_log_path, "hostile-render"),
                     lambda message, detail, markdown: feed_entries.append((message, detail, markdown)))
     with InProcessServer(_hostile_blue_app(calls)) as blue:
-        request = BattleRequest(task=shared_task, blue="hostile-render", predictor="ground_truth", deadline_s=30)
-        result = run_on_slot(request, shared_env, shared_slot.urls, blue.url + "/",
+        choices = BattleChoices(blue="hostile-render", predictor="ground_truth", deadline_s=30)
+        result = run_on_slot(shared_task, choices, shared_env, shared_slot.urls, blue.url + "/",
                              shared_env.runs_dir / "hostile-render", "hostile-render")
         feed.stop()
     assert calls, "the hostile Blue never reached the gateway"
@@ -221,7 +222,7 @@ def test_hostile_texts_render_as_text_in_report_html(hostile_battle: dict[str, A
                                                      world_copy, mini_tasks: tuple[str, str]) -> None:
     settings = Settings(appworld_root=world_copy(splits={"mini": mini_tasks}), runs_dir=tmp_path / "runs")
     out = tmp_path / "run"
-    run_eval(EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out, workers=1), settings,
+    run_eval(EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out, workers=1), settings,
              progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
     task = mini_tasks[0]
     result_path = out / "tasks" / task / "result.json"

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from faults_support import files_text, kill, start_slot
-from green_agent.local_battle import BattleRequest, open_blue, run_on_slot
+from green_agent.engine.config import BattleChoices
+from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.models.result import BattleResult
 from kernel.settings import Settings
 
@@ -29,8 +30,8 @@ GUARD_PATH = re.compile(r"/_guard/(?!\[REDACTED\])([A-Za-z0-9_-]{8,})")
 
 
 def _battle(env: Settings, urls, blue_url: str, run: Path, task: str, name: str) -> BattleResult:  # noqa: ANN001
-    request = BattleRequest(task=task, blue="reference", predictor="ground_truth", deadline_s=60)
-    return run_on_slot(request, env, urls, blue_url, run / name, name)
+    choices = BattleChoices(blue="reference", predictor="ground_truth", deadline_s=60)
+    return run_on_slot(task, choices, env, urls, blue_url, run / name, name)
 
 
 def test_no_secret_in_any_file_under_the_run_directory(shared_env: Settings, shared_task: str, tmp_path: Path) -> None:

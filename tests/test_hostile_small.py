@@ -30,6 +30,7 @@ import pytest
 
 from batch_fakes import FakeBattles, FakeSlots
 from faults_support import wait_until
+from green_agent.engine.config import BattleChoices
 from green_agent.agentbeats import registry
 from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.batch.evaluate import EvalRequest, run_eval
@@ -182,7 +183,7 @@ def test_a_full_disk_exits_3_naming_the_path_and_what_is_intact(tiny_disk: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     settings = Settings(appworld_root=world_copy(splits={"mini": mini_tasks}), runs_dir=tmp_path / "runs")
     out = tiny_disk / "run"
-    run_eval(EvalRequest(split="mini", blue="fake", predictor="ground_truth", out=out, workers=1), settings,
+    run_eval(EvalRequest(split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=out, workers=1), settings,
              progress_stream=io.StringIO(), factory=FakeSlots(), battle=FakeBattles())
     before = {p: p.read_bytes() for p in out.rglob("result.json")}
     (out / "results.json").unlink()

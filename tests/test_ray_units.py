@@ -16,7 +16,7 @@ from green_agent.batch.checkpoint import prepare_run, record_nodes
 from green_agent.batch.evaluate import EvalRequest, build_manifest
 from green_agent.batch.ray.local import NETNS_MARK, private_netns_argv
 from green_agent.batch.ray.slot import BattleShipment, SlotActor, SlotJob, node_settings, pack_dir, unpack_into
-from green_agent.batch.ray.world_digest import WorldMismatchError, ensure_world, world_digest
+from green_agent.batch.world_digest import WorldMismatchError, ensure_world, world_digest
 from green_agent.models.eval_run import RunConfig, RunNode
 from kernel.settings import Settings
 

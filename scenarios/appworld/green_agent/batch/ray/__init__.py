@@ -3,8 +3,8 @@
 Imported only when that executor is chosen, so the local path never imports Ray (nothing here imports
 Ray at module level but `executor`).
 - `executor`: the driver side (`RayExecutor`: connect, place slot actors, land each battle's files);
-- `slot`: the node side (`SlotActor`: one world slot and its Blue, one battle at a time);
-- `world_digest`: a node's world must be the driver's (sha256 over `<root>/data`; built when missing);
+- `slot`: the node side (`SlotActor`: one world slot and its Blue, one battle at a time); a node's world must be
+  the driver's (`green_agent.batch.world_digest`: sha256 over `<root>/data`; built when missing);
 - `reaper`: ends a killed actor's processes and scratch directory;
 - `local`: a local Ray instance on loopback only (a private network namespace when possible).
 """

@@ -37,7 +37,7 @@ from green_agent.batch.checkpoint import BattleKey
 from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.ray.slot import BattleShipment, NodeInfo, SlotActor, SlotJob, unpack_into
 from green_agent.batch.runner import BattleFn, SlotFactory
-from green_agent.batch.ray.world_digest import world_digest
+from green_agent.batch.world_digest import world_digest
 from kernel.errors import BadInputError, GreenError, InfrastructureError
 from green_agent.models.eval_run import RunNode
 from green_agent.models.result import BattleResult

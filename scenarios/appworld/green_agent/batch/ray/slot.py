@@ -2,7 +2,7 @@
 
 Contract (the driver side is `green_agent.batch.ray.executor`):
 - `SlotActor(job)` holds nothing until `start()`: that checks the node's world against the driver's
-  digest (building it when missing, `green_agent.batch.ray.world_digest`), then starts the local pool's
+  digest (building it when missing, `green_agent.batch.world_digest`), then starts the local pool's
   own slot (`green_agent.batch.live.slot_factory`: AppWorld servers, MCP gateway and a built-in Blue)
   on free loopback ports of its node, and returns the node it landed on. The slot lives as long as
   the actor.
@@ -37,7 +37,7 @@ from green_agent.batch.checkpoint import RESULT_FILE, BattleKey
 from green_agent.runtime.forkserver import shutdown_fork_servers
 from green_agent.batch.live import SlotEnv, battle_fn, slot_factory
 from green_agent.batch.ray.reaper import start_reaper
-from green_agent.batch.ray.world_digest import ensure_world
+from green_agent.batch.world_digest import ensure_world
 from green_agent.local_battle import BUILTIN_BLUES
 from kernel.errors import InfrastructureError, SlotBusyError
 from green_agent.models.eval_run import RunConfig
