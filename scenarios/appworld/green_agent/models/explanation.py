@@ -54,6 +54,7 @@ class VerdictExplanation(BaseModel):
 
     winner_label: str = Field(description="Blue wins | Green wins | Draw (not judged).")
     headline: str = Field(description="The outcome in one plain sentence, starting with the winner label.")
+    task_id: str | None = Field(default=None, description="AppWorld task id.")
     instruction: str | None = Field(default=None, description="What the task asked (None when unknown).")
     tests: str | None = Field(default=None, description="'N of M tests passed', the one count of tests.")
     failed: list[FailedRequirement] = Field(default_factory=list, description="Failed tests, in AppWorld's order.")
@@ -74,7 +75,8 @@ def explain(result: BattleResult, *, local: bool = False) -> VerdictExplanation:
     got, want = _compared_answer(result)
     answer = (result.trajectory.submitted_answer if result.trajectory else None) or got
     return VerdictExplanation(
-        winner_label=winner_label(result), headline=_headline(result, failed), instruction=result.instruction,
+        winner_label=winner_label(result), headline=_headline(result, failed), task_id=result.task_id,
+        instruction=result.instruction,
         tests=f"{len(evaluation.passes)} of {evaluation.num_tests} tests passed" if evaluation else None,
         failed=failed, question=question, answer=(answer or "no answer") if question else None,
         expected_answer=want if question and local else None, ending=_ending(result),
@@ -85,8 +87,8 @@ def plain_lines(explanation: VerdictExplanation, max_failed: int = 3) -> list[st
     """The explanation as short plain lines (raw text: a renderer applies `kernel.untrusted.one_line`)."""
     e = explanation
     lines = [e.headline]
-    if e.instruction:
-        lines.append(f"Task: {e.instruction}")
+    if e.instruction or e.task_id:
+        lines.append(f"Task {e.task_id or '?'}: {e.instruction or '(instruction not recorded)'}")
     if e.question:
         lines.append(f"Blue's answer: {e.answer}" + (f" (expected: {e.expected_answer})" if e.expected_answer else ""))
     lines.append(f"Blue: {e.ending}")
