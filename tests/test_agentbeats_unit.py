@@ -344,3 +344,15 @@ def test_compat_start_battle_waits_for_agent_cards() -> None:
     assert wait_for_agent_cards(FakeRequests(), [("127.0.0.1", 1)], timeout_s=5, poll_s=0.01)
     assert not wait_for_agent_cards(type("Down", (), {"get": lambda self, url, timeout: 1 / 0})(), [("0.0.0.0", 1)],
                                     timeout_s=0.05, poll_s=0.01)
+
+
+def test_shipped_agent_names_fit_a_chip_of_the_web_ui() -> None:
+    """Every name a shipped card or scenario file gives an agent is <= 20 characters (the UI's chips cut longer ones)."""
+    import tomllib
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "appworld"
+    names: list[str] = []
+    for path in [*root.rglob("*card.toml"), *root.rglob("scenario.toml")]:
+        data = tomllib.loads(path.read_text())
+        names += [data["name"]] if "name" in data and path.name.endswith("card.toml") else []
+        names += [agent["name"] for agent in data.get("agents", [])]
+    assert names and all(len(name) <= 20 for name in names), [n for n in names if len(n) > 20]
