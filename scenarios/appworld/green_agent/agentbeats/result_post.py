@@ -30,7 +30,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from green_agent.agentbeats.markdown import table
-from green_agent.models.explanation import VerdictExplanation, explain, plain_lines
+from green_agent.engine.sequencer import STEPS
+from green_agent.models.explanation import VerdictExplanation, explain, posted_text
 from green_agent.models.result import BattleResult
 from kernel.untrusted import code_span, markdown_line, one_line
 
@@ -40,9 +41,7 @@ MAX_FAILING_LISTED = 10
 MAX_LINE = 300
 MAX_MESSAGE_LINES = 10
 MAX_ANSWER = 200
-STEP_NUMBER = {name: number for number, name in enumerate(
-    ("task_id", "setup", "scope", "task_message", "dispatch", "wait", "archive", "metrics", "judge", "cleanup",
-     "report"), start=1)}
+STEP_NUMBER = {name: number for number, name in enumerate(STEPS, start=1)}
 """The numbers of the progress entries ("Step 3: ...") and of the steps table (the engine's `STEPS` order)."""
 
 
@@ -81,8 +80,7 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
 
 def result_message(result: BattleResult) -> str:
     """The verdict explained in plain lines (each one line, bounded; no expected answer)."""
-    lines = [one_line(line, MAX_LINE) for line in plain_lines(explain(result))][:MAX_MESSAGE_LINES]
-    return "\n".join(line for line in lines if line)
+    return posted_text(result, MAX_MESSAGE_LINES, MAX_LINE)
 
 
 def render_markdown(result: BattleResult) -> str:

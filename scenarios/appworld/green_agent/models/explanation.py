@@ -26,6 +26,7 @@ import re
 from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleResult, EvalTestRecord
+from kernel.untrusted import one_line
 
 KIND_WORDS = {"no_op_fail": "the change the task asked for",
               "no_op_pass": "something the task should not have touched"}
@@ -100,6 +101,13 @@ def plain_lines(explanation: VerdictExplanation, max_failed: int = 3) -> list[st
     if e.scope:
         lines.append(f"Scope: {e.scope}" + (f"; {e.recall}" if e.recall else ""))
     return lines
+
+
+def posted_text(result: BattleResult, max_lines: int = 10, max_line: int = 300) -> str:
+    """The verdict explained for anything that leaves this machine (the backend entry's message, the A2A artifact's
+    text summary): plain lines, each `one_line` and bounded, never the expected answer."""
+    lines = [one_line(line, max_line) for line in plain_lines(explain(result))][:max_lines]
+    return "\n".join(line for line in lines if line)
 
 
 def winner_label(result: BattleResult) -> str:
