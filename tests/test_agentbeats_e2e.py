@@ -43,6 +43,7 @@ from kernel.ports import free_port, port_is_free
 from kernel.settings import REPO_ROOT, SCENARIO_DIR
 from fake_openai import FakeOpenAI
 from kernel.world_data import WorldData
+from markdown_shape import assert_reads_without_css
 
 pytestmark = pytest.mark.e2e
 VENV_BIN = Path(sys.executable).parent
@@ -55,6 +56,7 @@ BLUE_SCRIPT = {"steps": [
     {"tool": "call_api", "args": {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}}},
     {"tool": "supervisor__complete_task", "args": {}}], "final": "Done."}
 MAX_RUNS = 4
+DETAIL_KEYS = {"winner", "outcome", "tests_passed", "blue_answer", "duration_s", "evidence"}
 LOCAL_PATH = re.compile(r"(?<![\w.:/~\-<>])/(?:tmp|home|work|root|usr|var|opt|srv|mnt)/")
 CARD_PLAN = ["setup_appworld_environment", "predict_required_apis", "build_task_message", "dispatch_task_to_blue",
              "wait_for_task_completion", "save_appworld_state", "get_complete_task_metrics", "close_appworld_environment",
@@ -105,10 +107,10 @@ battle_timeout = 600
   role = "blue_agent"
   name = "blue_agent"
   required = true
-  participant_agent = "AppWorld reference Blue"
+  participant_agent = "Reference Blue"
 
 [[agents]]
-name = "AppWorld reference Blue"
+name = "Reference Blue"
 card = "reference_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['ref_launcher']}
@@ -228,8 +230,12 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
     assert any(e["reported_by"] == blue and "tool call" in e["message"] for e in history)
     result = [e for e in history if e.get("is_result")]
     assert len(result) == 1 and result[0] is history[-1]
-    assert len(json.dumps(result[0]["detail"], indent=2).splitlines()) <= 30, result[0]["detail"]
-    assert result[0]["markdown_content"].startswith("## "), result[0]["markdown_content"][:200]
+    detail, message, markdown = result[0]["detail"], result[0]["message"], result[0]["markdown_content"]
+    assert len(detail) <= 6 and set(detail) <= DETAIL_KEYS, detail
+    headline = message.splitlines()[0]
+    assert headline.startswith(("Blue wins: ", "Green wins: ")) and markdown.startswith(f"**{headline.split(':')[0]}**")
+    assert any(line.startswith("Task ") for line in message.splitlines()), message
+    assert_reads_without_css(markdown)
     stored = json.dumps(record)
     for local in (str(tmp), str(REPO_ROOT), str(Path.home()), tempfile.gettempdir() + "/"):
         assert local not in stored, f"{local} in the stored battle"
@@ -241,6 +247,10 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
 def print_history(record: dict[str, Any]) -> None:
     for entry in record["interact_history"]:
         print(f"{entry['reported_by']!r:32} {entry['message']}")
+
+
+def final_entry(record: dict[str, Any]) -> dict[str, Any]:
+    return next(e for e in record["interact_history"] if e.get("is_result"))
 
 
 def green_events(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -269,13 +279,16 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     assert record["result"]["winner"] == "blue_agent", record["result"]
     detail = record["result"]["detail"]
     task_id = platform["world"].split("dev")[0]
-    assert (detail["task_id"], detail["status"], detail["outcome"]) == (task_id, "completed", "passed")
-    assert detail["tests_passed"].split("/")[0] == detail["tests_passed"].split("/")[1] and detail["blue_calls"] > 0
-    assert_page(record, "AppWorld reference Blue", platform["tmp"])
+    assert detail["outcome"] == "passed" and detail["tests_passed"].split("/")[0] == detail["tests_passed"].split("/")[1]
+    assert_page(record, "Reference Blue", platform["tmp"])
     final = [e for e in record["interact_history"] if e.get("is_result")]
-    assert len(final) == 1 and "| Tests passed |" in final[0]["markdown_content"]
+    lines = final[0]["message"].splitlines()
+    assert lines[0] == "Blue wins: every requirement of the task is met" and lines[1].startswith(f"Task {task_id}: ")
+    assert "- **Tests:** " in final[0]["markdown_content"] and final[0]["markdown_content"].count("tests passed") == 1
     steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
-    assert steps == [f"Step {k}/11" for k in range(1, 7)], steps  # steps 7-11: summarized in the result
+    assert steps == [f"Step {k}" for k in range(1, 7)], steps  # steps 7-11: summarized in the result, same numbers
+    scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]
+    assert len(scope["apis"]) <= 6 and scope["api_count"] >= len(scope["apis"]) - 1, scope
     called = [e["message"] for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
     assert called == [f"Calling tool {name}" for name in CARD_PLAN], called  # the SDK logs each call before it runs
     assert (platform["tmp"] / "runs" / platform["battle_id"] / "result.json").is_file()
@@ -288,19 +301,24 @@ def test_noop_blue_loses(platform: dict[str, Any]) -> None:
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
     detail = record["result"]["detail"]
-    assert detail["status"] == "completed" and detail["outcome"] in ("failed", "partial", "collateral_damage")
-    assert detail["blue"] == "AppWorld no-op Blue"
+    assert detail["outcome"] in ("failed", "partial", "collateral_damage")
+    message = final_entry(record)["message"]
+    assert message.startswith("Green wins: ") and "Failed: " in message, message
+    failed = [line for line in message.splitlines() if line.startswith("Failed: ")]
+    assert all(line.endswith(("(the change the task asked for)", "(something the task should not have touched)",
+                              "(the answer the task asked for)", "(a check of the task)")) for line in failed), failed
+    assert_page(record, "AppWorld no-op Blue", platform["tmp"])
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AppWorld reference Blue", task="3", green_mode="deterministic")
+    battle_id = start(platform, "Reference Blue", task="3", green_mode="deterministic")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "blue_agent" and record["result"]["detail"]["outcome"] == "passed", record["result"]
     assert model_requests(platform, battle_id) == []
     assert any("deterministic mode" in e["message"] for e in green_events(record))
     assert not [e for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
-    assert_page(record, "AppWorld reference Blue", platform["tmp"])
+    assert_page(record, "Reference Blue", platform["tmp"])
     assert requests.get(f"{platform['backend_url']}/battles", timeout=10).status_code == 200
 
 
@@ -314,8 +332,9 @@ def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
     detail = record["result"]["detail"]
-    assert (detail["blue"], detail["status"], detail["blue_calls"], detail["out_of_scope_calls"]) == (
-        "AppWorld LLM Blue", "completed", 3, 1), detail
+    assert detail["outcome"] != "passed", detail
+    markdown = final_entry(record)["markdown_content"]
+    assert re.search(r"- \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
     blue = [e for e in record["interact_history"] if e["reported_by"] == "AppWorld LLM Blue"]
     tools = "".join(e.get("markdown_content", "") for e in blue)
     assert all(t in tools for t in ("`api_docs__show_api_descriptions` | in", "`supervisor__show_addresses` | out",

@@ -18,6 +18,7 @@ from green_agent.agentbeats.blue_feed import BlueFeed, render_batch, to_blue_cal
 from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from kernel.call_record import CallRecord
+from markdown_shape import assert_reads_without_css
 from green_agent.models.result import (BattleResult, CleanupRecord, CompletionRecord, ErrorRecord, EvalTestRecord,
                                        EvaluationRecord, ScopeRecord, VersionsRecord)
 
@@ -135,24 +136,44 @@ def result(**changes: object) -> BattleResult:
     return BattleResult(**(base | changes))
 
 
-def test_markdown_opens_with_the_winner_then_outcome_table_and_failing_tests() -> None:
+def test_markdown_opens_with_the_winner_and_why_then_bold_bullets_and_failed_requirements() -> None:
     text = result_post.render_markdown(result())
     lines = text.splitlines()
-    assert lines[0] == "## Green wins (winner `green_agent`)"
-    assert lines[2].startswith("**Outcome `failed`**") and "1/2 AppWorld tests passed" in lines[2]
-    assert text.index("| Tests passed | 1/2 |") < text.index("### Failing tests") < text.index("### Steps")
-    assert "| 1 | note title is 'Groceries' | no\\_op\\_fail |" in text
+    assert lines[0] == "**Green wins**: the task was not done; not met: note title is 'Groceries'"
+    assert "- **Tests:** 1 of 2 tests passed" in lines and text.count("tests passed") == 1
+    assert text.index("- **How the Blue ended:**") < text.index("**Failed requirements**") < text.index("**Steps**")
+    assert "- note title is 'Groceries': the change the task asked for (`no_op_fail`)" in lines
+    assert "| 2 setup | 0.50 s |" in lines and "| 8 metrics | 1.00 s |" in lines
+    assert "gold recall 1.00" in text and "precision" not in text  # one recall: the scope's
     assert "AssertionError" not in text and str(LOCAL) not in text and not ABSOLUTE.search(text)
     assert "AppWorld reference Blue" in text
+    assert_reads_without_css(text)
 
 
-def test_detail_is_compact_and_has_no_local_path() -> None:
+def test_detail_has_at_most_six_keys_and_no_local_path() -> None:
     detail = result_post.compact_detail(result())
     pretty = json.dumps(detail, indent=2)
-    assert len(pretty.splitlines()) <= 30
     assert str(LOCAL) not in pretty and not ABSOLUTE.search(pretty)
-    assert (detail["winner"], detail["tests_passed"], detail["blue_calls"], detail["refused_calls"]) == ("green_agent", "1/2", 9, 2)
-    assert detail["evidence"] == "<runs>/b-1/result.json"
+    assert detail == {"winner": "green_agent", "outcome": "failed", "tests_passed": "1/2", "duration_s": 42.0,
+                      "evidence": "<runs>/b-1/result.json"}
+
+
+def test_a_question_posts_the_blues_answer_but_never_the_expected_one() -> None:
+    asked = result(evaluation=EvaluationRecord(success=False, num_tests=1, failures=[EvalTestRecord(
+        requirement="assert answers match.", label="no_op_fail", trace="AssertionError:  '12' == '445.29'")]))
+    detail, message, markdown = (result_post.compact_detail(asked), result_post.result_message(asked),
+                                 result_post.render_markdown(asked))
+    assert len(detail) == 6 and detail["blue_answer"] == "12"
+    assert "Blue's answer: 12" in message.splitlines() and "- **Blue's answer:** 12" in markdown
+    assert all("445.29" not in text for text in (json.dumps(detail), message, markdown))
+
+
+def test_the_message_is_the_explanation_in_plain_lines() -> None:
+    lines = result_post.result_message(result(instruction="Rename my grocery note.")).splitlines()
+    assert lines[0] == "Green wins: the task was not done; not met: note title is 'Groceries'"
+    assert lines[1] == "Task 7c1a0e2_1: Rename my grocery note."
+    assert "Failed: note title is 'Groceries' (the change the task asked for)" in lines
+    assert any(line.startswith("Scope: ground_truth predictor") and "gold recall 1.00" in line for line in lines)
 
 
 def test_an_unjudged_battle_is_a_draw_with_the_error_first() -> None:
@@ -160,8 +181,9 @@ def test_an_unjudged_battle_is_a_draw_with_the_error_first() -> None:
                     error=ErrorRecord(type="AppWorldUnavailableError", step="setup",
                                       message="AppWorld env server at http://127.0.0.1:8000 is unreachable: fix --env-url"))
     text = result_post.render_markdown(failed)
-    assert text.startswith("## Draw: not judged (winner `draw`)")
-    assert result_post.compact_detail(failed)["error"].startswith("setup: AppWorldUnavailableError")
+    assert text.startswith("**Draw (not judged)**: an infrastructure error in step setup stopped the battle")
+    assert "fix --env-url" in result_post.result_message(failed)
+    assert_reads_without_css(text)
 
 
 # --- outbound: what may leave for the backend ----------------------------------------------------
@@ -180,7 +202,7 @@ def test_local_paths_are_replaced_and_urls_kept(tmp_path: Path) -> None:
 def test_the_battle_token_in_a_gateway_url_is_never_posted() -> None:
     responses.post(f"{BACKEND}/battles/b-1", status=204)
     token = "3LivTmH4GPMN_b_24txrep3cwp-8ercQazFnkg_bXj4"
-    BackendReporter("b-1", BACKEND).progress("Step 4/11", {"mcp_url": f"http://127.0.0.1:10000/b/{token}/mcp"})
+    BackendReporter("b-1", BACKEND).progress("Step 4", {"mcp_url": f"http://127.0.0.1:10000/b/{token}/mcp"})
     body = json.loads(responses.calls[0].request.body)
     assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "http://127.0.0.1:10000/b/[REDACTED]/mcp"
 
@@ -195,7 +217,7 @@ def test_fixits_name_scenario_toml_keys() -> None:
 def test_every_posted_event_is_scrubbed(tmp_path: Path) -> None:
     responses.post(f"{BACKEND}/battles/b-1", status=204)
     reporter = BackendReporter("b-1", BACKEND)
-    reporter.progress("Step 7/11", {"outputs_dir": str(tmp_path / "runs" / "b-1" / "outputs"), "hint": "fix --env-url"})
+    reporter.progress("Step 7", {"outputs_dir": str(tmp_path / "runs" / "b-1" / "outputs"), "hint": "fix --env-url"})
     reporter.report(result())
     bodies = [json.loads(c.request.body) for c in responses.calls]
     raw = json.dumps(bodies)

@@ -131,25 +131,25 @@ def sample_result(winner: str | None = "blue_agent") -> BattleResult:
         started_at=datetime(2025, 1, 1, tzinfo=timezone.utc), finished_at=datetime(2025, 1, 1, 0, 1, tzinfo=timezone.utc))
 
 
-def test_markdown_summary_is_a_table_with_the_verdict() -> None:
+def test_markdown_summary_opens_with_the_verdict() -> None:
     text = render_markdown(sample_result())
-    assert text.startswith("## Blue wins (winner `blue_agent`)") and "| Tests passed | 1/1 |" in text
-    assert "1/1 tests \\| passed" in text  # pipes escaped inside cells
-    assert "| 2 setup | 0.50 s |" in text and "| Duration | 60.0 s |" in text
+    assert text.startswith("**Blue wins**: every requirement of the task is met") and "- **Tests:** 1 of 1 tests passed" in text
+    assert "| 2 setup | 0.50 s |" in text and "- **Duration:** 60.0 s" in text
 
 
 @responses.activate
 def test_reporter_posts_progress_and_one_result() -> None:
     responses.post(f"{BACKEND}/battles/b-1", status=204)
     reporter = BackendReporter("b-1", BACKEND)
-    assert reporter.progress("Step 1/11: task id", {"task_id": TASK})
+    assert reporter.progress("Step 1: task id", {"task_id": TASK})
     reporter.report(sample_result())
     reporter.report(sample_result())  # a model retry: not posted again
     bodies = [json.loads(c.request.body) for c in responses.calls]
     assert [b["is_result"] for b in bodies] == [False, True]
     result = bodies[1]
     assert result["winner"] == "blue_agent" and result["reported_by"] == "green_agent"
-    assert result["detail"]["task_id"] == TASK and "| Tests passed | 1/1 |" in result["markdown_content"]
+    assert result["detail"]["tests_passed"] == "1/1" and "- **Tests:** 1 of 1 tests passed" in result["markdown_content"]
+    assert result["message"].splitlines()[:2] == ["Blue wins: every requirement of the task is met", f"Task {TASK}: (instruction not recorded)"]
     assert result["timestamp"].endswith("Z")
 
 
@@ -222,9 +222,9 @@ def test_tools_are_idempotent_and_report_first_runs_the_plan(scenario: Path) -> 
     events = [json.loads(c.request.body) for c in calls("POST", f"{BACKEND}/battles/b-1")]
     assert [e["winner"] for e in events if e["is_result"]] == ["blue_agent"]
     # steps up to the wait report themselves, the result summarizes the rest; nothing is posted after the result
-    assert [e["message"].split(":")[0] for e in events if e["message"].startswith("Step ")] == [f"Step {k}/11" for k in range(1, 7)]
+    assert [e["message"].split(":")[0] for e in events if e["message"].startswith("Step ")] == [f"Step {k}" for k in range(1, 7)]
     assert events[-1]["is_result"]
-    assert events[-1]["detail"]["world_closed"] is True  # the posted result includes the cleanup
+    assert "- **Cleanup:** ok" in events[-1]["markdown_content"]  # the posted result includes the cleanup
     saved = json.loads((scenario / "runs" / "b-1" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["cleanup"]["closed"] is True
     unknown = json.loads(asyncio.run(tools.setup_appworld_environment("nope")))
@@ -347,3 +347,15 @@ def test_compat_start_battle_waits_for_agent_cards() -> None:
     assert wait_for_agent_cards(FakeRequests(), [("127.0.0.1", 1)], timeout_s=5, poll_s=0.01)
     assert not wait_for_agent_cards(type("Down", (), {"get": lambda self, url, timeout: 1 / 0})(), [("0.0.0.0", 1)],
                                     timeout_s=0.05, poll_s=0.01)
+
+
+def test_shipped_agent_names_fit_a_chip_of_the_web_ui() -> None:
+    """Every name a shipped card or scenario file gives an agent is <= 20 characters (the UI's chips cut longer ones)."""
+    import tomllib
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "appworld"
+    names: list[str] = []
+    for path in [*root.rglob("*card.toml"), *root.rglob("scenario.toml")]:
+        data = tomllib.loads(path.read_text())
+        names += [data["name"]] if "name" in data and path.name.endswith("card.toml") else []
+        names += [agent["name"] for agent in data.get("agents", [])]
+    assert names and all(len(name) <= 20 for name in names), [n for n in names if len(n) > 20]

@@ -120,3 +120,21 @@ def test_report_command_refuses_a_directory_that_is_not_a_run(tmp_path: Path) ->
     assert main(["report", str(tmp_path)]) == 2
     with pytest.raises(Exception, match="not an eval run directory"):
         write_outputs(tmp_path)
+
+
+def test_a_failed_tasks_detail_shows_the_instruction_the_answer_vs_expected_and_the_failed_requirement(
+        chromium: str, run_dir: Path, tmp_path: Path, mini_tasks: tuple[str, str]) -> None:
+    damaged = mini_tasks[1]
+    path = run_dir / "tasks" / damaged / "result.json"
+    stored = json.loads(path.read_text())
+    stored["evaluation"]["failures"].append({"requirement": "assert answers match.", "label": "no_op_fail",
+                                            "trace": "AssertionError:  '12' == '445.29'"})
+    path.write_text(json.dumps(stored))
+    assert main(["report", str(run_dir)]) == 0
+    dom = dump_dom(chromium, run_dir / "report.html", tmp_path / "profile")
+    detail = dom[dom.index(f'id="detail-{damaged}-1"'):]
+    detail = detail[:detail.index("</details>")]
+    assert "<b>Instruction:</b> &lt;script&gt;" in detail  # the (hostile) instruction, as text
+    assert "<b>Blue's answer:</b> 12 · <b>expected:</b> 445.29" in detail  # a local page: the expected answer too
+    assert '<li>the note exists <span class="muted">(the change the task asked for)</span></li>' in detail
+    assert "Green wins: the Blue changed something the task should not have touched" in detail  # the summary line

@@ -25,7 +25,7 @@ from kernel.task_message import parse_task_message
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 
-NAME = "AppWorld reference Blue"
+NAME = "Reference Blue"
 DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through the AppWorld MCP gateway."
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,9 @@
   path from `__file__` (`backend.db.storage`, `backend.services.match_storage`) are loaded with
   `__file__` pointing under DIR; their code is the wheel's, unchanged.
 - D2: the MCP server is started from the installed package path (no symlink needed).
-- D6: the MCP server is our child in our process group; SIGINT/SIGTERM stop both.
+- D6: the MCP server is our child in our process group; SIGINT/SIGTERM stop both, within
+  `GRACEFUL_SHUTDOWN_S` (+ the child's 5 s) even while a browser holds a WebSocket open: uvicorn's
+  graceful shutdown otherwise waits for every open connection, and a second SIGTERM does not force it.
 Dev login is on (no Supabase); `OPENROUTER_API_KEY` gets a placeholder if unset (D8).
 """
 
@@ -22,6 +24,8 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+GRACEFUL_SHUTDOWN_S = 2.0
+"""How long uvicorn waits for open connections (the web UI's `/ws/battles` never closes) before cancelling them."""
 PATCHED_MODULES = {"backend.db.storage": ("db", "storage.py"),
                    "backend.services.match_storage": ("services", "match_storage.py")}
 
@@ -75,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from backend.app import app
 
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     except KeyboardInterrupt:
         pass
     finally:

@@ -42,7 +42,10 @@ STEP_TITLES = {
     "archive": "world state saved", "metrics": "evaluation and trajectory", "judge": "judged",
     "cleanup": "world closed", "report": "result reported",
 }
-TITLES = {name: f"Step {number}/{len(STEPS)}: {STEP_TITLES[name]}" for number, name in enumerate(STEPS, start=1)}
+TITLES = {name: f"Step {number}: {STEP_TITLES[name]}" for number, name in enumerate(STEPS, start=1)}
+"""Progress titles, numbered like the result's steps table (`result_post.STEP_NUMBER`); no "of N": the folded
+steps post no entry, so a count would promise entries the page never shows."""
+SCOPE_APIS_SHOWN = 5
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -146,8 +149,10 @@ def progress_detail(name: str, output: StepOutput) -> StepOutput:
     if name == "task_message":
         return {k: v for k, v in output.items() if k not in PRIVATE_KEYS} | {"chars": len(output.get("text", ""))}
     output = {k: v for k, v in output.items() if k not in PRIVATE_KEYS}
-    if name == "scope" and isinstance(output.get("apis"), list):
-        return output | {"apis": output["apis"][:40]}
+    if name == "scope" and isinstance(output.get("apis"), list):  # the count and the first few; all in result.json
+        apis = output["apis"]
+        more = [f"... {len(apis) - SCOPE_APIS_SHOWN} more in result.json"] if len(apis) > SCOPE_APIS_SHOWN else []
+        return output | {"api_count": len(apis), "apis": apis[:SCOPE_APIS_SHOWN] + more}
     return output
 
 

@@ -20,6 +20,7 @@ from kernel.redaction import redact
 from green_agent.batch.checkpoint import load_result
 from green_agent.batch.taskinfo import load_task_info
 from green_agent.models.eval_run import EvalRow, TaskInfo
+from green_agent.models.explanation import VerdictExplanation, explain
 from green_agent.models.result import BattleResult, EvalTestRecord
 
 MAX_CALLS_SHOWN = 300
@@ -52,6 +53,8 @@ class BattleDetail(BaseModel):
     failures: list[EvalTestRecord] = Field(default_factory=list)
     reason: str | None = None
     error: str | None = None
+    explanation: VerdictExplanation | None = Field(default=None, description="The verdict explained, the expected "
+                                                   "answer included (report.html is a local output).")
 
 
 def _args_text(value: Any) -> str:
@@ -104,6 +107,9 @@ def battle_detail(out: Path, row: EvalRow) -> BattleDetail:
         gold_apis=sorted(gold), calls=calls, calls_total=total, calls_source=source, call_durations_ms=durations,
         failures=result.evaluation.failures if result and result.evaluation else [],
         reason=result.reason if result else None,
+        explanation=explain(result.model_copy(update={"instruction": result.instruction or (info.instruction if info
+                                                                                             else None)}), local=True)
+        if result else None,
         error=f"{result.error.type} in step {result.error.step}: {result.error.message}" if result and result.error
         else None)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
+from green_agent.models.explanation import kind_words
 from green_agent.batch.report_data import BattleDetail, load_details
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
 from kernel.untrusted import html_text
@@ -234,17 +235,39 @@ def _failures_html(d: BattleDetail) -> str:
     if not d.failures:
         return "<p class=\"muted\">No failed tests.</p>" if d.row.tests_total is not None else \
             "<p class=\"muted\">Not evaluated.</p>"
-    return "".join(f"<div><p><b>{html_text(f.label or 'test')}</b>: {html_text(f.requirement)}</p>"
+    return "".join(f"<div><p><b>{html_text(kind_words(f))}</b> ({html_text(f.label or 'test')}): "
+                   f"{html_text(f.requirement)}</p>"
                    f"<pre>{html_text(f.trace or '')}</pre></div>" for f in d.failures)
+
+
+def _why_html(d: BattleDetail) -> str:
+    """The explanation's lines: the Blue's answer vs the expected one (local page), how it ended, what failed."""
+    e = d.explanation
+    if e is None:
+        return ""
+    parts = []
+    if e.question:
+        expected = f" · <b>expected:</b> {html_text(e.expected_answer)}" if e.expected_answer else ""
+        parts.append(f"<p class=\"answer\"><b>Blue's answer:</b> {html_text(e.answer)}{expected}</p>")
+    parts.append(f"<p><b>How the Blue ended:</b> {html_text(e.ending)}</p>")
+    if e.failed:
+        items = "".join(f"<li>{html_text(f.requirement)} <span class=\"muted\">({html_text(f.kind)})</span></li>"
+                        for f in e.failed)
+        parts.append(f"<p><b>Failed requirements:</b></p><ul class=\"failed\">{items}</ul>")
+    if e.scope:
+        parts.append(f"<p><b>Scope:</b> {html_text(e.scope + (f'; {e.recall}' if e.recall else ''))}</p>")
+    return "".join(parts)
 
 
 def _detail(d: BattleDetail) -> str:
     r = d.row
     instruction = d.info.instruction if d.info and d.info.instruction else "(instruction not available)"
     error = f"<p class=\"bad\">{html_text(d.error)}</p>" if d.error else ""
+    why = d.explanation.headline if d.explanation else d.reason or ""
     return (f'<details id="{html_text(_anchor(r))}"><summary>{html_text(r.task_id)} · trial {r.trial} · '
-            f'<span class="o-{html_text(r.outcome)}">{html_text(r.outcome)}</span> · {html_text(d.reason or "")}</summary>'
-            f"<p><b>Instruction:</b> {html_text(instruction)}</p>{error}<h3>Scope vs. gold APIs</h3>{_scope_html(d)}"
+            f'<span class="o-{html_text(r.outcome)}">{html_text(r.outcome)}</span> · {html_text(why)}</summary>'
+            f"<p><b>Instruction:</b> {html_text(instruction)}</p>{error}{_why_html(d)}"
+            f"<h3>Scope vs. gold APIs</h3>{_scope_html(d)}"
             f"<h3>Calls</h3>{_calls_html(d)}<h3>Failed tests</h3>{_failures_html(d)}"
             f"<p class=\"muted\">battle {html_text(r.battle_id)} · {html_text(r.result_path)}</p></details>")
 

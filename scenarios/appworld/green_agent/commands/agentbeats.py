@@ -64,7 +64,7 @@ def run_scenario(args: argparse.Namespace, settings: Settings) -> int:
             print(f"agents up (tmux session {harness.session_name(manager)})", flush=True)
             return 0
         battle_id = harness.start_battle(manager, backend_url, args.frontend)
-        print(f"battle {battle_id}: {args.frontend.rstrip('/')}/battles/{battle_id}", flush=True)
+        print(f"battle {battle_id} started (its page's URL is the SDK's \"Battle URL\" line above)", flush=True)
         if args.no_wait:
             return 0
         record = harness.wait_battle(backend_url, battle_id, args.timeout)

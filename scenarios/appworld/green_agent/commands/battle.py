@@ -8,6 +8,7 @@ from pathlib import Path
 from green_agent.batch.ray.reaper import reaped_if_killed
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BattleRequest, run_battle_request
+from green_agent.models.explanation import explain, plain_lines
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from kernel.settings import Settings
@@ -50,22 +51,15 @@ def exit_code(result: BattleResult) -> int:
 
 
 def summary(result: BattleResult) -> str:
-    """A few human lines about one battle (the Blue's texts, e.g. its card name, one line each: `one_line`)."""
+    """A few human lines about one battle: the verdict explained (with the expected answer: this is local), then
+    the figures. Every line is `one_line` (the Blue's texts, e.g. its card name or its answer, stay one line each)."""
     lines = [f"battle {result.battle_id}: task {result.task_id}, blue {result.blue}"
              + (f" ({one_line(result.blue_agent_name, 80)})" if result.blue_agent_name else "")]
-    lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}: "
-                 f"{one_line(result.reason, 300)}")
-    if result.error:
-        lines.append(f"  error in step {result.error.step}: {result.error.type}")
-    if result.scope:
-        size = "all tools" if result.scope.apis is None else f"{len(result.scope.apis)} APIs"
-        recall = f", gold recall {result.scope.recall}" if result.scope.recall is not None else ""
-        fallback = f" (fallback: {one_line(result.scope.fallback_reason, 200)})" if result.scope.fallback_reason else ""
-        lines.append(f"  scope {result.scope.predictor}: {size}{recall}{fallback}")
+    lines += [f"  {one_line(line, 400)}" for line in plain_lines(explain(result, local=True), max_failed=5)]
+    lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}")
     if result.trajectory:
         t = result.trajectory
-        lines.append(f"  calls {t.total_calls} ({t.failed_calls} failed), "
-                     f"API recall {t.api_recall}, precision {t.api_precision}")
+        lines.append(f"  calls {t.total_calls} ({t.failed_calls} failed, {t.out_of_scope_calls} out of scope)")
     lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
     for problem in result.report_problems:
         lines.append(f"  not reported: {one_line(problem, 300)}")

@@ -25,9 +25,12 @@ from green_agent.local_battle import BUILTIN_BLUES
 from green_agent.batch.ray.reaper import reaped_if_killed
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, Interval, Stability
+from green_agent.models.explanation import explain
+from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.stats.intervals import IntervalOptions, check_level
 from kernel.settings import Settings
+from kernel.untrusted import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -168,5 +171,27 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     if agg.infra_errors or agg.missing:
         lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not passed in TGC, not the "
                      "Blue's loss: rerun with --resume)")
+    lines += failure_lines(results, out)
     lines.append(f"  results {out / RESULTS_FILE}\n  agentbeats {out / AGENTBEATS_FILE}\n  report {out / REPORT_FILE}")
     return "\n".join(lines)
+
+
+MAX_FAILURES_SHOWN = 3
+
+
+def failure_lines(results: EvalResults, out: Path, limit: int = MAX_FAILURES_SHOWN) -> list[str]:
+    """The first `limit` battles that did not pass, each with its verdict's one-line why (from its result.json)."""
+    failed = [row for row in results.rows if row.outcome != "passed"]
+    if not failed:
+        return []
+    lines = [f"  first {min(limit, len(failed))} of {len(failed)} not passed:"]
+    for row in failed[:limit]:
+        lines.append(f"    {row.task_id} (trial {row.trial}): {one_line(_why(out / row.result_path, row.outcome), 300)}")
+    return lines
+
+
+def _why(path: Path, outcome: str) -> str:
+    try:
+        return explain(BattleResult.model_validate_json(path.read_text()), local=True).headline
+    except (OSError, ValueError) as exc:  # the summary never fails on one unreadable record
+        return f"{outcome} (its result.json could not be read: {type(exc).__name__})"

@@ -15,12 +15,14 @@ from green_agent.models.scope import ScopeUsage
 from kernel.settings import ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
-RESULT_SCHEMA_VERSION = 4
+RESULT_SCHEMA_VERSION = 5
 """2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold.
 3: `trajectory`, `archive` and `scope.usage` are typed records (TrajectoryMetrics, ArchiveRecord, ScopeUsage)
 where 2 declared plain dicts; the JSON is the same shape, so version-2 files still load.
 4: status and outcome may be `blue_error` (the Blue's own fault after it was given the task: judged, charged),
-with `blue_fault` naming it; older files still load."""
+with `blue_fault` naming it; older files still load.
+5: `instruction` (the task's instruction, from step 2) so a verdict can be explained from the record alone
+(`green_agent.models.explanation`); `trajectory.submitted_answer` (the Blue's answer); older files still load."""
 
 BattleStatus = Literal["completed", "timeout", "blue_error", "infra_error"]
 BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "blue_error", "scope_error",
@@ -142,9 +144,10 @@ class VersionsRecord(BaseModel):
 class BattleResult(BaseModel):
     """One battle, judged or not."""
 
-    schema_version: Literal[2, 3, 4] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3, 4, 5] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
     battle_id: str = Field(description="Battle id (also in the call log records).")
     task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
+    instruction: str | None = Field(default=None, description="The task's instruction (None before step 2 ran).")
     blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")
     blue_agent_name: str | None = Field(default=None, description="Name on Blue's agent card.")
     status: BattleStatus = Field(description="completed | timeout | infra_error.")

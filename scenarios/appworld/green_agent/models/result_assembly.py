@@ -39,6 +39,7 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
     appworld_version = state.archive.appworld_version if state.archive else None
     return BattleResult(
         battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
+        instruction=state.setup.task.instruction if state.setup else None,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
         reason=state.error.message if state.error else verdict.reason,

@@ -99,3 +99,7 @@ class TrajectoryMetrics(BaseModel):
         default=None, description="Number of APIs in the predicted scope; None if no scope given.")
     scope_recall: float | None = Field(
         default=None, description="|gold ∩ scope| / |gold|; None if gold or scope unknown, or gold empty.")
+    submitted_answer: str | None = Field(
+        default=None, description="The `answer` argument of the Blue's last successful supervisor.complete_task call "
+        "(a non-string answer as JSON); None when it gave none (Blue-derived text: data). Added without a version "
+        "bump: older records load with None.")

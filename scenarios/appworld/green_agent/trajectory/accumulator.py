@@ -7,12 +7,14 @@ every figure are in `green_agent.trajectory.metrics`.
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections import Counter
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
+from green_agent.models.scope import COMPLETE_TASK_API
 from kernel.api_names import api_name
 from kernel.call_record import CallRecord
 from green_agent.trajectory import metrics
@@ -46,6 +48,7 @@ class TrajectoryAccumulator:
         self._previous: CallRecord | None = None
         self._run_tool: str | None = None
         self._run_length = 0
+        self.submitted_answer: str | None = None
 
     def add(self, record: CallRecord) -> None:
         """Account for the next selected record (file order)."""
@@ -69,6 +72,8 @@ class TrajectoryAccumulator:
         api = api_name(tool)
         if record.success:
             self.called_ok.add(api)
+            if api == COMPLETE_TASK_API:
+                self.submitted_answer = answer_text(record.arguments.get("answer"))
         self.pagination.add(api, record.arguments, record.success, record.result_items)
 
     def _times(self, at: datetime) -> None:
@@ -114,4 +119,12 @@ class TrajectoryAccumulator:
             "first_upstream_fault": self.first_upstream_fault,
             "out_of_scope_tools": sorted(self.out_of_scope_tools),
             "pagination_sequences": self.seed_sequences,
+            "submitted_answer": self.submitted_answer,
         }
+
+
+def answer_text(answer: Any) -> str | None:
+    """A complete_task `answer` argument as text: a string as is, any other value as JSON, None as None."""
+    if answer is None:
+        return None
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, default=str)
