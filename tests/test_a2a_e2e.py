@@ -185,6 +185,8 @@ def test_shards_together_give_the_unsharded_task_rewards(green: Server, purples:
         merged.update(shard.data["task_rewards"])
     assert merged == whole.data["task_rewards"] and set(merged) == set(tasks)
     assert whole.data["tgc"] == 0.0 and whole.data["outcomes"]["failed"] == 3  # the no-op purple must lose
+    assert all(row["why"].startswith("Green wins") for row in whole.data["rows"])  # the one verdict explanation
+    assert "Not passed: " + tasks[0] + ": Green wins" in whole.texts[0]
 
 
 def test_a_purples_own_faults_are_judged_and_counted_never_infra(green: Server, appworld_root: Path) -> None:

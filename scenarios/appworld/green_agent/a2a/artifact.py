@@ -25,10 +25,15 @@ from pydantic import BaseModel, Field
 from green_agent.batch.aggregate import scenario_of
 from green_agent.batch.rows import interval_fields
 from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
+from kernel.untrusted import one_line
 from kernel.a2a_tools import PROTOCOL
 
 MAX_REQUIREMENTS = 10
+MAX_WHY = 300
+MAX_WHY_LISTED = 3
+"""Failed tasks whose one-line why the text summary lists."""
 
 
 class TaskRow(BaseModel):
@@ -46,6 +51,8 @@ class TaskRow(BaseModel):
                                      "max_steps, ...) that ended the task, if any; such a task is judged and counted.")
     failed_requirements: list[str] = Field(description="What the failed tests checked (at most 10).")
     reason: str | None
+    why: str | None = Field(default=None, description="The verdict in one plain sentence (`models.explanation`; "
+                            "never the expected answer).")
 
 
 class DifficultyFigures(BaseModel):
@@ -122,6 +129,9 @@ def summary_text(data: AssessmentData) -> str:
     if data.incomplete:
         text += (f" Incomplete: {data.infra_errors} battle(s) could not be judged on our side (infra_error) and "
                  f"{data.outcomes['not_run']} did not run; they count as not passed.")
+    failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]
+    if failures:
+        text += " Not passed: " + " ".join(f"{row.task_id}: {row.why}" for row in failures)
     return text
 
 
@@ -132,7 +142,8 @@ def _row(row: EvalRow, out: Path | None) -> TaskRow:
                    difficulty=row.difficulty, tests_passed=row.tests_passed, tests_total=row.tests_total,
                    calls=row.calls, purple_fault=result.blue_fault.kind if result and result.blue_fault else None,
                    failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
-                   [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None)
+                   [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None,
+                   why=one_line(explain(result).headline, MAX_WHY) if result else None)
 
 
 def _result(path: Path) -> BattleResult | None:
