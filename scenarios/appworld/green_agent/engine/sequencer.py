@@ -48,6 +48,7 @@ from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from kernel.errors import BadInputError
+from kernel.untrusted import one_line
 from kernel.task_ids import TaskRef
 
 log = logging.getLogger(__name__)
@@ -265,8 +266,8 @@ class Battle:
         broken = task_problem(self.deps.world, self.state.ref.task_id) if self.deps.world and self.state.ref else None
         if broken:  # AppWorld's answer to a damaged task folder hides the cause; name it first
             message = f"{broken} ({message})"
-        log.error("battle %s: step %s failed: %s", self.config.battle_id, name, message,
-                  exc_info=not hasattr(exc, "exit_code"))
+        log.error("battle %s: step %s failed: %s", self.config.battle_id, name, one_line(message, 2000),
+                  exc_info=not hasattr(exc, "exit_code"))  # one line: the message may quote what a Blue sent
         if self.state.error is None:
             self.state.error = ErrorRecord(type=type(exc).__name__, message=message[:2000], step=name)
         return f"{type(exc).__name__}: {message[:500]}"
