@@ -9,6 +9,7 @@ local executor run in the same namespace.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -23,7 +24,11 @@ import pytest
 from green_agent.batch.checkpoint import read_events
 from green_agent.models.eval_run import EvalResults
 from kernel.world_data import WorldData
+from faults_support import files_text
 from ray_support import CLI, NetnsCluster, netns_cluster
+
+TOKEN_PATH = re.compile(r"/b/(?!\[REDACTED\])([A-Za-z0-9_-]{8,})")
+"""A battle's token URL path, unless redacted (as tests/test_hostile_runfiles.py looks for it)."""
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 RUN_TIMEOUT_S = 600
@@ -127,6 +132,8 @@ def test_dev_split_on_two_nodes_gives_the_local_verdicts(cluster: NetnsCluster, 
     assert len(shipped) == ray_run.aggregates.total_calls
     for name in ("report.html", "agentbeats_results.json"):
         assert (tmp_path / "ray" / name).is_file()
+    leaked = {where: TOKEN_PATH.findall(text) for where, text in files_text(tmp_path / "ray").items()}
+    assert {where: found for where, found in leaked.items() if found} == {}  # no battle token in any run file
     assert not servers_left(cluster, wait_s=5)
 
 
