@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -126,7 +127,22 @@ def test_the_card_is_valid_and_answers_at_once(green: Server) -> None:
     assert {"name", "description", "url", "version", "capabilities", "defaultInputModes", "defaultOutputModes",
             "skills"} <= card.keys()
     assert card["url"].startswith("http://") and card["capabilities"]["streaming"] is True and card["skills"]
-    assert green.card_s < 10.0, f"card after {green.card_s:.1f} s (process start included; the gateway waits ~30 s)"
+    assert green.card_s < 5.0, f"card after {green.card_s:.1f} s (process start and --slot-ports included)"
+
+
+CARD_BOUND_S = 2.0
+"""Median card time of `serve` from process start: measured ~0.3 s quiet, ~0.4-1.2 s at load 5 on 2 cores
+(it was ~1.8 s quiet / 2.4-3.8 s loaded before the card came first); the gateway waits ~30 s."""
+
+
+def test_the_card_answers_within_a_second_of_starting_the_platforms_command(env: dict[str, str],
+                                                                            tmp_path: Path) -> None:
+    times = []
+    for attempt in range(3):
+        process, _, card_s = start(["serve"], env, tmp_path / f"serve-{attempt}.log")
+        process.stop()
+        times.append(card_s)
+    assert statistics.median(times) < CARD_BOUND_S, f"card after {sorted(times)} s (median of 3 starts)"
 
 
 @pytest.mark.parametrize("streaming", [False, True])
