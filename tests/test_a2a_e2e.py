@@ -27,7 +27,7 @@ from a2a_purples import HostilePurple
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
 from fake_openai import FakeOpenAI, FakeReply
-from kernel.ports import free_port
+from kernel.ports import free_port, port_is_free
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
@@ -39,6 +39,7 @@ class Server(NamedTuple):
     url: str
     runs: Path
     card_s: float
+    slot_ports: str
 
 
 def slot_ports(count: int) -> str:
@@ -64,10 +65,11 @@ def env(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 @pytest.fixture(scope="module")
 def green(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", slot_ports(2)], env,
+    ports = slot_ports(2)
+    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", ports], env,
                                  tmp_path_factory.mktemp("g") / "green.log")
     try:
-        yield Server(url, Path(env["RUNS_DIR"]), card_s)
+        yield Server(url, Path(env["RUNS_DIR"]), card_s, ports)
     finally:
         process.stop()
 
@@ -222,6 +224,58 @@ def test_a_purples_own_faults_are_judged_and_counted_never_infra(green: Server, 
     garbage = result_of(data, tasks[3])
     assert garbage.completion.bridge_report.corrections == 3 and garbage.blue_fault.kind == "max_steps"
     assert "<script>" not in garbage.model_dump_json()  # the purple's text is never copied into the record
+
+
+def _attempts(data: dict[str, Any], task_id: str) -> list[str]:
+    """The status of each attempt at `task_id`, from the run's events.jsonl."""
+    lines = (Path(data["run_dir"]) / "events.jsonl").read_text().splitlines()
+    return [e["status"] for e in map(json.loads, lines) if e["event"] == "finish" and e["task_id"] == task_id]
+
+
+def _kill_listener(port: int) -> int:
+    """SIGKILL the process listening on `port` on loopback (one of our slot's AppWorld servers); the port."""
+    import psutil
+
+    pids = {c.pid for c in psutil.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    assert pids, f"nothing listens on {port}"
+    for pid in pids:
+        psutil.Process(pid).kill()
+    return port
+
+
+def test_an_appworld_server_killed_mid_task_is_infra_retried_then_judged(green: Server, appworld_root: Path) -> None:
+    task = first(appworld_root, 1)[0]
+    env_ports = [int(triple.split(":")[0]) for triple in green.slot_ports.split(",")]
+    killed: list[int] = []
+    with HostilePurple({task: "kill"}, on_kill=lambda: killed.extend(  # the env server, while the purple has the task
+            _kill_listener(p) for p in env_ports if not port_is_free(p))) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "workers": 1, "max_steps": 3, "turn_timeout_s": 20, "predictor": "ground_truth"}})
+    assert len(killed) == 1, killed
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert _attempts(data, task)[0] == "infra_error" and len(_attempts(data, task)) >= 2
+    row = data["rows"][0]
+    assert row["outcome"] not in ("infra_error", "blue_error") and row["purple_fault"] is None, row
+    assert data["infra_errors"] == 0 and not data["incomplete"] and data["outcomes"]["blue_error"] == 0
+
+
+def test_a_purple_gone_before_the_first_message_is_our_side_never_the_purples_loss(
+        green: Server, appworld_root: Path) -> None:
+    task = first(appworld_root, 1)[0]
+    with HostilePurple({task: "garbage"}, card_limit=2) as purple:  # the request's card check, the bridge's
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "workers": 1, "max_steps": 3, "turn_timeout_s": 5}})
+        assert purple.cards == 2 and purple.posts == 0  # it never received the task
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert set(_attempts(data, task)) == {"infra_error"} and len(_attempts(data, task)) >= 2  # retried
+    row = data["rows"][0]
+    assert row["outcome"] == "infra_error" and row["purple_fault"] is None, row
+    assert data["infra_errors"] == 1 and data["incomplete"] and data["outcomes"]["blue_error"] == 0
+    result = result_of(data, task)
+    assert result.blue_fault is None and "unreachable" in (result.reason or ""), result.reason
 
 
 def test_the_llm_purple_plays_with_function_calling(green: Server, env: dict[str, str], appworld_root: Path,
