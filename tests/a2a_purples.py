@@ -6,8 +6,12 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
 - `error`: a JSON-RPC error for every message;
 - `drop`: the connection is closed without an answer;
 - `silent`: no answer for `silent_s` seconds (longer than the turn timeout);
-- `garbage`: a message that is not a tool call, every time.
-Each POST is counted in `posts` (the test checks the purple was really asked).
+- `garbage`: a message that is not a tool call, every time;
+- `kill`: the first message ever in this mode calls `on_kill()` (a test kills our AppWorld server there,
+  mid-task); every message is answered with a `supervisor__complete_task` call.
+`card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
+a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
+Each POST is counted in `posts` (the test checks the purple was really asked), each card GET in `cards`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 from kernel.a2a_tools import task_id_of
@@ -23,8 +28,10 @@ from kernel.ports import free_port
 
 
 class HostilePurple:
-    def __init__(self, modes: dict[str, str], silent_s: float = 30.0) -> None:
-        self.modes, self.silent_s = modes, silent_s
+    def __init__(self, modes: dict[str, str], silent_s: float = 30.0, on_kill: Callable[[], None] | None = None,
+                 card_limit: int | None = None) -> None:
+        self.modes, self.silent_s, self.on_kill, self.card_limit = modes, silent_s, on_kill, card_limit
+        self.cards, self.killed = 0, False
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.contexts: dict[str, str] = {}
@@ -70,6 +77,10 @@ class HostilePurple:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:  # noqa: N802
+                purple.cards += 1
+                if purple.card_limit is not None and purple.cards >= purple.card_limit:
+                    purple._server.socket.close()  # stop listening first: the next connection is refused
+                    threading.Thread(target=purple._server.shutdown, daemon=True).start()
                 self._json(purple.card())
 
             def do_POST(self) -> None:  # noqa: N802
@@ -87,6 +98,14 @@ class HostilePurple:
                                 "error": {"code": -32603, "message": "purple exploded"}})
                     return
                 context = (body.get("params") or {}).get("message", {}).get("contextId")
+                if mode == "kill":
+                    if not purple.killed and purple.on_kill is not None:
+                        purple.killed = True
+                        purple.on_kill()
+                    self._json({"jsonrpc": "2.0", "id": body.get("id"), "result": {
+                        "kind": "message", "role": "agent", "messageId": f"m{purple.posts}", "contextId": context,
+                        "parts": [{"kind": "text", "text": '{"name": "supervisor__complete_task", "arguments": {}}'}]}})
+                    return
                 self._json({"jsonrpc": "2.0", "id": body.get("id"), "result": {
                     "kind": "message", "role": "agent", "messageId": f"m{purple.posts}", "contextId": context,
                     "parts": [{"kind": "text", "text": "I would rather chat. <script>alert(1)</script>"}]}})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -26,7 +27,7 @@ from a2a_purples import HostilePurple
 from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
 from fake_openai import FakeOpenAI, FakeReply
-from kernel.ports import free_port
+from kernel.ports import free_port, port_is_free
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
@@ -38,6 +39,7 @@ class Server(NamedTuple):
     url: str
     runs: Path
     card_s: float
+    slot_ports: str
 
 
 def slot_ports(count: int) -> str:
@@ -63,10 +65,11 @@ def env(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 @pytest.fixture(scope="module")
 def green(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", slot_ports(2)], env,
+    ports = slot_ports(2)
+    process, url, card_s = start(["serve", "--heartbeat", "1", "--slot-ports", ports], env,
                                  tmp_path_factory.mktemp("g") / "green.log")
     try:
-        yield Server(url, Path(env["RUNS_DIR"]), card_s)
+        yield Server(url, Path(env["RUNS_DIR"]), card_s, ports)
     finally:
         process.stop()
 
@@ -126,7 +129,22 @@ def test_the_card_is_valid_and_answers_at_once(green: Server) -> None:
     assert {"name", "description", "url", "version", "capabilities", "defaultInputModes", "defaultOutputModes",
             "skills"} <= card.keys()
     assert card["url"].startswith("http://") and card["capabilities"]["streaming"] is True and card["skills"]
-    assert green.card_s < 10.0, f"card after {green.card_s:.1f} s (process start included; the gateway waits ~30 s)"
+    assert green.card_s < 5.0, f"card after {green.card_s:.1f} s (process start and --slot-ports included)"
+
+
+CARD_BOUND_S = 2.0
+"""Median card time of `serve` from process start: measured ~0.3 s quiet, ~0.4-1.2 s at load 5 on 2 cores
+(it was ~1.8 s quiet / 2.4-3.8 s loaded before the card came first); the gateway waits ~30 s."""
+
+
+def test_the_card_answers_within_a_second_of_starting_the_platforms_command(env: dict[str, str],
+                                                                            tmp_path: Path) -> None:
+    times = []
+    for attempt in range(3):
+        process, _, card_s = start(["serve"], env, tmp_path / f"serve-{attempt}.log")
+        process.stop()
+        times.append(card_s)
+    assert statistics.median(times) < CARD_BOUND_S, f"card after {sorted(times)} s (median of 3 starts)"
 
 
 @pytest.mark.parametrize("streaming", [False, True])
@@ -206,6 +224,58 @@ def test_a_purples_own_faults_are_judged_and_counted_never_infra(green: Server, 
     garbage = result_of(data, tasks[3])
     assert garbage.completion.bridge_report.corrections == 3 and garbage.blue_fault.kind == "max_steps"
     assert "<script>" not in garbage.model_dump_json()  # the purple's text is never copied into the record
+
+
+def _attempts(data: dict[str, Any], task_id: str) -> list[str]:
+    """The status of each attempt at `task_id`, from the run's events.jsonl."""
+    lines = (Path(data["run_dir"]) / "events.jsonl").read_text().splitlines()
+    return [e["status"] for e in map(json.loads, lines) if e["event"] == "finish" and e["task_id"] == task_id]
+
+
+def _kill_listener(port: int) -> int:
+    """SIGKILL the process listening on `port` on loopback (one of our slot's AppWorld servers); the port."""
+    import psutil
+
+    pids = {c.pid for c in psutil.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    assert pids, f"nothing listens on {port}"
+    for pid in pids:
+        psutil.Process(pid).kill()
+    return port
+
+
+def test_an_appworld_server_killed_mid_task_is_infra_retried_then_judged(green: Server, appworld_root: Path) -> None:
+    task = first(appworld_root, 1)[0]
+    env_ports = [int(triple.split(":")[0]) for triple in green.slot_ports.split(",")]
+    killed: list[int] = []
+    with HostilePurple({task: "kill"}, on_kill=lambda: killed.extend(  # the env server, while the purple has the task
+            _kill_listener(p) for p in env_ports if not port_is_free(p))) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "workers": 1, "max_steps": 3, "turn_timeout_s": 20, "predictor": "ground_truth"}})
+    assert len(killed) == 1, killed
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert _attempts(data, task)[0] == "infra_error" and len(_attempts(data, task)) >= 2
+    row = data["rows"][0]
+    assert row["outcome"] not in ("infra_error", "blue_error") and row["purple_fault"] is None, row
+    assert data["infra_errors"] == 0 and not data["incomplete"] and data["outcomes"]["blue_error"] == 0
+
+
+def test_a_purple_gone_before_the_first_message_is_our_side_never_the_purples_loss(
+        green: Server, appworld_root: Path) -> None:
+    task = first(appworld_root, 1)[0]
+    with HostilePurple({task: "garbage"}, card_limit=2) as purple:  # the request's card check, the bridge's
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "workers": 1, "max_steps": 3, "turn_timeout_s": 5}})
+        assert purple.cards == 2 and purple.posts == 0  # it never received the task
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert set(_attempts(data, task)) == {"infra_error"} and len(_attempts(data, task)) >= 2  # retried
+    row = data["rows"][0]
+    assert row["outcome"] == "infra_error" and row["purple_fault"] is None, row
+    assert data["infra_errors"] == 1 and data["incomplete"] and data["outcomes"]["blue_error"] == 0
+    result = result_of(data, task)
+    assert result.blue_fault is None and "unreachable" in (result.reason or ""), result.reason
 
 
 def test_the_llm_purple_plays_with_function_calling(green: Server, env: dict[str, str], appworld_root: Path,

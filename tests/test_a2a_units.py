@@ -177,3 +177,109 @@ def test_the_bridges_own_fault_is_an_infrastructure_error_and_the_purples_is_not
         ended_by="turn_timeout", fault_owner="blue", message="slow")))
     fault = _blue_fault(handle, _Never(), "t_1")  # the purple's fault: the battle is judged, the purple charged
     assert fault is not None and fault.kind == "turn_timeout" and fault.message == "slow"
+
+
+# -- the card first (green_agent.a2a.card, card_first; the CLI's quick start) --------------------
+
+def test_the_card_served_before_a2a_sdk_is_the_card_a2a_sdk_serves() -> None:
+    from green_agent.a2a.card import card_data
+    from green_agent.a2a.server import green_card
+
+    for url in ("http://127.0.0.1:9009", "https://green.example/x/"):
+        served_later = green_card(url).model_dump(exclude_none=True, by_alias=True)  # a2a-sdk 0.3.6's card route
+        assert json.loads(json.dumps(card_data(url))) == json.loads(json.dumps(served_later))
+
+
+def test_serve_reaches_its_socket_without_importing_a2a_sdk_or_the_batch_layer() -> None:
+    """The start-up path of `appworld-green serve` up to the card: argv -> parser -> card -> card_first."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from green_agent.cli import QUICK_START, build_parser, command_of; "
+            "build_parser(QUICK_START[command_of(['-v', 'serve', '--port', '1'])]).parse_args(['serve']); "
+            "import green_agent.a2a.card_first, kernel.entry; green_agent.a2a.card_first.CardFirstApp; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'a2a' or m.startswith('green_agent.batch') "
+            "or m.startswith('green_agent.engine')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_quick_start_commands_are_registered_by_their_module_alone() -> None:
+    from green_agent.cli import COMMAND_MODULES, QUICK_START, build_parser, command_of
+
+    assert command_of(["--env-file", "serve", "-v", "purple"]) == "purple" and command_of(["-v"]) is None
+    for command, module in QUICK_START.items():
+        assert module in COMMAND_MODULES
+        parser = build_parser(module)
+        commands = next(a for a in parser._actions if a.dest == "command").choices  # noqa: SLF001 - argparse's table
+        assert commands[command].get_default("func").__module__ == module
+
+
+def _card_first(build):  # noqa: ANN001, ANN202
+    from green_agent.a2a.card_first import CardFirstApp
+
+    return CardFirstApp({"name": "card"}, build)
+
+
+def _real_app(text: str):  # noqa: ANN202
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    return Starlette(routes=[Route("/", lambda request: PlainTextResponse(text), methods=["GET", "POST"]),
+                             Route("/.well-known/agent-card.json", lambda request: PlainTextResponse("real card"))])
+
+
+def test_the_card_answers_while_the_app_builds_and_other_requests_wait_for_it() -> None:
+    """Contract of `build`: called once, in a thread, after start-up; returns the real ASGI app."""
+    import threading
+
+    from starlette.testclient import TestClient
+
+    release = threading.Event()
+
+    def build():  # noqa: ANN202
+        release.wait(10)
+        return _real_app("real")
+
+    app = _card_first(build)
+    with TestClient(app) as client:
+        assert client.get("/.well-known/agent-card.json").json() == {"name": "card"}  # while build() blocks
+        assert client.get("/.well-known/agent.json").json() == {"name": "card"}
+        answers: list[str] = []
+        waiting = threading.Thread(target=lambda: answers.append(client.post("/", content=b"{}").text))
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive() and not answers  # held, not refused
+        release.set()
+        waiting.join(10)
+        assert answers == ["real"]
+        assert client.get("/.well-known/agent-card.json").text == "real card"  # handed over: the real app serves
+
+
+def test_an_app_that_cannot_be_built_answers_503_with_the_reason_and_stops_the_server() -> None:
+    from starlette.testclient import TestClient
+
+    stopped: list[bool] = []
+
+    def build():  # noqa: ANN202
+        raise RuntimeError("no a2a here")
+
+    app = _card_first(build)
+    app.on_failure = lambda: stopped.append(True)
+    with TestClient(app) as client:
+        response = client.post("/", content=b"{}")
+        assert response.status_code == 503 and "RuntimeError: no a2a here" in response.text
+    assert stopped == [True] and app.error == "RuntimeError: no a2a here"
+
+
+def test_a_port_in_use_is_one_clear_infrastructure_error() -> None:
+    from green_agent.a2a.card_first import bind
+    from kernel.errors import InfrastructureError
+
+    held = bind("127.0.0.1", 0)
+    try:
+        with pytest.raises(InfrastructureError, match=r"cannot listen on 127\.0\.0\.1:\d+ .*--port"):
+            bind("127.0.0.1", held.getsockname()[1])
+    finally:
+        held.close()

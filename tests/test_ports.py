@@ -116,3 +116,39 @@ def test_a_host_that_is_no_address_is_not_loopback() -> None:
 def test_slots_past_the_last_index_are_a_usage_error_naming_the_way_out(first: int, workers: int) -> None:
     with pytest.raises(BadInputError, match=r"slots are numbered 0\.\.7: lower --first-slot, or give explicit ports"):
         choose_slots(workers, first)
+
+
+def test_a_slot_another_run_holds_locked_is_skipped_and_a_resume_on_it_is_refused(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """Stand-in: every port is free (`port_is_free` -> True), so only the slot locks decide."""
+    import green_agent.batch.live as live
+    from green_agent.runtime.slot import WorldSlot
+    from kernel.errors import SlotBusyError
+
+    monkeypatch.setattr(live, "port_is_free", lambda port: True)
+    other_run = WorldSlot(SlotSpec.for_index(0), appworld_root=tmp_path, appworld_python=tmp_path / "python",
+                          log_dir=tmp_path, mcp_log_path=tmp_path / "calls.jsonl", lock_dir=tmp_path).lock
+    other_run.acquire()  # what a battle on slot 0 holds while it runs (another fd: flock conflicts even in-process)
+    try:
+        assert [s.index for s in choose_slots(2, 0, lock_dir=tmp_path)] == [1, 2]
+        with pytest.raises(SlotBusyError, match=r"--resume: slot 0 is busy \(its lock .*slot-loopback-8000\.lock"):
+            choose_slots(1, 0, exact=True, wait_s=0.3, lock_dir=tmp_path)  # exact: never slot 1 instead
+    finally:
+        other_run.release()
+    assert [s.index for s in choose_slots(2, 0, lock_dir=tmp_path)] == [0, 1]
+    assert [s.index for s in choose_slots(1, 0, exact=True, wait_s=0.3, lock_dir=tmp_path)] == [0]
+
+
+def test_when_locks_leave_too_few_slots_the_error_says_so(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    import green_agent.batch.live as live
+    from green_agent.runtime.slot import SlotLock, slot_key
+    from kernel.errors import InfrastructureError
+
+    monkeypatch.setattr(live, "port_is_free", lambda port: True)
+    held = [SlotLock(tmp_path, slot_key(SlotSpec.for_index(i).urls().env_url)).acquire() for i in range(1, 8)]
+    try:
+        with pytest.raises(InfrastructureError, match=r"only 1 of slots 0\.\.7 are free .*slot lock"):
+            choose_slots(2, 0, lock_dir=tmp_path)
+    finally:
+        for lock in held:
+            lock.release()

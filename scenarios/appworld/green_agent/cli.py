@@ -33,8 +33,13 @@ COMMAND_MODULES: list[str] = [
 ]
 """Subcommand modules, in help order. Add a module here to add a subcommand."""
 
+QUICK_START: dict[str, str] = {"serve": "green_agent.commands.a2a", "purple": "green_agent.commands.a2a"}
+"""Subcommands whose start-up time matters (a platform waits for their agent card), with the module that
+registers them: for these, `main` imports that module alone instead of every module in COMMAND_MODULES."""
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: every subcommand, or only those of module `only` (a COMMAND_MODULES entry)."""
     parser = argparse.ArgumentParser(
         prog="appworld-green",
         description="Evaluate agents on AppWorld tasks: offline world, battles, scoping, metrics, reports.",
@@ -43,13 +48,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env-file", default=str(REPO_ROOT / ".env"), help="settings file to load (default: .env)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
+    for module_name in COMMAND_MODULES if only is None else [only]:
         importlib.import_module(module_name).register(subparsers)
     return parser
 
 
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand named in `argv` (the first word that is not a global option or its value), or None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--env-file":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(QUICK_START.get(command_of(argv) or ""))
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
     if not getattr(args, "func", None):

@@ -1,8 +1,8 @@
 """The assessment server: today's AgentBeats platform talks to the Green here (a2a-sdk 0.3, streaming).
 
-`serve(host, port, card_url, settings)` answers its agent card at `/.well-known/agent-card.json`
-as soon as uvicorn is listening; the heavy part (the batch layer's imports, the world check, the
-versions) warms up in a thread meanwhile, and a request waits for it.
+`build_app(card_url, settings)` is the a2a-sdk app that `card_first.serve` hands over to once built (the
+card is answered before, from the same data: `green_agent.a2a.card`); the heavy part (the batch layer's
+imports, the world check, the versions) warms up in a thread meanwhile, and a request waits for it.
 
 One request = one A2A task (`AssessmentExecutor.execute`), thin over `green_agent.a2a.assessment`:
 - bad input (not JSON, no participant, unknown key, unknown task id, shard out of range, the
@@ -24,18 +24,16 @@ import time
 from typing import Any
 
 import httpx
-import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentSkill, DataPart, Part, TaskState, TextPart
+from a2a.types import AgentCard, DataPart, Part, TaskState, TextPart
 from a2a.utils import new_agent_text_message, new_task
 
-from green_agent import __version__
+from green_agent.a2a.card import CARD_PATHS, card_data
 from green_agent.a2a.request import Assessment, RequestError, parse_request
-from kernel.a2a_tools import PROTOCOL
 from kernel.errors import GreenError
 from kernel.settings import Settings
 
@@ -43,38 +41,24 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9009
 HEARTBEAT_S = 30.0
-CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 CARD_TIMEOUT_S = 10.0
-NAME = "AppWorld Green"
-DESCRIPTION = (f"Evaluates an agent on AppWorld tasks (real AppWorld servers, AppWorld's own tests). The agent gets "
-               f"the task's tools in the conversation ({PROTOCOL}: OpenAI function schemas in, one JSON tool call "
-               "per reply) and is scored by TGC/SGC.")
 
 
 def green_card(url: str) -> AgentCard:
-    """The Green's agent card (absolute `url`, streaming, one skill)."""
-    return AgentCard(
-        name=NAME, description=DESCRIPTION, url=url if url.endswith("/") else url + "/", version=__version__,
-        capabilities=AgentCapabilities(streaming=True), default_input_modes=["text"],
-        default_output_modes=["text", "data"],
-        skills=[AgentSkill(id="appworld_assessment", name="AppWorld assessment", description=(
-            'Send {"participants": {"agent": URL}, "config": {"split": "dev", "num_shards": 1, ...}}; '
-            "get TGC, SGC and per-task rows."), tags=["appworld", "green_agent", "benchmark"],
-            examples=['{"participants": {"agent": "http://127.0.0.1:9019"}, "config": {"split": "dev"}}'])])
+    """The Green's agent card: `card_data(url)` as a2a-sdk's model (absolute `url`, streaming, one skill)."""
+    return AgentCard.model_validate(card_data(url))
 
 
 class WarmUp:
-    """The heavy set-up, run once in a thread after the server is up; `wait()` returns its error or None."""
+    """The heavy set-up, run once in a thread (started with the a2a-sdk app, after the card is up); `wait()` returns its error or None."""
 
-    def __init__(self, settings: Settings, listening: tuple[str, int] | None = None) -> None:
-        self.settings, self.listening = settings, listening
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self.done = threading.Event()
         self.error: str | None = None
         threading.Thread(target=self._run, name="green-warm-up", daemon=True).start()
 
     def _run(self) -> None:
-        if self.listening is not None:
-            _await_listening(*self.listening)  # the card first: the imports below would hold the GIL meanwhile
         try:
             from green_agent.a2a import assessment  # noqa: F401 - the batch layer's imports, paid once here
             from kernel.world_data import WorldData
@@ -92,19 +76,6 @@ class WarmUp:
     async def wait(self) -> str | None:
         await asyncio.to_thread(self.done.wait)
         return self.error
-
-
-def _await_listening(host: str, port: int, timeout_s: float = 10.0) -> None:
-    """Return once something accepts connections at host:port (or after `timeout_s`)."""
-    import socket
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
 
 
 class AssessmentExecutor(AgentExecutor):
@@ -236,16 +207,8 @@ async def check_card(assessment: Assessment) -> None:
 
 
 def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_S,
-              listening: tuple[str, int] | None = None, slot_specs: list[Any] | None = None):  # noqa: ANN201
-    executor = AssessmentExecutor(settings, WarmUp(settings, listening), heartbeat_s, slot_specs)
+              slot_specs: list[Any] | None = None):  # noqa: ANN201
+    """The a2a-sdk Starlette app (card at CARD_PATHS, JSON-RPC at /); starts the warm-up thread."""
+    executor = AssessmentExecutor(settings, WarmUp(settings), heartbeat_s, slot_specs)
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore())
     return A2AStarletteApplication(agent_card=green_card(card_url), http_handler=handler).build()
-
-
-def serve(host: str, port: int, card_url: str | None, settings: Settings, heartbeat_s: float = HEARTBEAT_S,
-          slot_specs: list[Any] | None = None) -> None:
-    """Serve until interrupted; the card's url is `card_url` or http://host:port/; `slot_specs`: the slots to use."""
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    app = build_app(card_url or f"http://{shown}:{port}/", settings, heartbeat_s, listening=(shown, port),
-                    slot_specs=slot_specs)
-    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -27,7 +27,7 @@ from green_agent.models.result import BattleResult
 from kernel.ports import port_is_free
 from kernel.settings import MAX_SLOTS, Settings
 from kernel.task_ids import TaskRef
-from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotSpec, SlotUrls, WorldSlot
+from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
 
 RESUME_PORT_WAIT_S = 10.0
 """How long a `--resume` waits for its slot's ports (a killed run's reaper ends its servers within ~4 s)."""
@@ -61,38 +61,48 @@ def parse_slot_ports(text: str) -> list[SlotSpec]:
 
 
 def choose_slots(workers: int, first: int = 0, exact: bool = False,
-                 wait_s: float = RESUME_PORT_WAIT_S) -> list[SlotSpec]:
-    """The first `workers` slot indices >= `first` whose three ports are free (others may be in use).
+                 wait_s: float = RESUME_PORT_WAIT_S, lock_dir: Path = SLOT_LOCK_DIR) -> list[SlotSpec]:
+    """The first `workers` slot indices >= `first` that are free: three free ports and no slot lock held
+    (a slot another run's battle holds in `lock_dir` would fail every battle put on it with SlotBusyError).
 
-    `exact` (a `--resume`): slots `first`..`first + workers - 1` and no others; a busy one is waited for
-    up to `wait_s` (a killed run's slot reaper is still ending its servers), then refused with
-    `SlotBusyError` naming its ports and what holds them, instead of moving to the next free slot."""
+    `exact` (a `--resume`): slots `first`..`first + workers - 1` and no others; a busy one (ports or lock)
+    is waited for up to `wait_s` (a killed run's slot reaper is still ending its servers), then refused
+    with `SlotBusyError` naming its ports and what holds them, instead of moving to the next free slot."""
     if not 0 <= first or first + workers > MAX_SLOTS:
         raise BadInputError(f"--first-slot {first} with --workers {workers} needs slots {first}..{first + workers - 1}, "
                             f"but slots are numbered 0..{MAX_SLOTS - 1}: lower --first-slot, or give explicit "
                             "ports with --slot-ports ENV:APIS:GATEWAY[,...]")
     if exact:
-        return [_free_or_refused(SlotSpec.for_index(index), wait_s) for index in range(first, first + workers)]
+        return [_free_or_refused(SlotSpec.for_index(index), wait_s, lock_dir) for index in range(first, first + workers)]
     chosen = []
     for index in range(first, MAX_SLOTS):
         spec = SlotSpec.for_index(index)
-        if all(port_is_free(p) for p in (spec.env_port, spec.apis_port, spec.gateway_port)):
+        if not _busy_ports(spec) and not _lock_of(spec, lock_dir).is_held():
             chosen.append(spec)
         if len(chosen) == workers:
             return chosen
-    raise InfrastructureError(f"only {len(chosen)} of slots {first}..{MAX_SLOTS - 1} have free ports, {workers} "
-                              "needed: stop what holds ports 8000/9000/10000 + 10*k, or use fewer --workers")
+    raise InfrastructureError(f"only {len(chosen)} of slots {first}..{MAX_SLOTS - 1} are free (free ports, no other "
+                              f"run's slot lock in {lock_dir}), {workers} needed: stop what holds ports "
+                              "8000/9000/10000 + 10*k or wait for the other run, or use fewer --workers")
 
 
-def _free_or_refused(spec: SlotSpec, wait_s: float) -> SlotSpec:
-    ports = (spec.env_port, spec.apis_port, spec.gateway_port)
+def _busy_ports(spec: SlotSpec) -> list[int]:
+    return [p for p in (spec.env_port, spec.apis_port, spec.gateway_port) if not port_is_free(p)]
+
+
+def _lock_of(spec: SlotSpec, lock_dir: Path) -> SlotLock:
+    return SlotLock(lock_dir, slot_key(spec.urls().env_url))  # the key a WorldSlot on `spec` locks
+
+
+def _free_or_refused(spec: SlotSpec, wait_s: float, lock_dir: Path) -> SlotSpec:
+    lock = _lock_of(spec, lock_dir)
     deadline = time.monotonic() + wait_s
-    while not all(port_is_free(p) for p in ports):
+    while (busy := _busy_ports(spec)) or lock.is_held():
         if time.monotonic() >= deadline:
-            busy = [p for p in ports if not port_is_free(p)]
-            raise SlotBusyError(f"--resume: slot {spec.index} is busy (port(s) {', '.join(map(str, busy))} held by "
-                                f"{_holders(busy)}); it may be the interrupted run's own servers: stop them, or "
-                                f"resume on other slots with --first-slot")
+            held_by = (f"port(s) {', '.join(map(str, busy))} held by {_holders(busy)}" if busy
+                       else f"its lock {lock.path} held by another run's battle")
+            raise SlotBusyError(f"--resume: slot {spec.index} is busy ({held_by}); it may be the interrupted "
+                                "run's own servers: stop them, or resume on other slots with --first-slot")
         time.sleep(0.2)
     return spec
 

@@ -40,11 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from green_agent.a2a.server import serve
-    from green_agent.batch.live import parse_slot_ports
+    from green_agent.a2a.card_first import serve  # light: a2a-sdk is imported after the card is up
     from kernel.process_exit import exit_without_teardown
 
-    slots = parse_slot_ports(args.slot_ports) if args.slot_ports else None
+    slots = None
+    if args.slot_ports:
+        from green_agent.batch.live import parse_slot_ports
+
+        slots = parse_slot_ports(args.slot_ports)
     serve(args.host, args.port, args.card_url, settings, heartbeat_s=args.heartbeat, slot_specs=slots)
     exit_without_teardown(0)
     return 0

@@ -77,6 +77,7 @@ class SlotSpec(BaseModel):
                    gateway_port=DEFAULT_GATEWAY_PORT + offset)
 
     def urls(self, with_gateway: bool = True) -> SlotUrls:
+        """The slot's URLs on loopback (the gateway's on `gateway_host`)."""
         return SlotUrls(env_url=f"http://127.0.0.1:{self.env_port}", apis_url=f"http://127.0.0.1:{self.apis_port}",
                         gateway_url=f"http://{self.gateway_host}:{self.gateway_port}" if with_gateway else None)
 
@@ -102,6 +103,18 @@ class SlotLock:
         if self._fd is not None:
             release(self._fd)
             self._fd = None
+
+    def is_held(self) -> bool:
+        """Whether someone (another process, or another lock in this one) holds this slot's lock right now.
+
+        A snapshot for choosing slots: the lock is tried and at once released, so it may be taken just after."""
+        if self._fd is not None:
+            return True
+        fd = try_lock(self.path)
+        if fd is None:
+            return True
+        release(fd)
+        return False
 
 
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
