@@ -83,13 +83,14 @@ def worker(what: str, tasks: int, trials: int, resamples: int) -> None:
     from green_agent.batch.compare import compare_runs
     from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds_many
 
+    import scipy.stats  # noqa: F401 - imports are not the measured work
+    import statsmodels.stats.power  # noqa: F401
+    import statsmodels.stats.proportion  # noqa: F401
+
     options = IntervalOptions(resamples=resamples)
     start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     a = synthetic(tasks, trials, 1)
     b = synthetic(tasks, trials, 2, shift=0.02) if what in ("compare", "both") else None
-    import scipy.stats  # noqa: F401 - imports are not the measured work
-    import statsmodels.stats.power  # noqa: F401
-    import statsmodels.stats.proportion  # noqa: F401
 
     expected = [(t, k) for t in a.manifest.task_ids for k in range(1, trials + 1)]
     requests = (interval_requests(a.rows, trials, expected, len(expected), per_task_trials(a.rows))[0]

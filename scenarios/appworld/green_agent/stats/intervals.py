@@ -75,10 +75,13 @@ def cluster_sums(values: Sequence[float], clusters: Sequence[str], with_ids: boo
     """Per cluster (sorted by id): the sum of its values and its number of units (and the sorted ids)."""
     if len(values) != len(clusters):
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster ids")
-    ids, inverse = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
-    sums = np.bincount(inverse, weights=np.asarray(values, dtype=float))
-    counts = np.bincount(inverse).astype(float)
-    return (sums, counts, tuple(ids.tolist())) if with_ids else (sums, counts)
+    names = [str(c) for c in clusters]
+    ids = sorted(set(names))  # code-point order, as np.unique sorts strings
+    index = {name: i for i, name in enumerate(ids)}
+    inverse = np.fromiter((index[name] for name in names), dtype=np.int64, count=len(names))
+    sums = np.bincount(inverse, weights=np.asarray(values, dtype=float), minlength=len(ids))
+    counts = np.bincount(inverse, minlength=len(ids)).astype(float)
+    return (sums, counts, tuple(ids)) if with_ids else (sums, counts)
 
 
 class ClusterRatios:
