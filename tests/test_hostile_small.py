@@ -212,6 +212,16 @@ def test_the_atomic_seam_turns_enospc_into_disk_full(tmp_path: Path, monkeypatch
     assert caught.value.exit_code == 3 and not list(tmp_path.iterdir())
 
 
+def test_the_event_log_on_a_full_disk_is_disk_full_naming_it(tiny_disk: Path) -> None:
+    """events.jsonl is appended to for every battle: a full disk mid-run names it, not a raw OSError."""
+    from green_agent.batch.checkpoint import BattleKey, append_event
+
+    _fill(tiny_disk)
+    with pytest.raises(DiskFullError, match="no space left on the device writing .*events.jsonl"):
+        for trial in range(1, 200):  # one line is small: fill the last blocks
+            append_event(tiny_disk, "finish", BattleKey("f0a1c01_1", trial), battle_id="b" * 200)
+
+
 # -- 4. the LLM Green's tools are bound to its own battle --------------------------------------------
 
 def _start(battle_id: str) -> str:

@@ -2,7 +2,8 @@
 
 A reader never sees half a file, and a crash leaves at most a stray `.name-*.tmp`. The temporary
 file comes from `mkstemp`, so it is 0600 from its first byte (slot credentials rely on that).
-A full disk (ENOSPC, EDQUOT) raises `DiskFullError` naming the path; the file is left as it was.
+A full disk (ENOSPC, EDQUOT) raises `DiskFullError` naming the path; the file is left as it was
+(`append_text`: at most its last line is partial, which the readers of such logs skip).
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def atomic_write_text(path: Path, text: str) -> Path:
             raise _disk_full(exc, path) from exc
         raise
     return path
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append `text` to `path` in one write; a full disk raises `DiskFullError` naming the path."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        if exc.errno in NO_SPACE:
+            raise _disk_full(exc, path) from exc
+        raise
 
 
 def _disk_full(exc: OSError, path: Path) -> DiskFullError:

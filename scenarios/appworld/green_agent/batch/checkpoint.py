@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from kernel.atomic import atomic_write_text
+from kernel.atomic import append_text, atomic_write_text
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest, RunNode
 from green_agent.models.result import BattleResult
@@ -173,8 +173,8 @@ def append_event(out: Path, event: str, key: BattleKey, **fields: Any) -> None:
     record = {"time": datetime.now(timezone.utc).isoformat(), "event": event, "task_id": key.task_id,
               "trial": key.trial, **fields}
     line = json.dumps(record, default=str) + "\n"
-    with _events_lock, open(Path(out) / EVENTS_FILE, "a", encoding="utf-8") as handle:
-        handle.write(line)
+    with _events_lock:
+        append_text(Path(out) / EVENTS_FILE, line)
 
 
 def read_events(out: Path) -> list[dict[str, Any]]:
