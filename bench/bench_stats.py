@@ -10,11 +10,16 @@ statistics' own, not the rows'. R runs each, alternating, median and spread repo
 - `stats_aggregate_time`: `aggregate(...)` with every interval (TGC cluster bootstrap + Wilson, by
   difficulty, SGC, pass^k and pass@k for k = 1..K, stability) vs the same aggregate without them
   (the point figures alone: what `report` computed before intervals); target: under 5 s.
+- `stats_bootstrap_shared_speedup`: the aggregate's cluster bootstraps (the same requests), one shared
+  scipy bootstrap per scenario set (`bootstrap_bounds_many`) vs one paired scipy bootstrap per quantity
+  (`legacy_bounds`, the method before issue 27b), side by side.
 - `stats_compare_time`: `compare_runs(A, B)` (paired bootstrap, permutation test, per difficulty)
   vs the aggregate without intervals; target: under 5 s.
-- `stats_peak_rss_delta_vs_size`: peak RSS growth of aggregate + compare at N tasks vs N/10 tasks:
-  the bootstrap works in batches (`stats.intervals.BATCH` resamples at once), so its memory must not
-  grow with the resamples; target: under 100 MiB at N.
+- `stats_aggregate_rss_vs_resamples`: aggregate's peak RSS growth with 4 x 4999 resamples vs 4999:
+  the bootstrap works in batches (`stats.intervals.BATCH` resamples at once); target: ratio < 1.2.
+- `stats_aggregate_rss_vs_size`: aggregate's peak RSS growth at N tasks vs N/10, beside the rows' own
+  RSS at both sizes; target: it grows no more than the rows do.
+- `stats_peak_rss_delta`: aggregate + compare at N tasks, vs the RSS of one run's rows; target < 100 MiB.
 """
 
 from __future__ import annotations
