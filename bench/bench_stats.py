@@ -10,11 +10,16 @@ statistics' own, not the rows'. R runs each, alternating, median and spread repo
 - `stats_aggregate_time`: `aggregate(...)` with every interval (TGC cluster bootstrap + Wilson, by
   difficulty, SGC, pass^k and pass@k for k = 1..K, stability) vs the same aggregate without them
   (the point figures alone: what `report` computed before intervals); target: under 5 s.
+- `stats_bootstrap_shared_speedup`: the aggregate's cluster bootstraps (the same requests), one shared
+  scipy bootstrap per scenario set (`bootstrap_bounds_many`) vs one paired scipy bootstrap per quantity
+  (`legacy_bounds`, the method before issue 27b), side by side.
 - `stats_compare_time`: `compare_runs(A, B)` (paired bootstrap, permutation test, per difficulty)
   vs the aggregate without intervals; target: under 5 s.
-- `stats_peak_rss_delta_vs_size`: peak RSS growth of aggregate + compare at N tasks vs N/10 tasks:
-  the bootstrap works in batches (`stats.intervals.BATCH` resamples at once), so its memory must not
-  grow with the resamples; target: under 100 MiB at N.
+- `stats_aggregate_rss_vs_resamples`: aggregate's peak RSS growth with 4 x 4999 resamples vs 4999:
+  the bootstrap works in batches (`stats.intervals.BATCH` resamples at once); target: ratio < 1.2.
+- `stats_aggregate_rss_vs_size`: aggregate's peak RSS growth at N tasks vs N/10, beside the rows' own
+  RSS at both sizes; target: it grows no more than the rows do.
+- `stats_peak_rss_delta`: aggregate + compare at N tasks, vs the RSS of one run's rows; target < 100 MiB.
 """
 
 from __future__ import annotations
@@ -62,33 +67,61 @@ def point_figures(rows, trials: int, ids):  # noqa: ANN001, ANN201 - the aggrega
             [pass_hat_k(rows, k) for k in range(1, trials + 1)], [pass_at_k(rows, k) for k in range(1, trials + 1)])
 
 
-def worker(what: str, tasks: int, trials: int) -> None:
-    from green_agent.batch.aggregate import aggregate
-    from green_agent.batch.compare import compare_runs
+def legacy_bounds(values, clusters, options):  # noqa: ANN001, ANN201 - the pre-27b method, for the side-by-side
+    """One paired scipy bootstrap per quantity over (per-scenario sums, counts): how intervals were found before."""
+    import numpy as np
+    from scipy import stats
 
-    a = synthetic(tasks, trials, 1)
-    b = synthetic(tasks, trials, 2, shift=0.02) if what in ("compare", "both") else None
+    from green_agent.stats.intervals import BATCH, BCA_MAX_CLUSTERS, cluster_sums
+
+    sums, counts = cluster_sums(values, clusters)
+    if len(sums) < 2 or np.ptp(sums / counts) == 0:
+        return None
+    return stats.bootstrap((sums, counts), lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis), paired=True,
+                           vectorized=True, n_resamples=options.resamples, batch=BATCH, confidence_level=options.level,
+                           method="BCa" if len(sums) <= BCA_MAX_CLUSTERS else "percentile",
+                           rng=np.random.default_rng(options.seed)).confidence_interval
+
+
+def worker(what: str, tasks: int, trials: int, resamples: int) -> None:
+    from green_agent.batch.aggregate import aggregate, interval_requests, per_task_trials
+    from green_agent.batch.compare import compare_runs
+    from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds_many
+
     import scipy.stats  # noqa: F401 - imports are not the measured work
     import statsmodels.stats.power  # noqa: F401
     import statsmodels.stats.proportion  # noqa: F401
 
+    options = IntervalOptions(resamples=resamples)
+    start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    a = synthetic(tasks, trials, 1)
+    b = synthetic(tasks, trials, 2, shift=0.02) if what in ("compare", "both") else None
+
+    expected = [(t, k) for t in a.manifest.task_ids for k in range(1, trials + 1)]
+    requests = (interval_requests(a.rows, trials, expected, len(expected), per_task_trials(a.rows))[0]
+                if what in ("shared", "legacy") else None)
     before_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     if what in ("aggregate", "both"):
-        aggregate(a.rows, len(a.rows), trials, a.manifest.task_ids)
+        aggregate(a.rows, len(a.rows), trials, a.manifest.task_ids, options)
     if what == "points":
         point_figures(a.rows, trials, a.manifest.task_ids)
+    if what == "shared":
+        bootstrap_bounds_many(requests, options)
+    if what == "legacy":
+        [legacy_bounds(values, clusters, options) for values, clusters in requests]
     if what in ("compare", "both"):
         assert b is not None
-        compare_runs(a, b, "a", "b")
+        compare_runs(a, b, "a", "b", options=options)
     seconds = time.perf_counter() - started
     rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_rss) / 1024
-    print(json.dumps({"seconds": seconds, "rss_mib": rss}))
+    print(json.dumps({"seconds": seconds, "rss_mib": rss, "input_mib": (before_rss - start_rss) / 1024,
+                      "bootstraps": len(requests) if requests else None}))
 
 
-def measure(what: str, tasks: int, trials: int) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--worker", what, "--tasks", str(tasks), "--trials", str(trials)],
-                          capture_output=True, text=True, timeout=1800)
+def measure(what: str, tasks: int, trials: int, resamples: int = 4999) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--worker", what, "--tasks", str(tasks), "--trials", str(trials),
+                           "--resamples", str(resamples)], capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise SystemExit(f"worker {what} failed: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -98,28 +131,50 @@ def median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
+PLAN = {"aggregate": ("aggregate", 1, 1), "points": ("points", 1, 1), "compare": ("compare", 1, 1),
+        "both": ("both", 1, 1), "shared": ("shared", 1, 1), "legacy": ("legacy", 1, 1),
+        "aggregate_small": ("aggregate", 10, 1), "aggregate_4x_resamples": ("aggregate", 1, 4)}
+"""measurement -> (worker, tasks divided by, resamples multiplied by)."""
+
+
 def run_bench(tasks: int, trials: int, runs: int) -> list[dict]:
-    found: dict[str, list[dict]] = {k: [] for k in ("aggregate", "points", "compare", "both", "both_small")}
+    found: dict[str, list[dict]] = {k: [] for k in PLAN}
+    small = max(30, tasks // 10)
     for _ in range(runs):
-        for what in ("aggregate", "points", "compare", "both"):
-            found[what].append(measure(what, tasks, trials))
-        found["both_small"].append(measure("both", max(30, tasks // 10), trials))
+        for key, (what, divide, times) in PLAN.items():
+            found[key].append(measure(what, tasks if divide == 1 else small, trials, 4999 * times))
     secs = {k: [m["seconds"] for m in v] for k, v in found.items()}
     rss = {k: [m["rss_mib"] for m in v] for k, v in found.items()}
-    size = f"{tasks} tasks x {trials} trials"
-    agg_s, cmp_s, base_s = median(secs["aggregate"]), median(secs["compare"]), median(secs["points"])
-    big, small = median(rss["both"]), median(rss["both_small"])
+    med = {k: median(v) for k, v in secs.items()}
+    mem = {k: median(v) for k, v in rss.items()}
+    size, extra = f"{tasks} tasks x {trials} trials", {"tasks": tasks, "trials": trials}
+    input_big = median([m["input_mib"] for m in found["aggregate"]])
+    input_small = median([m["input_mib"] for m in found["aggregate_small"]])
     return [
-        figure("stats_aggregate_time", "s", agg_s, base_s, secs["aggregate"], secs["points"],
+        figure("stats_aggregate_time", "s", med["aggregate"], med["points"], secs["aggregate"], secs["points"],
                f"aggregate() with every interval on {size}, vs the point figures alone", ratio="value/baseline",
-               target="< 5 s", meets_target=agg_s < 5.0, extra={"tasks": tasks, "trials": trials}),
-        figure("stats_compare_time", "s", cmp_s, base_s, secs["compare"], secs["points"],
+               target="< 5 s", meets_target=med["aggregate"] < 5.0, extra=extra),
+        figure("stats_bootstrap_shared_speedup", "s", med["shared"], med["legacy"], secs["shared"], secs["legacy"],
+               f"the {found['shared'][0]['bootstraps']} cluster bootstraps of one aggregate on {size}: one shared "
+               "scipy bootstrap per scenario set vs one paired scipy bootstrap per quantity (the method before)",
+               extra=extra),
+        figure("stats_compare_time", "s", med["compare"], med["points"], secs["compare"], secs["points"],
                f"compare_runs() of two runs of {size}, vs the point figures of one", ratio="value/baseline",
-               target="< 5 s", meets_target=cmp_s < 5.0, extra={"tasks": tasks, "trials": trials}),
-        figure("stats_peak_rss_delta_vs_size", "MiB", big, small, rss["both"], rss["both_small"],
-               f"peak RSS growth of aggregate + compare at {tasks} tasks vs {max(30, tasks // 10)}",
-               ratio="value/baseline", target="< 100 MiB at full size", meets_target=big < 100.0,
-               extra={"tasks": tasks, "trials": trials}),
+               target="< 5 s", meets_target=med["compare"] < 5.0, extra=extra),
+        figure("stats_aggregate_rss_vs_resamples", "MiB", mem["aggregate_4x_resamples"], mem["aggregate"],
+               rss["aggregate_4x_resamples"], rss["aggregate"],
+               f"peak RSS growth of aggregate() with 19,996 resamples vs 4,999 on {size}: flat (ratio ~1)",
+               ratio="value/baseline", target="ratio < 1.2", meets_target=mem["aggregate_4x_resamples"] < 1.2 * max(
+                   mem["aggregate"], 1.0), extra=extra),
+        figure("stats_aggregate_rss_vs_size", "MiB", mem["aggregate"], mem["aggregate_small"], rss["aggregate"],
+               rss["aggregate_small"], f"peak RSS growth of aggregate() at {tasks} tasks vs {small}; the rows "
+               f"themselves grow {input_big:.0f} MiB vs {input_small:.0f} MiB", ratio="value/baseline",
+               target="grows no more than the rows", meets_target=mem["aggregate"] / max(mem["aggregate_small"], 1.0)
+               <= max(1.0, input_big / max(input_small, 1.0)),
+               extra={**extra, "rows_mib": round(input_big, 1), "rows_mib_small": round(input_small, 1)}),
+        figure("stats_peak_rss_delta", "MiB", mem["both"], input_big, rss["both"], [input_big],
+               f"peak RSS growth of aggregate + compare at {size}, vs the RSS of building one run's rows",
+               ratio="value/baseline", target="< 100 MiB at full size", meets_target=mem["both"] < 100.0, extra=extra),
     ]
 
 
@@ -129,10 +184,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smoke mode: 2,000 tasks x 3 trials, one run")
-    parser.add_argument("--worker", choices=("aggregate", "points", "compare", "both"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("aggregate", "points", "compare", "both", "shared", "legacy"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--resamples", type=int, default=4999, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.tasks, args.trials)
+        worker(args.worker, args.tasks, args.trials, args.resamples)
         return
     print_machine("bench_stats")
     tasks, trials, runs = (2000, 3, 1) if args.quick else (args.tasks, args.trials, args.runs)

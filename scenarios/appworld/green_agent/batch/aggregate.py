@@ -35,12 +35,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from math import comb
+from typing import NamedTuple
 from statistics import fmean
 
 from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow, Interval, Stability
-from green_agent.stats.intervals import IntervalOptions, cluster_bootstrap, mean_intervals, wilson
-from green_agent.stats.stability import stability
+from green_agent.stats.intervals import IntervalOptions, cluster_bootstraps, mean_intervals, wilson
+from green_agent.stats.stability import flip_units, stability
 
 __all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "sgc_judged", "tgc", "tgc_judged"]
 
@@ -118,13 +119,23 @@ def difficulty_groups(rows: Iterable[EvalRow]) -> dict[str, list[EvalRow]]:
     return dict(sorted(groups.items()))
 
 
-def by_difficulty(rows: Iterable[EvalRow], options: IntervalOptions | None = None) -> dict[str, DifficultyStat]:
-    """TGC per difficulty over battles with a result, keys sorted; with `options`, its intervals too."""
+def by_difficulty(rows: Iterable[EvalRow], options: IntervalOptions | None = None,
+                  cis: dict[str, Interval | None] | None = None) -> dict[str, DifficultyStat]:
+    """TGC per difficulty over battles with a result, keys sorted; with `options`, its intervals too.
+
+    `cis` (difficulty -> cluster-bootstrap interval) is given when the caller bootstrapped them already.
+    """
     found = {}
     for key, members in difficulty_groups(rows).items():
-        ci, wil = tgc_intervals(members, options) if options is not None else (None, None)
-        found[key] = DifficultyStat(battles=len(members), passed=sum(passed(r) for r in members),
-                                    tgc=percent(sum(passed(r) for r in members), len(members)), ci=ci, wilson=wil)
+        n_passed = sum(passed(r) for r in members)
+        if options is None:
+            ci, wil = None, None
+        elif cis is not None:
+            ci, wil = cis.get(key), wilson(n_passed, len(members), options)
+        else:
+            ci, wil = tgc_intervals(members, options)
+        found[key] = DifficultyStat(battles=len(members), passed=n_passed, tgc=percent(n_passed, len(members)),
+                                    ci=ci, wilson=wil)
     return found
 
 
@@ -144,15 +155,15 @@ def per_task_trials(rows: Iterable[EvalRow]) -> dict[str, tuple[int, int]]:
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
-def pass_hat_k(rows: Iterable[EvalRow], k: int) -> float | None:
-    """pass^k: mean over tasks with >= k trials of C(c,k)/C(n,k)."""
-    values = per_task_values(rows, k, "hat")[0]
+def pass_hat_k(rows: Iterable[EvalRow], k: int, counts: dict[str, tuple[int, int]] | None = None) -> float | None:
+    """pass^k: mean over tasks with >= k trials of C(c,k)/C(n,k) (`counts`: `per_task_trials(rows)` if known)."""
+    values = per_task_values(rows, k, "hat", counts)[0]
     return round(fmean(values), 4) if values else None
 
 
-def pass_at_k(rows: Iterable[EvalRow], k: int) -> float | None:
+def pass_at_k(rows: Iterable[EvalRow], k: int, counts: dict[str, tuple[int, int]] | None = None) -> float | None:
     """Unbiased pass@k: mean over tasks with >= k trials of 1 - C(n-c,k)/C(n,k)."""
-    values = per_task_values(rows, k, "at")[0]
+    values = per_task_values(rows, k, "at", counts)[0]
     return round(fmean(values), 4) if values else None
 
 
@@ -170,35 +181,84 @@ def per_task_values(rows: Iterable[EvalRow], k: int, kind: str,
     return values, clusters
 
 
-def pass_k_intervals(rows: Sequence[EvalRow], trials: int, kind: str, options: IntervalOptions,
-                     same_at_1: dict[str, Interval] | None = None) -> dict[str, Interval] | None:
-    """k -> cluster-bootstrap interval of pass^k / pass@k (ratios), for k = 1..trials; None with one trial.
-
-    pass^1 and pass@1 are the same per-task values: `same_at_1` (the other's intervals) saves recomputing k = 1.
-    """
-    if trials < 2:
-        return None
-    counts = per_task_trials(rows)
-    found = {str(k): (same_at_1["1"] if k == 1 and same_at_1 and "1" in same_at_1 else
-                      cluster_bootstrap(*per_task_values(rows, k, kind, counts), options, scale=1.0))
-             for k in range(1, trials + 1)}
-    return {k: v for k, v in found.items() if v is not None}
-
-
-def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptions,
-                    task_ids: Sequence[str] | None = None) -> Stability | None:
-    """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial.
-
-    Verdicts are the judged trials'; TGC per trial is the headline's (over the task set, when given).
-    """
-    if trials < 2:
-        return None
+def trial_verdicts(rows: Sequence[EvalRow]) -> dict[str, list[bool]]:
+    """task id -> its judged verdicts in trial order (an unjudged trial says nothing about the agent)."""
     verdicts: dict[str, list[bool]] = defaultdict(list)
     for row in sorted((r for r in rows if is_judged(r)), key=lambda r: r.trial):
         verdicts[row.task_id].append(row.passed)
-    by_trial = {str(k): tgc([r for r in rows if r.trial == k], len(task_ids) if task_ids is not None else None)
-                for k in range(1, trials + 1)}
-    return stability(verdicts, {t: scenario_of(t) for t in verdicts}, by_trial, options)
+    return verdicts
+
+
+def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptions,
+                    task_ids: Sequence[str] | None = None, flip_ci: Interval | None = None) -> Stability | None:
+    """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial.
+
+    Verdicts are the judged trials'; TGC per trial is the headline's (over the task set, when given).
+    `flip_ci` is the flip rate's interval when the caller bootstrapped it already.
+    """
+    if trials < 2:
+        return None
+    verdicts = trial_verdicts(rows)
+    by_trial: dict[int, list[EvalRow]] = defaultdict(list)
+    for row in rows:
+        by_trial[row.trial].append(row)
+    tgc_by_trial = {str(k): tgc(by_trial[k], len(task_ids) if task_ids is not None else None)
+                    for k in range(1, trials + 1)}
+    return stability(verdicts, {t: scenario_of(t) for t in verdicts}, tgc_by_trial, options, flip_ci)
+
+
+class RunIntervals(NamedTuple):
+    """Every cluster-bootstrap interval of one run's aggregates (`run_intervals`)."""
+
+    tgc: Interval | None
+    tgc_wilson: Interval | None
+    by_difficulty: dict[str, Interval | None]
+    pass_hat_k: dict[str, Interval] | None
+    pass_at_k: dict[str, Interval] | None
+    flip: Interval | None
+
+
+def interval_requests(rows: Sequence[EvalRow], trials: int, expected: list[tuple[str, int]] | None, task_set: int,
+                      counts: dict[str, tuple[int, int]]) -> tuple[list[tuple[list[float], list[str]]], list[float]]:
+    """The (values, scenarios) of every bootstrap interval of a run, and each one's scale, in `run_intervals`' order.
+
+    TGC over the task set, each difficulty (sorted), pass^k for k = 1..trials, pass@k for k = 2..trials,
+    the flip rate (the last three only with trials >= 2).
+    """
+    groups = difficulty_groups(rows)
+    ks = list(range(1, trials + 1)) if trials >= 2 else []
+    requests = [tgc_units(rows, expected, task_set)] + [tgc_units(members) for members in groups.values()]
+    requests += [per_task_values(rows, k, "hat", counts) for k in ks]
+    requests += [per_task_values(rows, k, "at", counts) for k in ks[1:]]
+    if ks:
+        verdicts = trial_verdicts(rows)
+        requests.append(flip_units(verdicts, {t: scenario_of(t) for t in verdicts}))
+    scales = [100.0] * (1 + len(groups)) + [1.0] * (2 * len(ks) - 1 if ks else 0) + ([100.0] if ks else [])
+    return requests, scales
+
+
+def run_intervals(rows: Sequence[EvalRow], trials: int, options: IntervalOptions,
+                  expected: list[tuple[str, int]] | None, task_set: int,
+                  counts: dict[str, tuple[int, int]]) -> RunIntervals:
+    """TGC's, each difficulty's, pass^k's and pass@k's (k = 1..trials) and the flip rate's bootstrap intervals.
+
+    Asked of `cluster_bootstraps` at once, so those over the same scenarios share one bootstrap (the
+    same seeded resamples, each quantity's interval as if alone). pass^1 and pass@1 are the same values.
+    """
+    groups = difficulty_groups(rows)
+    ks = list(range(1, trials + 1)) if trials >= 2 else []
+    requests, scales = interval_requests(rows, trials, expected, task_set, counts)
+    units = requests[0]
+    tgc_wilson = wilson(float(sum(units[0])), len(units[0]), options)
+    found = cluster_bootstraps(requests, options, scales)
+    tgc_ci, found = found[0], found[1:]
+    by_diff, found = dict(zip(groups, found[:len(groups)])), found[len(groups):]
+    if not ks:
+        return RunIntervals(tgc_ci, tgc_wilson, by_diff, None, None, None)
+    hat = dict(zip((str(k) for k in ks), found[:len(ks)]))
+    at = {"1": hat["1"], **dict(zip((str(k) for k in ks[1:]), found[len(ks):2 * len(ks) - 1]))}
+    return RunIntervals(tgc_ci, tgc_wilson, by_diff, {k: v for k, v in hat.items() if v is not None},
+                        {k: v for k, v in at.items() if v is not None}, found[-1])
 
 
 def mean_of(rows: Sequence[EvalRow], name: str) -> float | None:
@@ -215,23 +275,25 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
     statuses = scenario_statuses(rows, expected)
     ks = [str(k) for k in range(1, trials + 1)]
     task_set = max(expected_battles, len(rows))
-    tgc_ci, tgc_wilson = tgc_intervals(rows, options, expected, task_set)
+    counts = per_task_trials(rows)
+    cis = run_intervals(rows, trials, options, expected, task_set, counts)
     return EvalAggregates(
         battles=len(rows), expected_battles=expected_battles, judged=len(judged),
         infra_errors=sum(r.outcome == "infra_error" for r in rows),
         scope_errors=sum(r.outcome == "scope_error" for r in rows), missing=max(0, expected_battles - len(rows)),
         passed=sum(r.passed for r in judged), tgc=tgc(rows, task_set), tgc_judged=tgc_judged(rows),
-        incomplete=len(judged) < task_set, confidence_level=options.level, tgc_ci=tgc_ci, tgc_wilson=tgc_wilson,
+        incomplete=len(judged) < task_set, confidence_level=options.level, tgc_ci=cis.tgc,
+        tgc_wilson=cis.tgc_wilson,
         scenarios=counted + unjudged, scenarios_passed=scen_passed, scenarios_unjudged=unjudged,
         sgc=percent(scen_passed, counted + unjudged), sgc_judged=percent(scen_passed, counted),
         sgc_ci=wilson(scen_passed, counted + unjudged, options),
         scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],
-        tgc_by_difficulty=by_difficulty(rows, options), outcome_counts=outcome_counts(rows), trials=trials,
-        pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k))) is not None} if trials > 1 else None,
-        pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k))) is not None} if trials > 1 else None,
-        pass_hat_k_ci=(hat_ci := pass_k_intervals(rows, trials, "hat", options)),
-        pass_at_k_ci=pass_k_intervals(rows, trials, "at", options, hat_ci),
-        stability=trial_stability(rows, trials, options, task_ids),
+        tgc_by_difficulty=by_difficulty(rows, options, cis.by_difficulty), outcome_counts=outcome_counts(rows),
+        trials=trials,
+        pass_hat_k={k: v for k in ks if (v := pass_hat_k(rows, int(k), counts)) is not None} if trials > 1 else None,
+        pass_at_k={k: v for k in ks if (v := pass_at_k(rows, int(k), counts)) is not None} if trials > 1 else None,
+        pass_hat_k_ci=cis.pass_hat_k, pass_at_k_ci=cis.pass_at_k,
+        stability=trial_stability(rows, trials, options, task_ids, cis.flip),
         mean_trajectory={name: mean_of(judged, name) for name in MEAN_FIELDS},
         total_calls=sum(r.calls or 0 for r in judged),
         total_duration_s=round(sum(r.duration_s or 0.0 for r in rows), 3),

@@ -38,12 +38,12 @@ def text_table(c: Comparison) -> str:
         lines.append(f"{len(c.incomplete_tasks)} task(s) with a trial not judged (counted as not passed, as TGC does): "
                      f"{', '.join(c.incomplete_tasks[:10])}")
     lines.append("tasks: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items()))
-    header = f"{'':<14}{'tasks':>6}{'TGC A':>8}{'TGC B':>8}{'B - A':>8}  {level + ' CI':<16}{'test':<20}{'p':>9}{'MDD':>6}"
+    header = f"{'':<14}{'tasks':>6}{'TGC A':>8}{'TGC B':>8}{'B - A':>8}  {level + ' CI':<18}{'test':<20}{'p':>9}{'MDD':>6}"
     lines += ["", header, "-" * len(header)]
     rows = [("all", c.overall)] + [(f"difficulty {k}", d) for k, d in c.by_difficulty.items()]
     for label, d in rows:
         mdd = f"{d.minimum_detectable:.0f}" if d.minimum_detectable is not None else "-"
-        lines.append(f"{label:<14}{d.tasks:>6}{d.tgc_a:>8.1f}{d.tgc_b:>8.1f}{d.difference:>+8.1f}  {_ci(d):<16}"
+        lines.append(f"{label:<14}{d.tasks:>6}{d.tgc_a:>8.1f}{d.tgc_b:>8.1f}{d.difference:>+8.1f}  {_ci(d):<18}"
                      f"{d.test.name:<20}{d.test.p_value:>9.2g}{mdd:>6}")
     for change, title in (("better", "better in B"), ("worse", "worse in B")):
         changed = [t for t in c.tasks if t.change == change]

@@ -26,7 +26,7 @@ import numpy as np
 from green_agent.models.comparison import PairedDifference, PairedTest, TaskComparison, Verdict
 from green_agent.models.eval_run import Interval
 from green_agent.stats.intervals import BATCH, IntervalOptions, bootstrap_bounds, no_spread_reason
-from green_agent.stats.power import DEFAULT_POWER, minimum_detectable_difference
+from green_agent.stats.power import DEFAULT_POWER, assumption, minimum_detectable_difference
 
 PERMUTATION_RESAMPLES = 999
 
@@ -93,8 +93,9 @@ def plain_words(verdict: Verdict, diff: PairedDifference, level: float, power: f
         head = f"{'B' if verdict == 'b_better' else 'A'} is better: B - A = {figures} on {n} task(s)."
     if diff.minimum_detectable is None:
         return head + " One task is too few to detect any difference."
+    pooled = (diff.tgc_a + diff.tgc_b) / 200
     return (head + f" A difference below {diff.minimum_detectable:.0f} points cannot be told apart from noise "
-            f"on {n} tasks ({power * 100:g}% power at the {(1 - level) * 100:g}% level).")
+            f"on {n} tasks ({power * 100:g}% power at the {(1 - level) * 100:g}% level; {assumption(pooled)}).")
 
 
 def paired_difference(tasks: Sequence[TaskComparison], options: IntervalOptions = IntervalOptions(),

@@ -19,6 +19,12 @@ from math import sqrt
 DEFAULT_POWER = 0.8
 
 
+def assumption(pooled_rate: float) -> str:
+    """What `minimum_detectable_difference` assumes, in words for the verdict sentence."""
+    return (f"assuming every trial an independent draw at the pooled {100 * pooled_rate:.0f}% pass rate, the widest "
+            "spread per task, so agents that find the same tasks hard can be told apart at smaller gaps")
+
+
 def minimum_detectable_difference(tasks: int, pooled_rate: float, trials_a: int = 1, trials_b: int = 1,
                                   alpha: float = 0.05, power: float = DEFAULT_POWER) -> float | None:
     """Smallest TGC difference (points) detected with `power` at `alpha` on `tasks` tasks (module docstring)."""

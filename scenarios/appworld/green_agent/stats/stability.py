@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from green_agent.models.eval_run import Stability
+from green_agent.models.eval_run import Interval, Stability
 from green_agent.stats.intervals import IntervalOptions, cluster_bootstrap
 
 SPREAD_DRAWS = 2000
@@ -46,9 +46,22 @@ def tgc_spread(passed: np.ndarray, judged: np.ndarray, seed: int) -> tuple[float
     return round(float(spread.mean()), 2), round(float(np.quantile(spread, 0.95)), 2)
 
 
+def flip_units(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, str]) -> tuple[list[float], list[str]]:
+    """The units the flip rate is the mean of: (flipped 1.0 / not 0.0, scenario) per task with >= 2 judged trials."""
+    tasks = [t for t, v in verdicts.items() if len(v) >= 2]
+    return [float(0 < sum(verdicts[t]) < len(verdicts[t])) for t in tasks], [scenarios[t] for t in tasks]
+
+
+_BOOTSTRAP = object()
+
+
 def stability(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, str],
-              tgc_by_trial: Mapping[str, float | None], options: IntervalOptions = IntervalOptions()) -> Stability:
-    """Flip rate, pass-rate histogram and TGC spread over tasks with >= 2 judged trials (module docstring)."""
+              tgc_by_trial: Mapping[str, float | None], options: IntervalOptions = IntervalOptions(),
+              flip_ci: Interval | None | object = _BOOTSTRAP) -> Stability:
+    """Flip rate, pass-rate histogram and TGC spread over tasks with >= 2 judged trials (module docstring).
+
+    `flip_ci`: the flip rate's interval when the caller bootstrapped it already (over `flip_units`).
+    """
     tasks = [t for t, v in verdicts.items() if len(v) >= 2]
     judged = np.array([len(verdicts[t]) for t in tasks], dtype=np.int64)
     passed = np.array([sum(verdicts[t]) for t in tasks], dtype=np.int64)
@@ -58,7 +71,8 @@ def stability(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, st
     return Stability(
         tasks=len(tasks),
         flip_rate=round(100.0 * float(flipped.mean()), 2) if tasks else None,
-        flip_rate_ci=cluster_bootstrap(flipped.astype(float), [scenarios[t] for t in tasks], options),
+        flip_rate_ci=(cluster_bootstrap(*flip_units(verdicts, scenarios), options) if flip_ci is _BOOTSTRAP
+                      else flip_ci),  # type: ignore[arg-type]
         flaky_tasks=[t for t, f in zip(tasks, flipped) if f],
         pass_rate_histogram={f"{c}/{n}": histogram.get((n, c), 0) for n in sorted(set(judged.tolist()))
                              for c in range(n + 1)},
