@@ -13,9 +13,8 @@ import importlib
 import sys
 
 from green_agent import __version__
-from kernel.entry import configure_logging, install_interrupt_signals, scrub_configured_secrets
-from kernel.errors import GreenError
-from kernel.settings import REPO_ROOT, Settings, load_settings
+from kernel.entry import configure_logging, run_entry_point
+from kernel.settings import REPO_ROOT
 
 COMMAND_MODULES: list[str] = [
     "green_agent.commands.compat",
@@ -72,17 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    install_interrupt_signals()
-    try:
-        settings: Settings = load_settings(env_file=args.env_file)
-        scrub_configured_secrets(settings)
-        return int(args.func(args, settings) or 0)
-    except GreenError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_entry_point(args, args.func)
 
 
 if __name__ == "__main__":

@@ -123,12 +123,8 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
         argv = [sys.executable, "-m", module, "--port", str(port)]
     process = ManagedProcess(f"{blue} Blue :{port}", argv, log_dir / f"blue-{blue}-{port}.log", env=env)
     url = f"http://127.0.0.1:{port}"
-    try:
-        process.start()
-        process.wait_ready(f"{url}/.well-known/agent.json", timeout_s=BLUE_READY_TIMEOUT_S)
+    with process.running(f"{url}/.well-known/agent.json", timeout_s=BLUE_READY_TIMEOUT_S):
         yield url
-    finally:
-        process.stop()
 
 
 def run_on_slot(task: TaskRef | str, choices: BattleChoices, settings: Settings, urls: SlotUrls, blue_url: str,

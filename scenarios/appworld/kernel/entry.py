@@ -8,17 +8,22 @@ mcp_gateway`), never by library code: handlers and logging belong to the process
   SIGTERM and SIGHUP (`TERMINATING`: a closed terminal, a lost SSH session) raise it too, so every
   `finally` (cleanup, result.json, child processes) runs and the exit is 130.
 - `scrub_configured_secrets`: the values of configured secrets never reach this process's output.
+- `run_entry_point`: the three above around one command, our errors printed as `error: ...` with their
+  exit code (no traceback), Ctrl-C / SIGTERM / SIGHUP as `interrupted` and 130.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from types import FrameType
 
-from kernel.settings import Settings
+from kernel.errors import GreenError
+from kernel.settings import Settings, load_settings
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 """Signals that mean "stop now, cleanly": both raise KeyboardInterrupt like Ctrl-C."""
@@ -52,3 +57,18 @@ def scrub_configured_secrets(settings: Settings) -> None:
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     register_secrets([key, *secrets_in_environment(dict(os.environ))])
     scrub_process_output()
+
+
+def run_entry_point(args: argparse.Namespace, command: Callable[[argparse.Namespace, Settings], int | None]) -> int:
+    """Signals, settings (`args.env_file`) and secrets, then `command`; its exit code, or our error's."""
+    install_interrupt_signals()
+    try:
+        settings = load_settings(env_file=args.env_file)
+        scrub_configured_secrets(settings)
+        return int(command(args, settings) or 0)
+    except GreenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

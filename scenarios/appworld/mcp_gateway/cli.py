@@ -9,12 +9,10 @@ infrastructure, 130 Ctrl-C/SIGTERM). The gateway never imports the Green.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from kernel.entry import configure_logging, install_interrupt_signals, scrub_configured_secrets
-from kernel.errors import GreenError
-from kernel.settings import DEFAULT_GATEWAY_PORT, REPO_ROOT, Settings, load_settings
+from kernel.entry import configure_logging, run_entry_point
+from kernel.settings import DEFAULT_GATEWAY_PORT, REPO_ROOT, Settings
 
 DESCRIPTION = ("Serve one MCP tool per AppWorld API, forwarded to an AppWorld APIs server; "
                "every call is appended to the JSONL call log.")
@@ -58,14 +56,4 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
-    install_interrupt_signals()
-    try:
-        settings = load_settings(env_file=args.env_file)
-        scrub_configured_secrets(settings)
-        return run(args, settings)
-    except GreenError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_entry_point(args, run)

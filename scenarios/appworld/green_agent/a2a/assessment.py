@@ -121,12 +121,8 @@ def running_bridge(assessment: Assessment, config: dict[str, object], log_dir: P
             "--turn-timeout", str(config["turn_timeout_s"]), "--deadline", str(config["deadline_s"])]
     process = ManagedProcess(f"in-band bridge :{port}", argv, log_dir / f"bridge-{port}.log", env=dict(os.environ))
     url = f"http://127.0.0.1:{port}"
-    try:
-        process.start()
-        process.wait_ready(f"{url}/.well-known/agent-card.json", timeout_s=BRIDGE_READY_TIMEOUT_S)
+    with process.running(f"{url}/.well-known/agent-card.json", timeout_s=BRIDGE_READY_TIMEOUT_S):
         yield url
-    finally:
-        process.stop()
 
 
 def bridge_battle_fn(bridge_url: str, request: EvalRequest):  # noqa: ANN201 - a batch.runner.BattleFn

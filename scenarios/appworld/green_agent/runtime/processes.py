@@ -117,6 +117,16 @@ class ManagedProcess:
             pass
         scrub_file(self.log_path)
 
+    @contextlib.contextmanager
+    def running(self, ready_url: str, timeout_s: float = DEFAULT_READY_TIMEOUT_S) -> Iterator["ManagedProcess"]:
+        """Started and answering at `ready_url` inside the block; stopped on the way out, whatever happened."""
+        try:
+            self.start()
+            self.wait_ready(ready_url, timeout_s=timeout_s)
+            yield self
+        finally:
+            self.stop()
+
     def log_tail(self, lines: int = 20) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
