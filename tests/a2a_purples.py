@@ -79,8 +79,11 @@ class HostilePurple:
             def do_GET(self) -> None:  # noqa: N802
                 purple.cards += 1
                 if purple.card_limit is not None and purple.cards >= purple.card_limit:
-                    purple._server.socket.close()  # stop listening first: the next connection is refused
-                    threading.Thread(target=purple._server.shutdown, daemon=True).start()
+                    # stop listening before answering: the serve loop is stopped first (handlers run in their own
+                    # threads, so this does not wait on us), then the socket closed, so no connection made after
+                    # this answer can be accepted by the kernel's backlog: the next one is refused
+                    purple._server.shutdown()
+                    purple._server.socket.close()
                 self._json(purple.card())
 
             def do_POST(self) -> None:  # noqa: N802

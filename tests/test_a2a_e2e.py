@@ -270,7 +270,8 @@ def test_a_purple_gone_before_the_first_message_is_our_side_never_the_purples_lo
         assert purple.cards == 2 and purple.posts == 0  # it never received the task
     assert outcome.state == "completed", outcome.statuses
     data = outcome.data
-    assert set(_attempts(data, task)) == {"infra_error"} and len(_attempts(data, task)) >= 2  # retried
+    assert set(_attempts(data, task)) == {"infra_error"} and len(_attempts(data, task)) >= 2, (  # retried
+        _attempts(data, task), [(r["outcome"], r["purple_fault"], r["reason"]) for r in data["rows"]])
     row = data["rows"][0]
     assert row["outcome"] == "infra_error" and row["purple_fault"] is None, row
     assert data["infra_errors"] == 1 and data["incomplete"] and data["outcomes"]["blue_error"] == 0
