@@ -255,3 +255,40 @@ def test_the_tools_are_bound_to_the_models_own_battle(tmp_path: Path, monkeypatc
                 assert answer["ok"] is False and "battle_id" in answer["error"], (tool.__name__, bad, answer)
     finally:
         registry.clear()
+
+
+# -- 5. a reaper ends only what its own process started ------------------------------------------------
+
+def test_a_killed_commands_reaper_spares_processes_its_parent_tagged(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command run under a parent that carries a reaper tag (a test process, a driver) gets a tag of its own:
+    SIGKILLing it must not end the parent's other processes (a shared slot, a Ray cluster holder)."""
+    from green_agent.batch.ray.reaper import GRACE_S, POLL_S, TAG_ENV, reaped_if_killed
+
+    monkeypatch.setenv(TAG_ENV, "the-parents-tag")
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    command = subprocess.Popen([sys.executable, "-c", (
+        "import time, os\n"
+        "from green_agent.batch.ray.reaper import reaped_if_killed\n"
+        "with reaped_if_killed():\n"
+        "    print(os.environ['APPWORLD_GREEN_SLOT_TAG'], flush=True)\n"
+        "    time.sleep(60)\n")], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        own_tag = command.stdout.readline().strip()
+        time.sleep(3)  # the reaper is up and watching (a real command runs far longer than its start-up)
+        os.kill(command.pid, signal.SIGKILL)
+        command.wait(timeout=10)
+        time.sleep(POLL_S + GRACE_S + 2)  # the reaper has seen its process die and reaped what carries its tag
+        assert bystander.poll() is None, "the parent's process was ended by another command's reaper"
+        assert own_tag and own_tag != "the-parents-tag"
+    finally:
+        bystander.kill()
+        bystander.wait(timeout=10)
+        command.stdout.close()
+    with reaped_if_killed():  # in-process use leaves the environment as it found it
+        assert os.environ[TAG_ENV] not in ("the-parents-tag", "")
+    assert os.environ[TAG_ENV] == "the-parents-tag"
+    monkeypatch.delenv(TAG_ENV)
+    with reaped_if_killed():
+        pass
+    assert TAG_ENV not in os.environ

@@ -32,7 +32,9 @@ TAG_ENV = "APPWORLD_GREEN_SLOT_TAG"
 def start_reaper(pid: int, scratch: str | os.PathLike[str] | None = None) -> subprocess.Popen:
     """Tag this process's environment and watch `pid` from a process of its own session (it outlives the
     actor's process group). Call it before the slot starts anything; `scratch` is removed once `pid` is gone."""
-    tag = os.environ.setdefault(TAG_ENV, f"{pid}-{uuid.uuid4().hex}")
+    # always a tag of its own: an inherited one (a parent that ran a reaper itself) would make this reaper,
+    # once `pid` dies, end every process the parent tagged: other runs' slots, not only this one's
+    tag = os.environ[TAG_ENV] = f"{pid}-{uuid.uuid4().hex}"
     extra = [os.fspath(scratch)] if scratch is not None else []
     return subprocess.Popen([sys.executable, "-m", "green_agent.batch.ray.reaper", str(pid), tag, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -44,6 +46,7 @@ def reaped_if_killed() -> Iterator[None]:
     """For a command that starts slots and Blues (`battle`, local `eval`): a reaper watches this process
     while the block runs; the block's own cleanup stops everything, so on leaving it the reaper is ended
     too. Only a SIGKILL (no cleanup) leaves the reaper to end what the process had started."""
+    inherited = os.environ.get(TAG_ENV)
     reaper = start_reaper(os.getpid())
     try:
         yield
@@ -53,6 +56,12 @@ def reaped_if_killed() -> Iterator[None]:
             reaper.wait(timeout=5)
         except subprocess.TimeoutExpired:
             reaper.kill()
+        # leave the environment as it was: a caller that goes on starting processes (a test, a driver running
+        # several commands in one process) must not tag them with a reaper that is gone
+        if inherited is None:
+            os.environ.pop(TAG_ENV, None)
+        else:
+            os.environ[TAG_ENV] = inherited
 
 
 def tagged(tag: str, skip: set[int]) -> dict[int, float]:
