@@ -129,12 +129,13 @@ def reap(noted: dict[int, float]) -> None:
 
 def watch(pid: int, tag: str, scratch: str | None = None) -> None:
     me = psutil.Process()
+    noted: dict[int, float] = {}
     try:
         actor = psutil.Process(pid)
         started = actor.create_time()
-    except psutil.Error:
+    except psutil.Error:  # it died before this reaper looked: what carries its tag (ours alone) is still reaped
+        _finish(noted, tag, {me.pid, pid}, scratch)
         return
-    noted: dict[int, float] = {}
     while True:
         try:
             if not actor.is_running() or actor.create_time() != started or actor.status() == psutil.STATUS_ZOMBIE:
@@ -143,7 +144,11 @@ def watch(pid: int, tag: str, scratch: str | None = None) -> None:
             break
         noted = descendants(pid, me.pid) or noted
         time.sleep(POLL_S)
-    reap({**noted, **tagged(tag, skip={me.pid, pid})})
+    _finish(noted, tag, {me.pid, pid}, scratch)
+
+
+def _finish(noted: dict[int, float], tag: str, skip: set[int], scratch: str | None) -> None:
+    reap({**noted, **tagged(tag, skip=skip)})
     if scratch:
         shutil.rmtree(scratch, ignore_errors=True)
 
