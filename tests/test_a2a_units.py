@@ -283,3 +283,23 @@ def test_a_port_in_use_is_one_clear_infrastructure_error() -> None:
             bind("127.0.0.1", held.getsockname()[1])
     finally:
         held.close()
+
+
+def test_the_bridge_reuses_a_purples_context_id_only_when_it_is_a_plain_id() -> None:
+    """The purple's context id is purple text that reaches our logs and result.json: a forged one is not taken."""
+    from a2a.types import Message, Part, Role, TextPart
+
+    from green_agent.a2a.bridge.purple_client import PurpleConversation
+
+    conversation = PurpleConversation("http://127.0.0.1:9", turn_timeout_s=5)
+    ours = conversation.context_id
+
+    def reply(context_id: str) -> None:
+        conversation._reply_of(Message(role=Role.agent, message_id="m", context_id=context_id,
+                                       parts=[Part(root=TextPart(text="hi"))]))
+
+    reply("ctx\n2026-12-01 ERROR forged log line")
+    reply("x" * 5000)
+    assert conversation.context_id == ours
+    reply("0b7c2a9e-4f1d-4a57-9d43-2f8e6c1a3b55")
+    assert conversation.context_id == "0b7c2a9e-4f1d-4a57-9d43-2f8e6c1a3b55"

@@ -1,13 +1,13 @@
 """`Comparison` -> a terminal table and a self-contained HTML page in report.html's style.
 
 Both are rendered from the `Comparison` record alone (no file is read). Everything taken from the
-runs (blue names, paths, task ids, outcomes) is escaped on the page; the page has no script and
+runs (blue names, paths, task ids, outcomes) goes through `kernel.untrusted.html_text` on the page; the page has no script and
 loads nothing.
 """
 
 from __future__ import annotations
 
-from html import escape
+from kernel.untrusted import html_text
 
 from green_agent.batch.report_html import CSS
 from green_agent.models.comparison import Comparison, PairedDifference, TaskComparison
@@ -59,19 +59,19 @@ def text_table(c: Comparison) -> str:
 
 def _diff_row(label: str, d: PairedDifference, key: str) -> str:
     mdd = f"{d.minimum_detectable:.0f}" if d.minimum_detectable is not None else "–"
-    return (f'<tr id="diff-{escape(key)}"><td>{escape(label)}</td><td class="num">{d.tasks}</td>'
+    return (f'<tr id="diff-{html_text(key)}"><td>{html_text(label)}</td><td class="num">{d.tasks}</td>'
             f'<td class="num">{d.tgc_a:.1f}</td><td class="num">{d.tgc_b:.1f}</td>'
-            f'<td class="num">{d.difference:+.1f}</td><td class="num ci">{escape(_ci(d))}</td>'
-            f'<td>{escape(d.test.name)}</td><td class="num">{d.test.p_value:.2g}</td><td class="num">{mdd}</td>'
-            f'<td class="verdict-{escape(d.verdict)}">{escape(d.verdict.replace("_", " "))}</td></tr>')
+            f'<td class="num">{d.difference:+.1f}</td><td class="num ci">{html_text(_ci(d))}</td>'
+            f'<td>{html_text(d.test.name)}</td><td class="num">{d.test.p_value:.2g}</td><td class="num">{mdd}</td>'
+            f'<td class="verdict-{html_text(d.verdict)}">{html_text(d.verdict.replace("_", " "))}</td></tr>')
 
 
 def _task_row(t: TaskComparison) -> str:
-    return (f'<tr class="change-{escape(t.change)}"><td>{escape(t.task_id)}</td><td class="num">'
-            f'{escape(str(t.difficulty) if t.difficulty is not None else "–")}</td>'
-            f'<td>{escape(_rate(t.passed_a, t.trials_a))}</td><td>{escape(_outcomes(t.outcomes_a))}</td>'
-            f'<td>{escape(_rate(t.passed_b, t.trials_b))}</td><td>{escape(_outcomes(t.outcomes_b))}</td>'
-            f'<td>{escape(t.change)}</td></tr>')
+    return (f'<tr class="change-{html_text(t.change)}"><td>{html_text(t.task_id)}</td><td class="num">'
+            f'{html_text(str(t.difficulty) if t.difficulty is not None else "–")}</td>'
+            f'<td>{html_text(_rate(t.passed_a, t.trials_a))}</td><td>{html_text(_outcomes(t.outcomes_a))}</td>'
+            f'<td>{html_text(_rate(t.passed_b, t.trials_b))}</td><td>{html_text(_outcomes(t.outcomes_b))}</td>'
+            f'<td>{html_text(t.change)}</td></tr>')
 
 
 def render_compare_html(c: Comparison) -> str:
@@ -85,7 +85,7 @@ def render_compare_html(c: Comparison) -> str:
         left = (f'<p class="meta" id="left-out">left out: {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} '
                 f'only in B; {len(c.incomplete_tasks)} with a trial not judged (counted as not passed)</p>')
     head = ("<tr><th></th><th>tasks</th><th>TGC A</th><th>TGC B</th><th>B - A</th>"
-            f"<th>{escape(level)} CI</th><th>test</th><th>p</th><th>min. detectable</th><th>verdict</th></tr>")
+            f"<th>{html_text(level)} CI</th><th>test</th><th>p</th><th>min. detectable</th><th>verdict</th></tr>")
     diffs = _diff_row("all tasks", c.overall, "all") + "".join(
         _diff_row(f"difficulty {k}", d, k) for k, d in c.by_difficulty.items())
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items())
@@ -93,13 +93,13 @@ def render_compare_html(c: Comparison) -> str:
     tasks = "".join(_task_row(t) for t in changed) or '<tr><td colspan="7" class="empty">no task changed</td></tr>'
     extra = ".change-better td{background:#eaf6ec}.change-worse td{background:#fbeaea}.verdict-b_better," \
             ".verdict-a_better{font-weight:600}.verdict-cannot_tell{color:#5b6475}.verdict{font-size:16px}"
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}{extra}</style></head>'
-            f'<body data-ready="1"><h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p>{left}'
-            f'<p class="verdict" id="verdict">{escape(c.overall.message)}</p>'
+            f'<body data-ready="1"><h1>{html_text(title)}</h1><p class="meta">{html_text(meta)}</p>{left}'
+            f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
             f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
-            f'<p class="meta">interval: {escape(c.overall.ci.method if c.overall.ci else "none")}; '
+            f'<p class="meta">interval: {html_text(c.overall.ci.method if c.overall.ci else "none")}; '
             f'minimum detectable difference at {c.power * 100:g}% power</p>'
-            f'<h2>Tasks</h2><p id="counts">{escape(counts)}</p>'
+            f'<h2>Tasks</h2><p id="counts">{html_text(counts)}</p>'
             f'<table id="changed"><tr><th>task</th><th>diff.</th><th>A</th><th>A outcomes</th><th>B</th>'
             f'<th>B outcomes</th><th>change</th></tr>{tasks}</table></body></html>')

@@ -11,6 +11,7 @@ dropped connection, a turn over `turn_timeout_s`) is the purple's.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from typing import Any
 
@@ -25,6 +26,8 @@ from kernel.a2a_tools import MAX_REPLY_CHARS
 
 CARD_TIMEOUT_S = 10.0
 MAX_PARTS = 32
+SAFE_CONTEXT_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""A context id the bridge takes from a purple: a plain id (uuid-like), nothing that can forge a log line."""
 FAILED_STATES = (TaskState.failed, TaskState.rejected, TaskState.canceled, TaskState.auth_required)
 
 
@@ -93,6 +96,12 @@ class PurpleConversation:
                               f"the connection to the purple failed: {type(exc).__name__}", delivered=delivered) from None
         return self._reply_of(last)
 
+    def _adopt_context(self, context_id: str | None) -> None:
+        """Reuse the purple's context id (the platform's convention), only if it is a plain id: it is purple text,
+        and it reaches our logs and result.json."""
+        if context_id and SAFE_CONTEXT_ID.fullmatch(context_id):
+            self.context_id = context_id
+
     async def _last_event(self, message: Message) -> Any:
         last = None
         async for event in self._client.send_message(message):
@@ -103,11 +112,10 @@ class PurpleConversation:
 
     def _reply_of(self, event: Any) -> PurpleReply:
         if isinstance(event, Message):
-            if event.context_id:
-                self.context_id = event.context_id
+            self._adopt_context(event.context_id)
             return _parts_reply(event.parts)
         task: Task = event[0] if isinstance(event, tuple) else event
-        self.context_id = task.context_id or self.context_id
+        self._adopt_context(task.context_id)
         state = task.status.state
         if state in FAILED_STATES:
             raise PurpleFault("purple_error", f"the purple's A2A task ended {state.value}", delivered=True)
