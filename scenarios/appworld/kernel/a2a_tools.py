@@ -13,7 +13,8 @@ ship (`blue_agent.purple`). The rules (docs/a2a.md says them for people):
   `render_correction`.
 
 Everything the purple says is untrusted data: `parse_tool_call` reads at most `MAX_REPLY_CHARS`,
-accepts only a tool name matching `TOOL_NAME` and an object of arguments, and never evaluates anything.
+parses JSON only within `kernel.bounded_json`'s depth limit, accepts only a tool name matching `TOOL_NAME` and an
+object of arguments, and never evaluates anything.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from kernel.bounded_json import JsonTooDeep, loads_bounded
 
 PROTOCOL = "appworld-a2a-tools/1"
 MAX_REPLY_CHARS = 100_000
@@ -74,7 +77,10 @@ def parse_tool_call(text: str, data: list[Any] | None = None) -> ToolCall | str:
     problem = "the reply holds no JSON object with \"name\" and \"arguments\""
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = loads_bounded(candidate)
+        except JsonTooDeep as exc:
+            problem = str(exc)
+            continue
         except ValueError:
             continue
         call = _as_call(value)
@@ -92,7 +98,7 @@ def _as_call(value: Any) -> ToolCall | str:
         return "\"name\" must be one of the listed tool names"
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = loads_bounded(arguments) if arguments.strip() else {}
         except ValueError:
             return "\"arguments\" is a string that is not JSON"
     if arguments is None:

@@ -33,6 +33,7 @@ from jsonschema import Draft202012Validator
 from kernel.call_record import CallRecord
 from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
 from kernel.call_log import CallLogWriter
+from kernel.mcp_results import EPISODE_OVER_META
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import OutputType, RefusalReason
 from kernel.redaction import redact, redact_text, secret_values
@@ -147,13 +148,14 @@ class Gateway:
         refusal = self.scope.authorize(token)
         admitted = self.scope.begin_call() if refusal is None else refusal
         if isinstance(admitted, str):
-            return self._refused(name, arguments_size(arguments), admitted, started)
+            return _marked(self._refused(name, arguments_size(arguments), admitted, started), admitted == "episode_over")
         battle = self.scope.battle
         assert battle is not None  # authorized: the running battle
         try:
-            return await self._battle_call(name, arguments, battle.battle_id, battle.task_id, admitted, started)
+            result = await self._battle_call(name, arguments, battle.battle_id, battle.task_id, admitted, started)
         finally:
             await self.scope.end_call(admitted)
+        return _marked(result, self.scope.episode_is_over(admitted))
 
     async def _battle_call(self, name: str, arguments: dict[str, Any], battle_id: str, task_id: str | None,
                            generation: int, started: "_Clock") -> types.CallToolResult:
@@ -255,6 +257,13 @@ class Gateway:
         content: list[Any] = [] if self.output_type == "structured_data_only" and not outcome.is_error else [
             types.TextContent(type="text", text=text)]
         return types.CallToolResult(content=content, structured_content=structured, is_error=outcome.is_error)
+
+
+def _marked(result: types.CallToolResult, over: bool) -> types.CallToolResult:
+    """`result`, marked when the call leaves (or found) its battle's episode over (`kernel.mcp_results.episode_over`)."""
+    if over:
+        result.meta = {**(result.meta or {}), EPISODE_OVER_META: True}
+    return result
 
 
 def _refusal(message: str, *, in_scope: bool = True) -> CallOutcome:

@@ -121,6 +121,10 @@ class ScopeController:
             return "episode_over"
         return None
 
+    def episode_is_over(self, generation: int) -> bool:
+        """True once `generation`'s episode is over (complete_task succeeded, the Green ended it, or a newer battle runs)."""
+        return generation != self.generation or self._episode_over == generation
+
     def close_episode(self, generation: int) -> None:
         """complete_task of `generation` succeeded (under the forwarder's lock): its later calls are refused."""
         if generation == self.generation:

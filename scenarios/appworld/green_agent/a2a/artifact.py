@@ -4,7 +4,9 @@
 `time_used`) and adds ours. Field types never change between runs (DuckDB reads many result files as
 one table): counts are ints, rates floats, maps keyed by strings; `outcomes` lists every outcome,
 zeros included. Headline figures are over the whole shard, as AppWorld's are: a task that could not
-be judged (infra_error after its retries) is not passed there and `incomplete` says so.
+be judged (infra_error or scope_error after its retries) is not passed there and `incomplete` says so, by
+the rule results.json follows. A row says how many attempts its battle took and why the earlier ones did
+not count (infrastructure errors on our side, retried), so a retry is visible on the platform too.
 
 - `task_rewards[task]`: 1 iff every trial of the task passed, else 0; `score` is their sum.
 - `tgc`: 100 * battles passed / battles of the shard; `sgc`: 100 * scenarios whose every battle passed /
@@ -23,6 +25,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, Field
 
 from green_agent.batch.aggregate import scenario_of
+from green_agent.batch.attempts import ATTEMPTS_DIR
 from green_agent.batch.rows import interval_fields
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.explanation import explain
@@ -36,12 +39,17 @@ MAX_WHY_LISTED = 3
 """Failed tasks whose one-line why the text summary lists."""
 
 
+OUTCOMES = " | ".join(get_args(BattleOutcome))
+MAX_EARLIER = 5
+MAX_RETRIES_LISTED = 3
+
+
 class TaskRow(BaseModel):
     """One battle of the shard."""
 
     task_id: str
     trial: int
-    outcome: str = Field(description="passed | partial | collateral_damage | failed | timeout | scope_error | infra_error.")
+    outcome: str = Field(description=f"{OUTCOMES} (docs/outcomes.md).")
     passed: bool
     difficulty: int | None
     tests_passed: int | None
@@ -53,6 +61,11 @@ class TaskRow(BaseModel):
     reason: str | None
     why: str | None = Field(default=None, description="The verdict in one plain sentence (`models.explanation`; "
                             "never the expected answer).")
+    attempts: int = Field(default=1, description="Attempts this battle took: 1, plus one per infrastructure error on "
+                          "our side that was retried on a fresh world.")
+    earlier_attempts: list[str] = Field(default_factory=list, description=(
+        "Why each earlier attempt did not count (`<outcome>: <reason>`, oldest first, at most 5): always our side's "
+        "infrastructure errors, never the purple's faults (those are judged, not retried)."))
 
 
 class DifficultyFigures(BaseModel):
@@ -81,7 +94,8 @@ class AssessmentData(BaseModel):
     time_used: float = Field(description="Seconds from the request to the artifact.")
     tgc: float
     sgc: float
-    incomplete: bool = Field(description="Some battle could not be judged (infra_error): not passed above.")
+    incomplete: bool = Field(description="Some battle of the shard was not judged (infra_error or scope_error after "
+                             "its retries, or not run): not passed above. The same rule as results.json's.")
     infra_errors: int
     by_difficulty: dict[str, DifficultyFigures]
     outcomes: dict[str, int]
@@ -115,7 +129,8 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         participant=role, score=sum(rewards.values()), max_score=len(task_ids),
         pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
         time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
-        incomplete=outcomes["infra_error"] > 0 or outcomes["not_run"] > 0, infra_errors=outcomes["infra_error"],
+        incomplete=results.aggregates.incomplete or outcomes["not_run"] > 0 if results else battles > 0,
+        infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
         intervals=interval_fields(results.aggregates) if results else {}, rows=rows, shard=shard, config=config,
         versions=versions, run_id=results.manifest.run_id if results else None, run_dir=str(out) if out else None)
@@ -127,8 +142,14 @@ def summary_text(data: AssessmentData) -> str:
     text = (f"AppWorld assessment of {data.participant}: {data.score} of {data.max_score} task(s) passed on {shard} "
             f"- TGC {data.tgc:.1f}, SGC {data.sgc:.1f}, in {data.time_used:.0f} s.")
     if data.incomplete:
-        text += (f" Incomplete: {data.infra_errors} battle(s) could not be judged on our side (infra_error) and "
-                 f"{data.outcomes['not_run']} did not run; they count as not passed.")
+        text += (f" Incomplete: {data.infra_errors + data.outcomes['scope_error']} battle(s) could not be judged on "
+                 f"our side (infra_error, scope_error) and {data.outcomes['not_run']} did not run; they count as "
+                 "not passed.")
+    retried = [row for row in data.rows if row.attempts > 1]
+    if retried:
+        text += (f" {len(retried)} battle(s) were retried after infrastructure errors on our side: "
+                 + "; ".join(f"{row.task_id} took {row.attempts} attempts ({row.earlier_attempts[0]})"
+                             for row in retried[:MAX_RETRIES_LISTED] if row.earlier_attempts) + ".")
     failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]
     if failures:
         text += " Not passed: " + " ".join(f"{row.task_id}: {row.why}" for row in failures)
@@ -143,7 +164,19 @@ def _row(row: EvalRow, out: Path | None) -> TaskRow:
                    calls=row.calls, purple_fault=result.blue_fault.kind if result and result.blue_fault else None,
                    failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
                    [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None,
-                   why=one_line(explain(result).headline, MAX_WHY) if result else None)
+                   why=one_line(explain(result).headline, MAX_WHY) if result else None, attempts=row.attempts,
+                   earlier_attempts=_earlier(out / row.result_path) if out else [])
+
+
+def _earlier(result_path: Path) -> list[str]:
+    """`<outcome>: <reason>` of the earlier attempts kept beside a battle's result (`batch.attempts`), oldest first."""
+    folders = sorted((result_path.parent / ATTEMPTS_DIR).glob("*/"), key=lambda p: p.stat().st_mtime)
+    earlier = []
+    for folder in folders[:MAX_EARLIER]:
+        result = _result(folder / result_path.name)
+        earlier.append(one_line(f"{result.outcome}: {result.reason or 'no reason recorded'}" if result
+                                else "unrecorded: the attempt left no result", MAX_WHY))
+    return earlier
 
 
 def _result(path: Path) -> BattleResult | None:

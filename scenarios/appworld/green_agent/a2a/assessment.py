@@ -24,6 +24,7 @@ from typing import Protocol
 
 from green_agent import __version__
 from green_agent.a2a.artifact import AssessmentData, ShardInfo, build_data
+from green_agent.a2a.purple_http import AUTH_ENV
 from green_agent.a2a.request import Assessment, resolve_shard
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.batch.evaluate import EvalRequest, run_eval
@@ -119,7 +120,10 @@ def running_bridge(assessment: Assessment, config: dict[str, object], log_dir: P
     argv = [sys.executable, "-m", "green_agent.a2a.bridge.server", "--port", str(port),
             "--purple", assessment.purple_url, "--max-steps", str(config["max_steps"]),
             "--turn-timeout", str(config["turn_timeout_s"]), "--deadline", str(config["deadline_s"])]
-    process = ManagedProcess(f"in-band bridge :{port}", argv, log_dir / f"bridge-{port}.log", env=dict(os.environ))
+    env = dict(os.environ)
+    if assessment.purple_auth:  # the environment, not argv: a process list shows argv to every user
+        env[AUTH_ENV] = ":".join(assessment.purple_auth)
+    process = ManagedProcess(f"in-band bridge :{port}", argv, log_dir / f"bridge-{port}.log", env=env)
     url = f"http://127.0.0.1:{port}"
     with process.running(f"{url}/.well-known/agent-card.json", timeout_s=BRIDGE_READY_TIMEOUT_S):
         yield url

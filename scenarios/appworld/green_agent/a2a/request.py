@@ -2,7 +2,9 @@
 
 The platform sends one A2A message whose text is JSON `{"participants": {"<role>": "<url>"},
 "config": {...}}`; the config may also be nested as `config.assessment_config` (keys beside it win).
-`parse_request(text)` returns an `Assessment` or raises `RequestError`, a `BadInputError` whose one
+User info in a participant URL (`http://user:pass@host/`) is taken out of the URL at once: the clean URL is
+the only one stored, logged or reported; the credentials are kept apart (`Assessment.purple_auth`) for HTTP
+Basic auth. `parse_request(text)` returns an `Assessment` or raises `RequestError`, a `BadInputError` whose one
 sentence names the field; `resolve_shard(config, world)` turns the config into this shard's ordered
 task ids. Both run before any world starts. Unknown config keys are refused, never ignored.
 """
@@ -16,8 +18,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S, MAX_TURN_TIMEOUT_S
+from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
 from kernel.errors import BadInputError
+from kernel.redaction import register_secrets
 from kernel.settings import MAX_SLOTS
 from kernel.task_ids import validate_task_id
 from kernel.world_data import WorldData
@@ -70,7 +74,9 @@ class Assessment(BaseModel):
     """A parsed request: who plays (its role and URL) and the config."""
 
     role: str = Field(description="The participant's role (`agent`, or the only one given).")
-    purple_url: str = Field(description="The participant's A2A URL.")
+    purple_url: str = Field(description="The participant's A2A URL, without user info (the one stored and shown).")
+    purple_auth: tuple[str, str] | None = Field(default=None, exclude=True, repr=False, description=(
+        "HTTP Basic credentials taken out of the participant URL's user info; never stored, logged or reported."))
     config: AssessmentConfig
 
 
@@ -88,7 +94,9 @@ def parse_request(text: str) -> Assessment:
     if extra:
         raise RequestError(f"{_quote(extra[0])} is not a request field (only participants and config are)")
     role, url = _participant(body.get("participants"))
-    return Assessment(role=role, purple_url=url, config=_config(body.get("config")))
+    clean = split_credentials(url)
+    register_secrets([clean.auth[1]] if clean.auth else [])
+    return Assessment(role=role, purple_url=clean.url, purple_auth=clean.auth, config=_config(body.get("config")))
 
 
 def _participant(participants: Any) -> tuple[str, str]:

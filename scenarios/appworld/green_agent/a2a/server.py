@@ -5,8 +5,8 @@ card is answered before, from the same data: `green_agent.a2a.card`); the heavy 
 imports, the world check, the versions) warms up in a thread meanwhile, and a request waits for it.
 
 One request = one A2A task (`AssessmentExecutor.execute`), thin over `green_agent.a2a.assessment`:
-- bad input (not JSON, no participant, unknown key, unknown task id, shard out of range, the
-  purple's card not fetchable) -> `rejected` with one sentence naming the field, before any world starts;
+- bad input (not JSON, no participant, unknown key, unknown task id, shard out of range, a participant
+  URL naming one of our own services, the purple's card not fetchable or over its size limit) -> `rejected` with one sentence naming the field, before any world starts;
 - otherwise `working` updates: the start (task count, shard), one per finished battle (task id,
   outcome, running TGC), and a heartbeat every `heartbeat_s` while battles run;
 - the end: `completed` with one artifact (a plain-text summary and one DataPart of `AssessmentData`),
@@ -32,7 +32,9 @@ from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCard, DataPart, Part, TaskState, TextPart
 from a2a.utils import new_agent_text_message, new_task
 
-from green_agent.a2a.card import CARD_PATHS, card_data
+from green_agent.a2a.card import card_data
+from green_agent.a2a.own_services import refuse_own_services
+from green_agent.a2a.purple_http import PurpleBytesRefused, bounded_client, fetch_card
 from green_agent.a2a.request import Assessment, RequestError, parse_request
 from kernel.errors import GreenError
 from kernel.settings import Settings
@@ -104,6 +106,7 @@ class AssessmentExecutor(AgentExecutor):
             from green_agent.a2a.assessment import plan_shard
 
             plan_shard(assessment, self.settings)
+            refuse_own_services(assessment.purple_url, assessment.role, self.slot_specs)
             await check_card(assessment)
         except RequestError as exc:
             await updater.reject(say(str(exc)))
@@ -188,22 +191,18 @@ def request_text(context: RequestContext) -> str:
 
 
 async def check_card(assessment: Assessment) -> None:
-    """The purple's agent card answers; else RequestError naming the participant."""
-    async with httpx.AsyncClient(timeout=CARD_TIMEOUT_S) as client:
-        for path in CARD_PATHS:
-            try:
-                response = await client.get(assessment.purple_url + path)
-            except httpx.HTTPError as exc:
-                raise RequestError(f"participants.{assessment.role}: no agent card at {assessment.purple_url} "
-                                   f"({type(exc).__name__}); is the agent running?") from None
-            if response.status_code == 200:
-                try:
-                    AgentCard.model_validate(response.json())
-                except ValueError:
-                    raise RequestError(f"participants.{assessment.role}: the agent card at "
-                                       f"{assessment.purple_url}{path} is not a valid A2A agent card") from None
-                return
-    raise RequestError(f"participants.{assessment.role}: {assessment.purple_url} serves no agent card")
+    """The purple's agent card answers (read within `MAX_CARD_BYTES`); else RequestError naming the participant."""
+    http, _ = bounded_client(httpx.Timeout(CARD_TIMEOUT_S), assessment.purple_auth)
+    async with http:
+        try:
+            await fetch_card(http, assessment.purple_url)
+        except PurpleBytesRefused as exc:
+            raise RequestError(f"participants.{assessment.role}: {exc}") from None
+        except ValueError as exc:
+            raise RequestError(f"participants.{assessment.role}: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise RequestError(f"participants.{assessment.role}: no agent card at {assessment.purple_url} "
+                               f"({type(exc).__name__}); is the agent running?") from None
 
 
 def build_app(card_url: str, settings: Settings, heartbeat_s: float = HEARTBEAT_S,

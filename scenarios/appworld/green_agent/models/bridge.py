@@ -18,9 +18,12 @@ from kernel.a2a_tools import PROTOCOL
 REPORT_KEY = "bridge_report"
 FaultOwner = Literal["blue", "green"]
 EndedBy = Literal["complete_task", "max_steps", "deadline", "purple_error", "purple_dropped", "turn_timeout",
-                  "purple_unreachable", "gateway_error", "bridge_error"]
-BLUE_FAULTS: frozenset[str] = frozenset({"max_steps", "purple_error", "purple_dropped", "turn_timeout"})
-"""How a conversation can end by the purple's doing (after it received the task): judged, counted."""
+                  "purple_malformed", "purple_unreachable", "gateway_error", "bridge_error"]
+BLUE_FAULTS: frozenset[str] = frozenset({"max_steps", "purple_error", "purple_dropped", "turn_timeout",
+                                         "purple_malformed"})
+"""How a conversation can end by the purple's doing (its bytes arrived, or it had the task): judged, counted.
+`purple_malformed`: a reply (or card) that was received and refused: too large, nested too deep, not JSON, not a
+valid A2A response, or an exception that arose while the bridge handled those bytes."""
 
 
 class BridgeReport(BaseModel):

@@ -41,7 +41,8 @@ from green_agent.gateway_client import GatewayClient
 log = logging.getLogger(__name__)
 
 BRIDGE_FAULT_KINDS: dict[str, BlueFaultKind] = {"purple_error": "error_reply", "purple_dropped": "connection_dropped",
-                                                "turn_timeout": "turn_timeout", "max_steps": "max_steps"}
+                                                "turn_timeout": "turn_timeout", "max_steps": "max_steps",
+                                                "purple_malformed": "malformed_reply"}
 """How the bridge's purple faults (`models.bridge.BLUE_FAULTS`) are named in the result's blue_fault."""
 AUTHORITY_EVERY_S = 2.0
 FALLBACK_POLL_S = 0.25

@@ -8,9 +8,15 @@
 3. reads each reply as one tool call (`kernel.a2a_tools.parse_tool_call`), runs it through the
    gateway, sends back `Tool '<name>' result: <json>`; a reply that is not a tool call gets one
    corrective message (and counts as a step);
-4. ends at a successful `supervisor__complete_task`, after `max_steps` replies, at the deadline, or
-   at a fault, and says how in a `BridgeReport` (whose fault: see `green_agent.models.bridge`).
+4. ends when the gateway says the episode is over (a successful `complete_task`, called directly or
+   through `call_api`), after `max_steps` replies, at the deadline, or at a fault, and says how in a
+   `BridgeReport` (whose fault: see `green_agent.models.bridge`).
 It never raises: every ending is a report.
+
+Whose fault is decided by where it happened (docs/outcomes.md): anything that arose while reading or
+handling the purple's bytes (its card, its reply, the tool call in it, arguments it chose that cannot be
+carried) is the purple's, judged and charged; the gateway failing is ours (`gateway_error`); an exception
+anywhere else in the bridge is ours too (`bridge_error`, retried).
 """
 
 from __future__ import annotations
@@ -23,11 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable
+from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable, PurpleCallRefused
 from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
-from kernel.a2a_tools import (COMPLETE_TASK_TOOL, PROTOCOL, REPLY_FORMAT, TOOLS_HEADER, ToolCall, parse_tool_call,
-                              render_correction, render_result)
+from kernel.a2a_tools import (PROTOCOL, REPLY_FORMAT, TOOLS_HEADER, ToolCall, parse_tool_call, render_correction,
+                              render_result)
 from kernel.errors import TaskMessageError
 from kernel.task_message import MCP_HTTP_LINE, MCP_SSE_LINE, parse_task_message
 
@@ -58,7 +64,8 @@ def first_message(task_text: str, schemas: list[dict[str, Any]]) -> str:
     return f"{body}\n\n{TOOLS_HEADER}\n{json.dumps(schemas, indent=1)}\n\n{REPLY_FORMAT}"
 
 
-async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeReport:
+async def converse(task_text: str, purple_url: str, limits: Limits,
+                   auth: tuple[str, str] | None = None) -> BridgeReport:
     """Run one conversation to its end (see the module docstring); never raises."""
     deadline = time.monotonic() + limits.deadline_s
     counts: dict[str, Any] = {"steps": 0, "tool_calls": 0, "corrections": 0, "purple_s": 0.0, "green_s": 0.0,
@@ -80,11 +87,13 @@ async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeRep
     try:
         async with GatewayTools(task.mcp_url) as tools:
             text = first_message(task_text, await tools.schemas())
-            async with PurpleConversation(purple_url, limits.turn_timeout_s) as purple:
+            async with PurpleConversation(purple_url, limits.turn_timeout_s, auth) as purple:
                 context[0] = purple.context_id
                 return await _loop(purple, tools, text, limits, deadline, counts, report, context)
     except PurpleFault as fault:
         return report(fault.ended_by, str(fault), "blue" if fault.delivered else "green")
+    except PurpleCallRefused as exc:
+        return report("purple_malformed", str(exc), "blue")
     except GatewayUnavailable as exc:
         return report("gateway_error", str(exc), "green")
     except Exception as exc:  # noqa: BLE001 - the bridge's own bug is ours, never the purple's
@@ -114,13 +123,17 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             counts["green_s"] += time.perf_counter() - started
         context[0] = purple.context_id
         if text is None:
-            return report("complete_task", f"the purple completed the task ({PROTOCOL})")
+            return report("complete_task", f"the gateway ended the episode after the purple's call ({PROTOCOL})")
 
 
 async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str | None:
-    """One reply -> the next message to the purple (None: it completed the task)."""
+    """One reply -> the next message to the purple (None: the gateway says the episode is over)."""
     counts["steps"] += 1
-    call = parse_tool_call(reply.text, reply.data)
+    try:
+        call = parse_tool_call(reply.text, reply.data)
+    except Exception as exc:  # noqa: BLE001 - it arose reading the purple's bytes: its fault, never ours
+        raise PurpleFault("purple_malformed", f"the purple's reply could not be read as a tool call "
+                          f"({type(exc).__name__})", delivered=True) from None
     if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
         call = f"{call.name!r} is not a tool here: there is no user to talk to"
     if isinstance(call, str):
@@ -128,14 +141,10 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str 
         return render_correction(call)
     called = time.perf_counter()
     try:
-        response = await tools.call(call.name, call.arguments)
+        outcome = await tools.call(call.name, call.arguments)
     finally:
         counts["gateway_s"] += time.perf_counter() - called
     counts["tool_calls"] += 1
-    if call.name == COMPLETE_TASK_TOOL and not _is_error(response):
+    if outcome.episode_over:
         return None
-    return render_result(call.name, response)
-
-
-def _is_error(response: Any) -> bool:
-    return isinstance(response, dict) and response.get("is_error") is True
+    return render_result(call.name, outcome.response)

@@ -3,24 +3,42 @@
 The bridge calls the gateway exactly as an MCP Blue does (the official `mcp` client over Streamable
 HTTP, the battle's capability URL from the task message), so scope policy, refusals, redaction, the
 call log and every trajectory metric are the MCP path's. A refused or failed call is a tool result
-(data for the purple); only a transport failure (the gateway down, a call with no answer) raises
-`GatewayUnavailable`, which is ours, never the purple's.
+(data for the purple). Who failed, when a call does not come back as a result:
+- the gateway answered 413 (the purple's arguments are over its body limit) or the arguments cannot be
+  sent as JSON at all: `PurpleCallRefused`, the purple's own fault (it chose those bytes);
+- anything else (the gateway down, a call with no answer, a 5xx): `GatewayUnavailable`, ours.
+Each `ToolOutcome` carries the gateway's own episode state (`kernel.mcp_results.episode_over`), so the
+conversation ends when the gateway says the episode is over, however `complete_task` was called.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, NamedTuple
 
+import httpx
 from mcp.client.client import Client
 
 from kernel.a2a_tools import function_schema
-from kernel.mcp_results import tool_result_payload
+from kernel.mcp_results import episode_over, tool_result_payload
 
 CALL_TIMEOUT_S = 120.0
+PURPLE_CAUSED_STATUSES = frozenset({413})
 
 
 class GatewayUnavailable(Exception):
     """The gateway could not be reached or did not answer (infrastructure)."""
+
+
+class PurpleCallRefused(Exception):
+    """The purple's tool call could not be carried to the gateway as it was (its arguments): the purple's fault."""
+
+
+class ToolOutcome(NamedTuple):
+    response: Any
+    """The API's JSON, or an error as `{"is_error": true, "message": ...}`."""
+    episode_over: bool
+    """The gateway says the battle's episode is over after this call."""
 
 
 class GatewayTools:
@@ -55,16 +73,37 @@ class GatewayTools:
         return [function_schema(t.name, t.description or t.name, dict(t.input_schema or {"type": "object"}))
                 for t in listed.tools]
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """One tools/call; the API's JSON (an error as `{"is_error": true, "message": ...}`)."""
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """One tools/call (see the module docstring for what it raises)."""
+        try:
+            json.dumps(arguments, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise PurpleCallRefused(f"the arguments of {name} cannot be sent as JSON ({type(exc).__name__})") from None
         try:
             result = await self._client.call_tool(name, arguments)
         except Exception as exc:  # noqa: BLE001
+            status = _status(exc)
+            if status in PURPLE_CAUSED_STATUSES:
+                raise PurpleCallRefused(f"the gateway refused the call of {name} as too large (HTTP {status})") from None
             raise GatewayUnavailable(f"the gateway did not answer {name}: {_describe(exc)}") from None
-        return tool_result_payload(result).get("response")
+        return ToolOutcome(tool_result_payload(result).get("response"), episode_over(result))
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status behind an MCP client failure, if the gateway answered one."""
+    seen: BaseException | None = _innermost(exc)
+    while seen is not None:
+        if isinstance(seen, httpx.HTTPStatusError):
+            return seen.response.status_code
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _describe(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return type(exc).__name__
+    return type(_innermost(exc)).__name__

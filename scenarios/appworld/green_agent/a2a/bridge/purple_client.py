@@ -2,10 +2,20 @@
 
 `PurpleConversation.send(text)` posts one A2A message (a2a-sdk 0.3 client, non-streaming) in the
 conversation's context and returns the purple's reply as `PurpleReply` (its TextParts joined, its
-DataParts' payloads). Every failure becomes a `PurpleFault` saying whether the message was
-delivered: a connection that could not be opened (or a card that could not be fetched) before the
-first message is not delivered (ours to retry); anything after that (an A2A error, a failed task, a
-dropped connection, a turn over `turn_timeout_s`) is the purple's.
+DataParts' payloads). Where it connects is ours to choose: the participant URL the request gave, never
+the `url` its card names (`green_agent.a2a.purple_http.fetch_card`). Every byte it sends back is read
+within a limit and depth-checked before a2a-sdk parses it (`BoundedTransport`).
+
+Every failure becomes a `PurpleFault` saying whether the message was delivered, decided by where it
+happened:
+- no connection could be opened (or no card answered) before the first message: not delivered (ours to
+  retry, `purple_unreachable`);
+- its response arrived and anything about it failed (too large, nested too deep, not JSON, a JSON-RPC
+  shape or an A2A object that a2a-sdk refuses, a failed A2A task): the purple's (`purple_malformed`, or
+  `purple_error` for an error it chose to send), judged and charged, never retried;
+- the card was served but was too large or invalid: the purple's too (its bytes), though the task was
+  not yet sent: the world is judged as it stands;
+- a connection dropped after delivery, or a turn over `turn_timeout_s`: the purple's.
 """
 
 from __future__ import annotations
@@ -16,11 +26,12 @@ import uuid
 from typing import Any
 
 import httpx
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientError, A2AClientHTTPError, A2AClientTimeoutError
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.errors import A2AClientError, A2AClientHTTPError, A2AClientJSONError, A2AClientTimeoutError
 from a2a.types import DataPart, Message, Part, Role, Task, TaskState, TextPart
 from pydantic import BaseModel, Field
 
+from green_agent.a2a.purple_http import BoundedTransport, PurpleBytesRefused, bounded_client, fetch_card
 from green_agent.models.bridge import EndedBy
 from kernel.a2a_tools import MAX_REPLY_CHARS
 
@@ -49,22 +60,27 @@ class PurpleFault(Exception):
 class PurpleConversation:
     """One A2A conversation (one context id) with the purple at `url`; use as an async context manager."""
 
-    def __init__(self, url: str, turn_timeout_s: float) -> None:
-        self.url, self.turn_timeout_s = url, turn_timeout_s
+    def __init__(self, url: str, turn_timeout_s: float, auth: tuple[str, str] | None = None) -> None:
+        self.url, self.turn_timeout_s, self.auth = url, turn_timeout_s, auth
         self.context_id = uuid.uuid4().hex
         self._task_id: str | None = None
         self._http: httpx.AsyncClient | None = None
+        self._transport: BoundedTransport | None = None
         self._client: Any = None
         self.sent = 0
 
     async def __aenter__(self) -> "PurpleConversation":
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.turn_timeout_s, connect=CARD_TIMEOUT_S))
+        self._http, self._transport = bounded_client(httpx.Timeout(self.turn_timeout_s, connect=CARD_TIMEOUT_S),
+                                                     self.auth)
         try:
-            card = await asyncio.wait_for(A2ACardResolver(self._http, self.url).get_agent_card(), CARD_TIMEOUT_S)
-        except Exception as exc:  # noqa: BLE001 - any failure here means the task was never delivered
+            card = await asyncio.wait_for(fetch_card(self._http, self.url), CARD_TIMEOUT_S)
+        except (PurpleBytesRefused, ValueError) as exc:  # it answered, with bytes we refuse: its own doing
+            await self._http.aclose()
+            raise PurpleFault("purple_malformed", _short(str(exc)), delivered=True) from None
+        except Exception as exc:  # noqa: BLE001 - no card came back: the task was never delivered
             await self._http.aclose()
             raise PurpleFault("purple_unreachable", f"the purple's agent card at {self.url} could not be fetched "
-                              f"({type(exc).__name__})", delivered=False) from exc
+                              f"({type(exc).__name__})", delivered=False) from None
         self._client = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http)).create(card)
         return self
 
@@ -78,12 +94,23 @@ class PurpleConversation:
                           context_id=self.context_id, task_id=self._task_id)
         first = self.sent == 0
         self.sent += 1
+        assert self._transport is not None
+        answered = self._transport.answered
         try:
             last = await asyncio.wait_for(self._last_event(message), self.turn_timeout_s)
+            return self._reply_of(last)
+        except PurpleFault:
+            raise
         except (asyncio.TimeoutError, A2AClientTimeoutError):
             raise PurpleFault("turn_timeout", f"the purple did not answer within {self.turn_timeout_s:g} s",
                               delivered=True) from None
+        except PurpleBytesRefused as exc:
+            raise PurpleFault("purple_malformed", _short(str(exc)), delivered=True) from None
         except A2AClientError as exc:
+            if isinstance(exc, A2AClientJSONError) or (
+                    self._transport.answered > answered and not isinstance(exc, A2AClientHTTPError)):
+                raise PurpleFault("purple_malformed", f"the purple's reply could not be read as A2A: "
+                                  f"{type(exc).__name__}", delivered=True) from None
             delivered = not (first and _not_connected(exc))
             kind: EndedBy = "purple_error" if delivered else "purple_unreachable"
             if isinstance(exc, A2AClientHTTPError) and _dropped(exc):
@@ -94,7 +121,11 @@ class PurpleConversation:
             delivered = not (first and isinstance(exc, httpx.ConnectError))
             raise PurpleFault("purple_dropped" if delivered else "purple_unreachable",
                               f"the connection to the purple failed: {type(exc).__name__}", delivered=delivered) from None
-        return self._reply_of(last)
+        except Exception as exc:  # noqa: BLE001 - see below
+            if self._transport.answered > answered:  # it arose reading the purple's reply: a2a-sdk refused its shape
+                raise PurpleFault("purple_malformed", f"the purple's reply is not a valid A2A response "
+                                  f"({type(exc).__name__})", delivered=True) from None
+            raise
 
     def _adopt_context(self, context_id: str | None) -> None:
         """Reuse the purple's context id (the platform's convention), only if it is a plain id: it is purple text,
