@@ -9,13 +9,23 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
 - `garbage`: a message that is not a tool call, every time;
 - `kill`: the first message ever in this mode calls `on_kill()` (a test kills our AppWorld server there,
   mid-task); every message is answered with a `supervisor__complete_task` call.
+- `solve`: plays the task's reference solution (our reference purple's player), an honest purple;
+- `deep_text` / `deep_data`: a tool call whose JSON nests 20,000 deep, as text / as a DataPart;
+- `big_arg`: a DataPart tool call with a 5 MB argument;
+- `rpc_list`, `rpc_part_kind`, `rpc_state`, `rpc_bare`, `rpc_code`: JSON-RPC replies a2a-sdk refuses (`result` a
+  list, an unknown part kind, an unknown task state, no result nor error, a non-numeric error code);
+- `huge_reply`: a 100 MB reply body;
+- `call_api_complete`: completes through `call_api("supervisor", "complete_task")` at once.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
-Each POST is counted in `posts` (the test checks the purple was really asked), each card GET in `cards`.
+`card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
+card is 100 MB. Each POST is counted in `posts` and per context in `context_posts` (the test checks the purple
+was really asked), each card GET in `cards`; every `Authorization` header it received is kept in `auth_headers`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -23,15 +33,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
 from typing import Any
 
+from blue_agent.purple.reference import ReferencePlayer
 from kernel.a2a_tools import task_id_of
 from kernel.ports import free_port
+from kernel.world_data import WorldData
+
+DEEP = 20_000
+HUGE = 100 * 1024 * 1024
+CHUNK = 1024 * 1024
 
 
 class HostilePurple:
     def __init__(self, modes: dict[str, str], silent_s: float = 30.0, on_kill: Callable[[], None] | None = None,
-                 card_limit: int | None = None) -> None:
+                 card_limit: int | None = None, world: WorldData | None = None, card_url: str | None = None,
+                 huge_card_after: int | None = None) -> None:
         self.modes, self.silent_s, self.on_kill, self.card_limit = modes, silent_s, on_kill, card_limit
+        self.world, self.card_url, self.huge_card_after = world, card_url, huge_card_after
         self.cards, self.killed = 0, False
+        self.context_posts: dict[str, int] = {}
+        self.auth_headers: list[str] = []
+        self.players: dict[str, ReferencePlayer] = {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.contexts: dict[str, str] = {}
@@ -48,7 +69,7 @@ class HostilePurple:
         self._server.server_close()
 
     def card(self) -> dict[str, Any]:
-        return {"name": "hostile purple", "description": "misbehaves on purpose", "url": self.url + "/",
+        return {"name": "hostile purple", "description": "misbehaves on purpose", "url": self.card_url or self.url + "/",
                 "version": "0", "capabilities": {"streaming": False}, "defaultInputModes": ["text"],
                 "defaultOutputModes": ["text"], "protocolVersion": "0.3.0",
                 "skills": [{"id": "x", "name": "x", "description": "x", "tags": []}]}
@@ -56,17 +77,37 @@ class HostilePurple:
     def _mode(self, params: dict[str, Any]) -> str:
         message = params.get("message") or {}
         context = message.get("contextId") or "none"
+        self.context_posts[context] = self.context_posts.get(context, 0) + 1
         if context not in self.contexts:
             text = " ".join(p.get("text", "") for p in message.get("parts") or [])
             self.contexts[context] = self.modes.get(task_id_of(text) or "", "garbage")
         return self.contexts[context]
 
+    def _solve(self, params: dict[str, Any]) -> str:
+        """The reference player's next call for this conversation (an honest purple)."""
+        message = params.get("message") or {}
+        context = message.get("contextId") or "none"
+        text = " ".join(p.get("text", "") for p in message.get("parts") or [])
+        if context not in self.players:
+            assert self.world is not None, "a purple in mode solve needs the world"
+            self.players[context] = ReferencePlayer(self.world.solution_source(task_id_of(text) or ""))
+        return asyncio.run(self.players[context].turn(text))
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         purple = self
 
         class Handler(BaseHTTPRequestHandler):
+            server_purple = purple
+
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def _raw(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _json(self, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()
@@ -76,8 +117,29 @@ class HostilePurple:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _huge(self, content_type: str) -> None:
+                """A 100 MB body, written until the reader stops reading."""
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(HUGE))
+                self.end_headers()
+                chunk = b"a" * CHUNK
+                try:
+                    for _ in range(HUGE // CHUNK):
+                        self.wfile.write(chunk)
+                except OSError:
+                    pass
+
+            def _message(self, rpc_id: Any, context: Any, part: dict[str, Any]) -> None:
+                self._json({"jsonrpc": "2.0", "id": rpc_id, "result": {
+                    "kind": "message", "role": "agent", "messageId": f"m{purple.posts}", "contextId": context,
+                    "parts": [part]}})
+
             def do_GET(self) -> None:  # noqa: N802
                 purple.cards += 1
+                if purple.huge_card_after is not None and purple.cards > purple.huge_card_after:
+                    self._huge("application/json")
+                    return
                 if purple.card_limit is not None and purple.cards >= purple.card_limit:
                     # stop listening before answering: the serve loop is stopped first (handlers run in their own
                     # threads, so this does not wait on us), then the socket closed, so no connection made after
@@ -89,7 +151,14 @@ class HostilePurple:
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 purple.posts += 1
-                mode = purple._mode(body.get("params") or {})
+                if self.headers.get("Authorization"):
+                    purple.auth_headers.append(self.headers["Authorization"])
+                params = body.get("params") or {}
+                mode = purple._mode(params)
+                rpc_id, context = body.get("id"), params.get("message", {}).get("contextId")
+                if mode in ATTACKS:
+                    ATTACKS[mode](self, rpc_id, context, params)
+                    return
                 if mode == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -114,3 +183,29 @@ class HostilePurple:
                     "parts": [{"kind": "text", "text": "I would rather chat. <script>alert(1)</script>"}]}})
 
         return Handler
+
+
+def _deep(depth: int) -> str:
+    return '{"name": "supervisor__show_profile", "arguments": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
+    "solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p)}),
+    "deep_text": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _deep(DEEP)}),
+    "deep_data": lambda h, i, c, p: h._raw(('{"jsonrpc": "2.0", "id": ' + json.dumps(i) + ', "result": {"kind": '
+                                            '"message", "role": "agent", "messageId": "m", "contextId": ' + json.dumps(c)
+                                            + ', "parts": [{"kind": "data", "data": ' + _deep(DEEP) + '}]}}').encode()),
+    "big_arg": lambda h, i, c, p: h._message(i, c, {"kind": "data", "data": {
+        "name": "supervisor__show_profile", "arguments": {"x": "a" * (5 * 1024 * 1024)}}}),
+    "call_api_complete": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": json.dumps({
+        "name": "call_api", "arguments": {"app_name": "supervisor", "api_name": "complete_task",
+                                          "arguments": {"status": "success"}}})}),
+    "rpc_list": lambda h, i, c, p: h._json({"jsonrpc": "2.0", "id": i, "result": [1, 2, 3]}),
+    "rpc_part_kind": lambda h, i, c, p: h._message(i, c, {"kind": "hologram", "text": "hi"}),
+    "rpc_state": lambda h, i, c, p: h._json({"jsonrpc": "2.0", "id": i, "result": {
+        "kind": "task", "id": "t1", "contextId": c, "status": {"state": "exploded"}}}),
+    "rpc_bare": lambda h, i, c, p: h._json({"jsonrpc": "2.0", "id": 1}),
+    "rpc_code": lambda h, i, c, p: h._json({"jsonrpc": "2.0", "id": i, "error": {"code": "abc", "message": "x"}}),
+    "huge_reply": lambda h, i, c, p: h._huge("application/json"),
+}
+"""The attack modes (module docstring): each answers one message, given the handler, the JSON-RPC id, the context."""
