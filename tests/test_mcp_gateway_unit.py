@@ -24,6 +24,7 @@ from kernel.call_record import CallRecord
 from kernel.world_data import ApiDoc
 from kernel.call_log import CallLogWriter, append_line
 from kernel.call_log_reader import read_call_log
+from kernel.mcp_results import EPISODE_OVER_META, episode_over
 from mcp_gateway.forwarding import UPSTREAM_NOT_FOUND_MESSAGE, ApiForwarder, ArgumentError
 from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope
@@ -517,3 +518,22 @@ def test_client_reports_an_unreachable_gateway() -> None:
         asyncio.run(control.health())
     with pytest.raises(GatewayError, match="cannot connect to the MCP gateway"):
         asyncio.run(GatewayClient(f"http://127.0.0.1:{free_port()}", timeout_s=2).list_tools())
+
+
+@responses.activate
+def test_a_result_that_ends_the_episode_is_marked_however_complete_task_was_called(tmp_path: Path) -> None:
+    # Contract: POST /supervisor/message -> complete_task's answer; GET /supervisor/profile -> the profile.
+    responses.post(f"{APIS}/supervisor/message", json={"message": "Marked the active task complete."})
+    responses.get(f"{APIS}/supervisor/profile", json={"first_name": "A"})
+    gw = _gateway(tmp_path)
+    gw.scope.set_battle(BattleScope(battle_id="B8", task_id="T8", scope=["supervisor__show_profile"],
+                                    launch_url_allowed=True))
+    before = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
+    via_call_api = asyncio.run(gw.call_tool("call_api", {"app_name": "supervisor", "api_name": "complete_task",
+                                                         "arguments": {"status": "success"}}))
+    after = asyncio.run(gw.call_tool("supervisor__show_profile", {}))
+    assert not episode_over(before) and episode_over(via_call_api) and episode_over(after)
+    assert after.is_error and "episode is over" in after.content[0].text
+    gw.scope.set_battle(BattleScope(battle_id="B9", task_id="T9", launch_url_allowed=True))
+    direct = asyncio.run(gw.call_tool("supervisor__complete_task", {"status": "success"}))
+    assert episode_over(direct) and direct.model_dump(by_alias=True)["_meta"] == {EPISODE_OVER_META: True}
