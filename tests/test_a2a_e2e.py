@@ -160,6 +160,9 @@ def test_an_appworld_server_killed_mid_task_is_infra_retried_then_judged(green: 
     row = data["rows"][0]
     assert row["outcome"] not in ("infra_error", "blue_error") and row["purple_fault"] is None, row
     assert data["infra_errors"] == 0 and not data["incomplete"] and data["outcomes"]["blue_error"] == 0
+    # the retry is visible on the platform: the row and the summary say it, and why
+    assert row["attempts"] == len(_attempts(data, task)) and row["earlier_attempts"][0].startswith("infra_error: ")
+    assert f"{task} took {row['attempts']} attempts (infra_error: " in outcome.texts[0]
 
 
 def test_a_purple_gone_before_the_first_message_is_our_side_never_the_purples_loss(

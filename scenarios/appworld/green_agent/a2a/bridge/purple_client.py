@@ -27,7 +27,8 @@ from typing import Any
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientError, A2AClientHTTPError, A2AClientJSONError, A2AClientTimeoutError
+from a2a.client.errors import (A2AClientError, A2AClientHTTPError, A2AClientJSONError, A2AClientJSONRPCError,
+                               A2AClientTimeoutError)
 from a2a.types import DataPart, Message, Part, Role, Task, TaskState, TextPart
 from pydantic import BaseModel, Field
 
@@ -107,8 +108,8 @@ class PurpleConversation:
         except PurpleBytesRefused as exc:
             raise PurpleFault("purple_malformed", _short(str(exc)), delivered=True) from None
         except A2AClientError as exc:
-            if isinstance(exc, A2AClientJSONError) or (
-                    self._transport.answered > answered and not isinstance(exc, A2AClientHTTPError)):
+            if isinstance(exc, A2AClientJSONError) or (self._transport.answered > answered and not isinstance(
+                    exc, (A2AClientHTTPError, A2AClientJSONRPCError))):  # a JSON-RPC error is one it chose to send
                 raise PurpleFault("purple_malformed", f"the purple's reply could not be read as A2A: "
                                   f"{type(exc).__name__}", delivered=True) from None
             delivered = not (first and _not_connected(exc))
