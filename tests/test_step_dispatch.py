@@ -29,6 +29,8 @@ class Blue:
         self.reply_after_s = 0.0
         self.reply: dict = {"jsonrpc": "2.0", "id": "x", "result": {"kind": "task", "status": {"state": "completed"}}}
         self.received: list[dict] = []
+        self.raw_reply: bytes | None = None
+        self.raw_card: bytes | None = None
 
 
 def _handler(blue: Blue) -> type[BaseHTTPRequestHandler]:
@@ -44,13 +46,29 @@ def _handler(blue: Blue) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _raw(self, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except OSError:  # the Green stopped reading: what a bounded reader does
+                pass
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if blue.raw_card is not None:
+                self._raw(blue.raw_card)
+                return
             found = blue.card is not None and self.path.startswith("/.well-known/agent")
             self._send(200 if found else 404, blue.card if found else None)
 
         def do_POST(self) -> None:  # noqa: N802
             blue.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
             time.sleep(blue.reply_after_s)
+            if blue.raw_reply is not None:
+                self._raw(blue.raw_reply)
+                return
             self._send(200, blue.reply)
 
     return Handler
@@ -111,3 +129,22 @@ def test_a_dead_blue_is_named_with_its_url() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(BlueUnreachableError, match=f"Blue agent at {url} is unreachable"):
         dispatch(url, "task", card_timeout_s=2)
+
+
+def test_a_blues_reply_is_read_within_a_limit_and_parsed_within_a_depth_limit(blue: tuple[Blue, str]) -> None:
+    state, url = blue
+    state.raw_reply = b"[" * 20_000 + b"]" * 20_000
+    deep = dispatch(url, "task")
+    assert _wait_reply(deep) == "error" and deep.reply().fault == "malformed_reply"  # no RecursionError in a thread
+    state.raw_reply = b" " * (20 * 1024 * 1024)
+    huge = dispatch(url, "task")
+    assert _wait_reply(huge) == "error" and huge.reply().fault == "malformed_reply"
+    assert "larger than 1048576 bytes" in (huge.reply().error or "")
+
+
+def test_an_agent_card_over_its_limit_is_not_read(blue: tuple[Blue, str]) -> None:
+    state, url = blue
+    state.raw_card = b"{" + b" " * (10 * 1024 * 1024) + b"}"
+    with pytest.raises(BlueUnreachableError, match="agent card larger than 65536 bytes"):
+        dispatch(url, "task")
+    assert state.received == []

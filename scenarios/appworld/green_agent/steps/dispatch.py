@@ -11,6 +11,10 @@ Who failed (the reply's `delivered` flag): the task was *delivered* once the Blu
 connection that carries it. A refused or timed-out connection means the Blue could not be reached before
 it was given the task (infrastructure, never its loss); anything after that (an error reply, an HTTP
 error, a dropped connection, a crash, a failed A2A task, garbage) is the Blue's own fault (`fault`).
+
+The Blue's bytes are read with a limit before they are parsed: its card at most `MAX_CARD_BYTES`, its reply
+at most `MAX_REPLY_BYTES` (a larger reply is a `malformed_reply`, read no further), JSON within
+`kernel.bounded_json`'s depth limit.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pydantic import BaseModel, Field
 from urllib3.exceptions import NewConnectionError
 
 from green_agent.models.result import BlueFaultKind
+from kernel.bounded_json import loads_bounded
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
 from green_agent.models.bridge import REPORT_KEY, BridgeReport
@@ -35,6 +40,9 @@ log = logging.getLogger(__name__)
 CARD_PATHS = ("/.well-known/agent.json", "/.well-known/agent-card.json")
 CARD_TIMEOUT_S = 5.0
 REPLY_TIMEOUT_S = 24 * 3600.0
+MAX_CARD_BYTES = 64 * 1024
+MAX_REPLY_BYTES = 1024 * 1024
+_READ_CHUNK = 64 * 1024
 """Blue may hold the message/send request for as long as it works; the wait step has its own deadline."""
 
 
@@ -103,10 +111,14 @@ def fetch_agent_card(blue_url: str, session: requests.Session | None = None,
     problems = []
     for path in CARD_PATHS:
         try:
-            response = session.get(base + path, timeout=timeout_s)
+            with session.get(base + path, timeout=timeout_s, stream=True) as streamed:
+                response = read_within(streamed, MAX_CARD_BYTES)
         except requests.RequestException as exc:
             raise BlueUnreachableError(f"Blue agent at {blue_url} is unreachable ({type(exc).__name__}): "
                                        "is it running, and is the URL right?") from exc
+        if response is None:
+            raise BlueUnreachableError(f"Blue agent at {base + path} served an agent card larger than "
+                                       f"{MAX_CARD_BYTES} bytes")
         if response.status_code == 200:
             try:
                 return AgentCardInfo.model_validate(response.json())
@@ -144,11 +156,41 @@ def dispatch(blue_url: str, text: str, session: requests.Session | None = None, 
 def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle,
           bridge: bool = False) -> None:
     try:
-        response = session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S))
+        with session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S), stream=True) as streamed:
+            response = read_within(streamed, MAX_REPLY_BYTES)
     except requests.RequestException as exc:
         handle._set(bridge_failed(f"{type(exc).__name__}") if bridge else transport_error_reply(exc))
         return
+    if response is None:
+        handle._set(bridge_failed("reply too large") if bridge else _fault(
+            time.monotonic(), "malformed_reply", f"the reply is larger than {MAX_REPLY_BYTES} bytes (not read further)"))
+        return
     handle._set(parse_reply(response, bridge))
+
+
+class ReadReply:
+    """A Blue's HTTP answer, read whole within a limit: what `parse_reply` needs of a `requests.Response`."""
+
+    def __init__(self, status_code: int, content: bytes, encoding: str | None = None) -> None:
+        self.status_code, self.content, self.encoding = status_code, content, encoding or "utf-8"
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.encoding, errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON, parsed only within the depth limit (ValueError otherwise)."""
+        return loads_bounded(self.content)
+
+
+def read_within(response: requests.Response, limit: int) -> ReadReply | None:
+    """`response`'s body (opened with stream=True), or None if it is larger than `limit` bytes (read no further)."""
+    body = bytearray()
+    for chunk in response.iter_content(_READ_CHUNK):
+        body += chunk
+        if len(body) > limit:
+            return None
+    return ReadReply(response.status_code, bytes(body), response.encoding)
 
 
 def transport_error_reply(exc: requests.RequestException) -> BlueReply:
@@ -169,7 +211,7 @@ def never_connected(exc: requests.RequestException) -> bool:
     return isinstance(reason, NewConnectionError) or isinstance(exc.args[0] if exc.args else None, NewConnectionError)
 
 
-def parse_reply(response: requests.Response, bridge: bool = False) -> BlueReply:
+def parse_reply(response: ReadReply | requests.Response, bridge: bool = False) -> BlueReply:
     """Classify Blue's answer to message/send (with `bridge`, the built-in bridge's report decides)."""
     if bridge:
         return bridge_reply(response)
@@ -194,7 +236,7 @@ def parse_reply(response: requests.Response, bridge: bool = False) -> BlueReply:
     return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=task_state)
 
 
-def bridge_reply(response: requests.Response) -> BlueReply:
+def bridge_reply(response: ReadReply | requests.Response) -> BlueReply:
     """The built-in bridge's answer: its report says how the conversation ended and whose fault it was.
 
     The bridge is our code: an answer without a valid report (it crashed, or answered garbage) is ours."""
