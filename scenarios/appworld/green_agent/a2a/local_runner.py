@@ -27,6 +27,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import DataPart, Message, Part, Role, TaskArtifactUpdateEvent, TextPart
 from pydantic import BaseModel, Field, ValidationError
 
+from green_agent.a2a.purple_http import split_credentials
 from green_agent.runtime.processes import ManagedProcess
 from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError, InfrastructureError
@@ -74,7 +75,7 @@ def run_scenario_file(path: Path, out: Path | None, log_dir: Path) -> int:
             _wait_card(entry.endpoint)
         state, results = asyncio.run(send_request(scenario))
     if out is not None:
-        roles = {p.role: p.agentbeats_id or p.endpoint for p in scenario.participants}
+        roles = {p.role: p.agentbeats_id or split_credentials(p.endpoint).url for p in scenario.participants}
         atomic_write_text(out, json.dumps({"participants": roles, "results": results}, indent=2))
         print(f"results written to {out}")
     return 0 if state == "completed" else 1
