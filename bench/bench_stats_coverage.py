@@ -77,16 +77,16 @@ class Shipped:
 
         self.intervals = intervals
         self.options = intervals.IntervalOptions(level=LEVEL, resamples=resamples)
-        self.cluster = getattr(intervals, "cluster_interval", None) or intervals.cluster_bootstrap
+        self.new = hasattr(intervals, "cluster_interval")  # issue 35's; before it, the scenario bootstrap
+        self.cluster = intervals.cluster_interval if self.new else intervals.cluster_bootstrap
 
     def mean(self, values: list[float], clusters: list[str]):  # noqa: ANN201 - Interval | None
         return self.cluster(values, clusters, self.options, 1.0)
 
     def sgc(self, values: list[float], clusters: list[str]):  # noqa: ANN201
-        fn = getattr(self.intervals, "sgc_interval", None)
-        if fn is None:  # before issue 35: Wilson over scenario-trials
+        if not self.new:  # before issue 35: Wilson over scenario-trials
             return self.intervals.wilson(float(sum(values)), len(values), self.options, 1.0)
-        return fn(values, clusters, self.options, 1.0)
+        return self.cluster(values, clusters, self.options, 1.0)
 
     def wilson(self, values: list[float]):  # noqa: ANN201
         return self.intervals.wilson(float(sum(values)), len(values), self.options, 1.0)

@@ -163,3 +163,22 @@ def test_cli_refusals_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["compare", str(a), str(a), "--confidence", "1.5"]) == 2
     assert "--confidence" in capsys.readouterr().err
     assert json.loads((a / "results.json").read_text())["status"] == "completed"
+
+
+def test_a_one_scenario_run_says_in_words_that_it_has_no_interval_wherever_intervals_are_shown(tmp_path: Path) -> None:
+    from green_agent.batch.report_html import render_html
+    from green_agent.batch.rows import interval_fields
+    from green_agent.commands.eval import summary
+
+    one = run(lambda i, k: i != 1, tasks=TASKS[:3])
+    agg = one.aggregates
+    assert agg.tgc_ci is None and agg.sgc_ci is None and agg.tgc_wilson is not None  # Wilson is still shown beside
+    words = "no interval: one scenario cannot show how scenarios vary"
+    text = summary(one, tmp_path)
+    assert f"TGC 66.7 [{words}] (Wilson" in text and f"SGC 0.0 [{words}]" in text
+    assert f'id="ci-tgc">{words}</div>' in render_html(one, [])
+    fields = interval_fields(agg)
+    assert fields["tgc_ci"] is None and fields["no_interval"] == words
+    two = run(lambda i, k: i != 1, tasks=TASKS[:6]).aggregates
+    assert two.tgc_ci is not None and interval_fields(two)["no_interval"] is None
+    assert "95% CI" in summary(run(lambda i, k: i != 1, tasks=TASKS[:6]), tmp_path)
