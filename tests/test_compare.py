@@ -182,3 +182,20 @@ def test_a_one_scenario_run_says_in_words_that_it_has_no_interval_wherever_inter
     two = run(lambda i, k: i != 1, tasks=TASKS[:6]).aggregates
     assert two.tgc_ci is not None and interval_fields(two)["no_interval"] is None
     assert "95% CI" in summary(run(lambda i, k: i != 1, tasks=TASKS[:6]), tmp_path)
+
+
+def test_the_minimum_detectable_difference_counts_scenarios_and_how_alike_their_tasks_are() -> None:
+    from green_agent.stats.power import minimum_detectable_difference
+
+    from statsmodels.stats.power import TTestPower
+
+    mixed = compare_runs(run(lambda i, k: i % 3 != 0), run(lambda i, k: i % 3 != 0), "a", "b").overall
+    assert mixed.design_effect == 1.0  # every scenario's mean alike: its tasks vary, scenarios do not
+    effect = TTestPower().solve_power(effect_size=None, nobs=7, alpha=0.05, power=0.8)  # 7 scenarios, 6 df
+    assert mixed.minimum_detectable == round(100 * effect * (2 / 3 * 1 / 3 * 2 / 3) ** 0.5, 1) == 49.0  # pooled 2/3
+    together = compare_runs(run(lambda i, k: (i // 3) % 2 == 0), run(lambda i, k: (i // 3) % 2 == 0), "a", "b")
+    assert together.overall.design_effect == 3.0  # a scenario's tasks pass or fail together: one task each
+    assert together.overall.minimum_detectable == minimum_detectable_difference(21, 4 / 7, scenarios=7,
+                                                                                design_effect=3.0)
+    assert together.overall.minimum_detectable > mixed.minimum_detectable  # type: ignore[operator]
+    assert "design effect 3.0" in together.overall.message

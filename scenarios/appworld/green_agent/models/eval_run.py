@@ -180,7 +180,7 @@ class EvalAggregates(BaseModel):
                               "passed (an unjudged one is not passed; see `incomplete`).")
     confidence_level: float | None = Field(default=None, description="Level of every interval below (None: "
                                            "a file written before intervals existed).")
-    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap over "
+    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: scenario-aware (None with one scenario), over "
                                     "every task-trial of the task set.")
     tgc_wilson: Interval | None = Field(default=None, description="TGC's Wilson interval, for reference.")
     tgc_judged: float | None = Field(default=None, description="TGC over the judged battles only (not the headline).")

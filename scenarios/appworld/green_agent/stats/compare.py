@@ -106,9 +106,9 @@ def design_effect(pooled: np.ndarray, scenarios: list[str]) -> float:
     per_scenario = len(pooled) / max(1, len(set(scenarios)))
     fit = cluster_fit(pooled, scenarios)
     independent = float(np.var(pooled, ddof=1)) / len(pooled) if len(pooled) > 1 else 0.0
-    if fit.scenarios < 2 or independent <= 0 or fit.variance <= 0:
+    if fit.scenarios < 2 or independent <= 0:  # every pooled rate alike: nothing shows how alike a scenario's are
         return per_scenario
-    return min(per_scenario, max(1.0, fit.variance / independent))
+    return min(per_scenario, max(1.0, fit.variance / independent))  # scenario means all equal: 1
 
 
 def paired_difference(tasks: Sequence[TaskComparison], options: IntervalOptions = IntervalOptions(),
