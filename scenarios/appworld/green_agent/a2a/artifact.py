@@ -11,7 +11,8 @@ be judged (infra_error after its retries) is not passed there and `incomplete` s
   scenarios of the shard.
 - `intervals`: the run's confidence intervals (`green_agent.batch.rows.interval_fields`: `tgc_ci`,
   `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
-  show them; `{}` for an empty shard.
+  show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
+  `no_interval` says why in words; `{}` for an empty shard.
 """
 
 from __future__ import annotations
