@@ -8,16 +8,18 @@ Contract (raw bounds in the values' own unit; `intervals` rounds, scales and nam
   interval (statsmodels' `proportion_confint`) over an *effective* number of units, n / deff, where
   the design effect deff = cluster-robust variance / the variance of n independent units at this
   rate (p(1 - p) / n, the largest a [0, 1] value allows), kept in [1, n]; its quantile is Student's
-  t with G - 1 degrees of freedom (the variance is estimated from G scenarios), passed to statsmodels
-  as the normal level with that quantile. When the rate is 0 or 1 there is no variance to estimate:
-  the interval is Wilson's over the G scenarios (each scenario counted once, as if its tasks were one
-  coin: the widest the data allow), at the nominal level. Bounds stay in [0, 1]. None below two scenarios.
+  t (scipy) with G - 1 degrees of freedom (the variance is estimated from G scenarios), and at most
+  twice the number of scenarios that hold the rarer outcome (`informative_scenarios`: when two of 56
+  scenarios hold every failure, the spread was learned from two), passed to statsmodels as the normal
+  level with that quantile. When the rate is 0 or 1 there is no variance to estimate: the interval is
+  Clopper-Pearson's (exact, `method="beta"`) over the G scenarios, each counted once as if its tasks
+  were one coin (the widest reading the data allow). Bounds stay in [0, 1]. None below two scenarios.
 - `difference_bounds(diff, clusters, level)`: bounds of mean(diff), each in [-1, 1] (a task's pass
   rate in B minus in A), by the method of variance estimates recovery (Zou & Donner 2008; Newcombe's
   paired-difference construction): diff = u - v with u = max(diff, 0), v = max(-diff, 0), each bounded
   by `proportion_bounds`, joined with their cluster-robust correlation (one statsmodels fit of u and v
-  stacked). Two identical runs give u = v = 0, hence +-(Wilson's bound of 0 changes over G scenarios),
-  not 0 to 0: no change on 7 scenarios does not rule out a change on 30% of tasks like these.
+  stacked). Two identical runs give u = v = 0, hence +-(Clopper-Pearson's bound of 0 changes over G
+  scenarios), not 0 to 0: no change on 7 scenarios does not rule out a change on 40% of tasks like these.
 Measured in `bench/bench_stats_coverage.py` (docs/statistics.md has the figures).
 """
 
