@@ -199,3 +199,8 @@ def test_the_minimum_detectable_difference_counts_scenarios_and_how_alike_their_
                                                                                 design_effect=3.0)
     assert together.overall.minimum_detectable > mixed.minimum_detectable  # type: ignore[operator]
     assert "design effect 3.0" in together.overall.message
+
+
+def test_when_the_runs_cannot_show_how_alike_a_scenarios_tasks_are_the_sentence_says_it_took_the_worst() -> None:
+    c = compare_runs(run(lambda i, k: False), run(lambda i, k: True), "a", "b").overall  # every pooled rate 50%
+    assert c.design_effect == 3.0 and "cannot show how alike they are" in c.message

@@ -83,7 +83,7 @@ def verdict_of(test: PairedTest, ci: Interval | None, difference: float, alpha: 
     return "b_better" if difference > 0 else "a_better"
 
 
-def plain_words(verdict: Verdict, diff: PairedDifference, level: float, power: float) -> str:
+def plain_words(verdict: Verdict, diff: PairedDifference, level: float, power: float, measured: bool = True) -> str:
     """The verdict and the minimum detectable difference as sentences."""
     n = diff.tasks
     ci = f"{level * 100:g}% CI {diff.ci.low:+.1f} to {diff.ci.high:+.1f}" if diff.ci else ONE_SCENARIO
@@ -97,18 +97,20 @@ def plain_words(verdict: Verdict, diff: PairedDifference, level: float, power: f
     pooled = (diff.tgc_a + diff.tgc_b) / 200
     return (head + f" A difference below {diff.minimum_detectable:.0f} points cannot be told apart from noise "
             f"on {n} tasks in {diff.test.scenarios} scenarios ({power * 100:g}% power at the {(1 - level) * 100:g}% "
-            f"level; {assumption(pooled, diff.design_effect)}).")
+            f"level; {assumption(pooled, diff.design_effect, measured)}).")
 
 
-def design_effect(pooled: np.ndarray, scenarios: list[str]) -> float:
+def design_effect(pooled: np.ndarray, scenarios: list[str]) -> tuple[float, bool]:
     """How alike the tasks of a scenario are, from both runs' pooled per-task rates: cluster-robust variance of
-    their mean / its variance if tasks were independent, in [1, tasks per scenario]; the largest when undefined."""
+    their mean / its variance if tasks were independent, in [1, tasks per scenario]; the largest when undefined.
+
+    Returns (design effect, whether the runs showed it)."""
     per_scenario = len(pooled) / max(1, len(set(scenarios)))
     fit = cluster_fit(pooled, scenarios)
     independent = float(np.var(pooled, ddof=1)) / len(pooled) if len(pooled) > 1 else 0.0
     if fit.scenarios < 2 or independent <= 0:  # every pooled rate alike: nothing shows how alike a scenario's are
-        return per_scenario
-    return min(per_scenario, max(1.0, fit.variance / independent))  # scenario means all equal: 1
+        return per_scenario, False
+    return min(per_scenario, max(1.0, fit.variance / independent)), True  # scenario means all equal: 1
 
 
 def paired_difference(tasks: Sequence[TaskComparison], options: IntervalOptions = IntervalOptions(),
@@ -122,11 +124,11 @@ def paired_difference(tasks: Sequence[TaskComparison], options: IntervalOptions 
     difference = round(100 * float(diff.mean()), 2)
     pooled = (a + b) / 2
     scenarios = [t.scenario_id for t in tasks]
-    effect = design_effect(pooled, scenarios)
+    effect, measured = design_effect(pooled, scenarios)
     mdd = minimum_detectable_difference(len(tasks), float(pooled.mean()), max(t.trials_a for t in tasks),
                                         max(t.trials_b for t in tasks), alpha=1 - options.level, power=power,
                                         scenarios=len(set(scenarios)), design_effect=effect)
     verdict = verdict_of(test, ci, difference, 1 - options.level)
     result = PairedDifference(tasks=len(tasks), tgc_a=tgc_a, tgc_b=tgc_b, difference=difference, ci=ci, test=test,
                               minimum_detectable=mdd, design_effect=round(effect, 2), verdict=verdict, message="")
-    return result.model_copy(update={"message": plain_words(verdict, result, options.level, power)})
+    return result.model_copy(update={"message": plain_words(verdict, result, options.level, power, measured)})

@@ -21,10 +21,12 @@ from math import sqrt
 DEFAULT_POWER = 0.8
 
 
-def assumption(pooled_rate: float, design_effect: float | None = None) -> str:
+def assumption(pooled_rate: float, design_effect: float | None = None, measured: bool = True) -> str:
     """What `minimum_detectable_difference` assumes, in words for the verdict sentence."""
     alike = "" if design_effect is None else (
-        f", and the tasks of a scenario as alike as these runs show (design effect {design_effect:.1f})")
+        f", and the tasks of a scenario as alike as these runs show (design effect {design_effect:.1f})" if measured
+        else f", and the tasks of a scenario as one task (design effect {design_effect:.1f}: every task's pooled "
+             "rate is the same, so these runs cannot show how alike they are)")
     return (f"assuming every trial an independent draw at the pooled {100 * pooled_rate:.0f}% pass rate, the widest "
             f"spread per task{alike}, so agents that find the same tasks hard can be told apart at smaller gaps")
 
