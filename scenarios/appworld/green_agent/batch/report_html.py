@@ -95,7 +95,7 @@ def _card(key: str, label: str, value: str, interval: str = "") -> str:
 
 def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None,
              figure: float | None = None) -> str:
-    """`95% CI 40.9–79.2` under a card's value (and the Wilson interval beside it, when given); without an
+    """`95% CI 34.7–83.2` under a card's value (and the Wilson interval beside it, when given); without an
     interval, why in words when the figure exists (one scenario)."""
     if interval is None:
         return (f'<div class="ci" id="ci-{html_text(key)}">{html_text(ONE_SCENARIO)}</div>'

@@ -116,7 +116,7 @@ def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
 
 
 def ci_text(interval: Interval | None, digits: int = 1, figure: float | None = None) -> str:
-    """` [95% CI 40.9-79.2]`; without an interval, why in words when the figure exists (one scenario), else nothing."""
+    """` [95% CI 34.7-83.2]`; without an interval, why in words when the figure exists (one scenario), else nothing."""
     if interval is None:
         return f" [{ONE_SCENARIO}]" if figure is not None else ""
     return f" [{interval.level * 100:g}% CI {interval.low:.{digits}f}-{interval.high:.{digits}f}]"
