@@ -7,16 +7,16 @@ Two synthetic runs of N tasks (3 per scenario, difficulties 1-3) x K trials are 
 measurement runs in a fresh subprocess that builds the rows first, then times one call and reports
 the growth of its peak RSS (`ru_maxrss` after minus before the call), so the memory is the
 statistics' own, not the rows'. R runs each, alternating, median and spread reported.
-- `stats_aggregate_time`: `aggregate(...)` with every interval (TGC cluster bootstrap + Wilson, by
+- `stats_aggregate_time`: `aggregate(...)` with every interval (TGC scenario-aware + Wilson, by
   difficulty, SGC, pass^k and pass@k for k = 1..K, stability) vs the same aggregate without them
   (the point figures alone: what `report` computed before intervals); target: under 5 s.
-- `stats_bootstrap_shared_speedup`: the aggregate's cluster bootstraps (the same requests), one shared
-  scipy bootstrap per scenario set (`bootstrap_bounds_many`) vs one paired scipy bootstrap per quantity
-  (`legacy_bounds`, the method before issue 27b), side by side.
-- `stats_compare_time`: `compare_runs(A, B)` (paired bootstrap, permutation test, per difficulty)
-  vs the aggregate without intervals; target: under 5 s.
-- `stats_aggregate_rss_vs_resamples`: aggregate's peak RSS growth with 4 x 4999 resamples vs 4999:
-  the bootstrap works in batches (`stats.intervals.BATCH` resamples at once); target: ratio < 1.2.
+- `stats_intervals_vs_bootstrap_speedup`: the aggregate's scenario-aware intervals (the same requests,
+  `cluster_intervals`, issue 35) vs one paired scipy BCa bootstrap per quantity over the same
+  scenarios (`legacy_bounds`, 4999 resamples: the method before issue 27b and 35), side by side.
+- `stats_compare_time`: `compare_runs(A, B)` (paired interval, scenario permutation test, per
+  difficulty) vs the aggregate without intervals; target: under 5 s.
+- `stats_aggregate_rss_vs_resamples`: aggregate's peak RSS growth with 4 x 4999 resamples vs 4999
+  (they now only size compare's permutation test and the spread draws); target: ratio < 1.2.
 - `stats_aggregate_rss_vs_size`: aggregate's peak RSS growth at N tasks vs N/10, beside the rows' own
   RSS at both sizes; target: it grows no more than the rows do.
 - `stats_peak_rss_delta`: aggregate + compare at N tasks, vs the RSS of one run's rows; target < 100 MiB.
@@ -67,26 +67,30 @@ def point_figures(rows, trials: int, ids):  # noqa: ANN001, ANN201 - the aggrega
             [pass_hat_k(rows, k) for k in range(1, trials + 1)], [pass_at_k(rows, k) for k in range(1, trials + 1)])
 
 
-def legacy_bounds(values, clusters, options):  # noqa: ANN001, ANN201 - the pre-27b method, for the side-by-side
+def legacy_bounds(values, clusters, options):  # noqa: ANN001, ANN201 - the pre-35 method, for the side-by-side
     """One paired scipy bootstrap per quantity over (per-scenario sums, counts): how intervals were found before."""
     import numpy as np
     from scipy import stats
 
-    from green_agent.stats.intervals import BATCH, BCA_MAX_CLUSTERS, cluster_sums
+    from green_agent.stats.intervals import BATCH
 
-    sums, counts = cluster_sums(values, clusters)
+    ids = sorted(set(clusters))
+    index = {c: i for i, c in enumerate(ids)}
+    codes = np.array([index[c] for c in clusters], dtype=np.int64)
+    sums = np.bincount(codes, weights=np.asarray(values, dtype=float), minlength=len(ids))
+    counts = np.bincount(codes, minlength=len(ids)).astype(float)
     if len(sums) < 2 or np.ptp(sums / counts) == 0:
         return None
     return stats.bootstrap((sums, counts), lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis), paired=True,
                            vectorized=True, n_resamples=options.resamples, batch=BATCH, confidence_level=options.level,
-                           method="BCa" if len(sums) <= BCA_MAX_CLUSTERS else "percentile",
+                           method="BCa" if len(sums) <= 1000 else "percentile",
                            rng=np.random.default_rng(options.seed)).confidence_interval
 
 
 def worker(what: str, tasks: int, trials: int, resamples: int) -> None:
     from green_agent.batch.aggregate import aggregate, interval_requests, per_task_trials
     from green_agent.batch.compare import compare_runs
-    from green_agent.stats.intervals import IntervalOptions, bootstrap_bounds_many
+    from green_agent.stats.intervals import IntervalOptions, cluster_intervals
 
     import scipy.stats  # noqa: F401 - imports are not the measured work
     import statsmodels.stats.power  # noqa: F401
@@ -107,7 +111,7 @@ def worker(what: str, tasks: int, trials: int, resamples: int) -> None:
     if what == "points":
         point_figures(a.rows, trials, a.manifest.task_ids)
     if what == "shared":
-        bootstrap_bounds_many(requests, options)
+        cluster_intervals(requests, options)
     if what == "legacy":
         [legacy_bounds(values, clusters, options) for values, clusters in requests]
     if what in ("compare", "both"):
@@ -154,10 +158,9 @@ def run_bench(tasks: int, trials: int, runs: int) -> list[dict]:
         figure("stats_aggregate_time", "s", med["aggregate"], med["points"], secs["aggregate"], secs["points"],
                f"aggregate() with every interval on {size}, vs the point figures alone", ratio="value/baseline",
                target="< 5 s", meets_target=med["aggregate"] < 5.0, extra=extra),
-        figure("stats_bootstrap_shared_speedup", "s", med["shared"], med["legacy"], secs["shared"], secs["legacy"],
-               f"the {found['shared'][0]['bootstraps']} cluster bootstraps of one aggregate on {size}: one shared "
-               "scipy bootstrap per scenario set vs one paired scipy bootstrap per quantity (the method before)",
-               extra=extra),
+        figure("stats_intervals_vs_bootstrap_speedup", "s", med["shared"], med["legacy"], secs["shared"],
+               secs["legacy"], f"the {found['shared'][0]['bootstraps']} scenario-aware intervals of one aggregate on "
+               f"{size} vs one paired scipy BCa bootstrap per quantity (the method before issue 35)", extra=extra),
         figure("stats_compare_time", "s", med["compare"], med["points"], secs["compare"], secs["points"],
                f"compare_runs() of two runs of {size}, vs the point figures of one", ratio="value/baseline",
                target="< 5 s", meets_target=med["compare"] < 5.0, extra=extra),

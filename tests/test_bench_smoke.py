@@ -162,3 +162,17 @@ def test_world_quick(appworld_root: Path) -> None:
     memory = figures["slot_memory_after_battle"]
     assert memory["baseline"] > 0 and set(memory["idle_mib"]) == {"apis", "environment", "gateway"}
     assert figures["gateway_memory_share"]["value"] > 0
+
+
+def test_stats_coverage_quick_subprocess() -> None:
+    """The coverage bench's smoke run: every figure line at 2 and 7 scenarios, shipped intervals beside Wilson's."""
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_stats_coverage.py"), "--quick"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = figures_of(proc.stdout)
+    assert {"stats_coverage_tgc_k1_g2", "stats_coverage_sgc_k3_g7", "stats_coverage_pass_hat_k_k3_g2",
+            "stats_coverage_diff_better_k1_g7"} <= set(figures)
+    tgc = figures["stats_coverage_tgc_k1_g2"]
+    assert 0.0 <= tgc["value"] <= 1.0 and tgc["baseline"] is not None and tgc["reps"] == 30
+    assert set(tgc["by_shape"]) == {"beta(1.5,1.5)", "beta(0.5,0.5)", "beta(2,5)", "near 0", "near 1"}
+    assert figures["stats_coverage_diff_equal_k1_g2"]["baseline"] is None  # no Wilson for a paired difference

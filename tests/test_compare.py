@@ -40,8 +40,10 @@ def run(verdict: Callable[[int, int], bool], tasks: list[str] = TASKS, trials: i
 def test_all_fail_against_all_pass_is_a_hundred_points_and_significant() -> None:
     c = compare_runs(run(lambda i, k: False), run(lambda i, k: True), "a", "b")
     assert (c.overall.difference, c.overall.verdict) == (100.0, "b_better")
-    assert c.overall.test.name == "exact McNemar" and c.overall.test.p_value == pytest.approx(2 * 0.5 ** 21)
-    assert (c.overall.test.b_only, c.overall.test.a_only) == (21, 0)
+    # the test swaps whole scenarios: 7 scenarios all one way is the smallest p they allow, 2 / 2^7
+    assert c.overall.test.name == "scenario permutation" and c.overall.test.p_value == pytest.approx(2 * 0.5 ** 7)
+    assert (c.overall.test.b_only, c.overall.test.a_only, c.overall.test.scenarios) == (21, 0, 7)
+    assert c.overall.ci is not None and 0 < c.overall.ci.low < 100.0 == c.overall.ci.high
     assert c.counts == {"better": 21, "worse": 0, "same": 0, "both": 0, "a_only": 0, "b_only": 21, "neither": 0}
     assert set(c.by_difficulty) == {"1", "2", "3"} and c.by_difficulty["1"].tasks == 7
     assert c.overall.message.startswith("B is better: B - A = +100.0 points")
@@ -51,31 +53,45 @@ def test_identical_runs_cannot_be_told_apart_and_say_what_could_be() -> None:
     verdict = lambda i, k: i % 3 != 0  # noqa: E731
     c = compare_runs(run(verdict), run(verdict), "a", "b")
     assert c.overall.difference == 0.0 and c.overall.verdict == "cannot_tell" and c.overall.test.p_value == 1.0
-    assert c.overall.ci is not None and c.overall.ci.low == 0.0 == c.overall.ci.high
+    # no change seen on 7 scenarios does not rule out a change on a third of tasks like these: not 0 to 0
+    assert c.overall.ci is not None and c.overall.ci.low == -c.overall.ci.high and 25 < c.overall.ci.high < 50
     assert c.overall.minimum_detectable is not None and c.overall.minimum_detectable > 20
-    assert f"A difference below {c.overall.minimum_detectable:.0f} points cannot be told apart from noise on 21 tasks" \
-        in c.overall.message and c.overall.message.startswith("Cannot tell A and B apart")
+    assert f"A difference below {c.overall.minimum_detectable:.0f} points cannot be told apart from noise on 21 tasks " \
+        "in 7 scenarios" in c.overall.message and c.overall.message.startswith("Cannot tell A and B apart")
 
 
-def test_mcnemar_counts_only_the_discordant_tasks() -> None:
+def test_one_scenario_gets_no_interval_and_says_so() -> None:
+    c = compare_runs(run(lambda i, k: False, tasks=TASKS[:3]), run(lambda i, k: True, tasks=TASKS[:3]), "a", "b")
+    assert c.overall.ci is None and c.overall.minimum_detectable is None and c.overall.verdict == "cannot_tell"
+    assert "no interval: one scenario" in c.overall.message and "One scenario is too few" in c.overall.message
+
+
+def test_the_test_swaps_whole_scenarios_and_leaves_out_tied_ones() -> None:
     a = run(lambda i, k: i % 2 == 1)
     b = run(lambda i, k: i % 3 != 0)
     c = compare_runs(a, b, "a", "b")
-    from scipy.stats import binomtest
+    import numpy as np
+    from scipy.stats import permutation_test
 
     b_only = sum(1 for i in range(21) if i % 3 != 0 and i % 2 == 0)
     a_only = sum(1 for i in range(21) if i % 3 == 0 and i % 2 == 1)
     assert (c.overall.test.b_only, c.overall.test.a_only) == (b_only, a_only) == (7, 3)
-    assert c.overall.test.p_value == pytest.approx(binomtest(7, 10).pvalue)
-    assert c.overall.verdict == "cannot_tell"  # p = 0.34
+    sums_a = [sum(i % 2 == 1 for i in range(3 * s, 3 * s + 3)) for s in range(7)]
+    sums_b = [sum(i % 3 != 0 for i in range(3 * s, 3 * s + 3)) for s in range(7)]
+    keep = [s for s in range(7) if sums_a[s] != sums_b[s]]
+    expected = permutation_test(([sums_a[s] for s in keep], [sums_b[s] for s in keep]),
+                                lambda x, y, axis=-1: np.sum(np.asarray(y) - np.asarray(x), axis=axis),
+                                permutation_type="samples", vectorized=True).pvalue  # exact: 2^len(keep) patterns
+    assert c.overall.test.scenarios_differing == len(keep) and c.overall.test.p_value == pytest.approx(expected)
+    assert c.overall.verdict == "cannot_tell"
     assert [t.task_id for t in c.tasks if t.change == "worse"] == [TASKS[i] for i in (3, 9, 15)]
 
 
-def test_with_trials_the_test_is_a_paired_permutation_test_on_pass_rates() -> None:
+def test_with_trials_the_test_swaps_scenarios_of_pass_rates() -> None:
     a = run(lambda i, k: (i + k) % 2 == 0, trials=3)
     b = run(lambda i, k: (i + k) % 3 != 0, trials=3)
     c = compare_runs(a, b, "a", "b")
-    assert c.overall.test.name == "paired permutation" and 0 < c.overall.test.p_value < 1
+    assert c.overall.test.name == "scenario permutation" and 0 < c.overall.test.p_value < 1
     assert "both" not in c.counts  # pass rates, not single verdicts
     again = compare_runs(a, b, "a", "b")
     assert again.overall == c.overall  # seeded
@@ -124,7 +140,7 @@ def test_cli_prints_a_table_writes_json_and_html_and_escapes_what_came_from_the_
     b = write(run(lambda i, k: True, blue="reference"), tmp_path / "b")
     assert main(["compare", str(a), str(b), "--out", str(tmp_path / "cmp.html")]) == 0
     table = capsys.readouterr().out
-    assert "B is better" in table and "exact McNemar" in table and "difficulty 3" in table
+    assert "B is better" in table and "scenario permutation" in table and "difficulty 3" in table
     assert "better in B (21): s0_1 fail -> pass (failed -> passed)" in table
     page = (tmp_path / "cmp.html").read_text()
     assert "<b>noop</b>" not in page and "&lt;b&gt;noop&lt;/b&gt;" in page and 'id="verdict"' in page
@@ -147,3 +163,44 @@ def test_cli_refusals_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["compare", str(a), str(a), "--confidence", "1.5"]) == 2
     assert "--confidence" in capsys.readouterr().err
     assert json.loads((a / "results.json").read_text())["status"] == "completed"
+
+
+def test_a_one_scenario_run_says_in_words_that_it_has_no_interval_wherever_intervals_are_shown(tmp_path: Path) -> None:
+    from green_agent.batch.report_html import render_html
+    from green_agent.batch.rows import interval_fields
+    from green_agent.commands.eval import summary
+
+    one = run(lambda i, k: i != 1, tasks=TASKS[:3])
+    agg = one.aggregates
+    assert agg.tgc_ci is None and agg.sgc_ci is None and agg.tgc_wilson is not None  # Wilson is still shown beside
+    words = "no interval: one scenario cannot show how scenarios vary"
+    text = summary(one, tmp_path)
+    assert f"TGC 66.7 [{words}] (Wilson" in text and f"SGC 0.0 [{words}]" in text
+    assert f'id="ci-tgc">{words}</div>' in render_html(one, [])
+    fields = interval_fields(agg)
+    assert fields["tgc_ci"] is None and fields["no_interval"] == words
+    two = run(lambda i, k: i != 1, tasks=TASKS[:6]).aggregates
+    assert two.tgc_ci is not None and interval_fields(two)["no_interval"] is None
+    assert "95% CI" in summary(run(lambda i, k: i != 1, tasks=TASKS[:6]), tmp_path)
+
+
+def test_the_minimum_detectable_difference_counts_scenarios_and_how_alike_their_tasks_are() -> None:
+    from green_agent.stats.power import minimum_detectable_difference
+
+    from statsmodels.stats.power import TTestPower
+
+    mixed = compare_runs(run(lambda i, k: i % 3 != 0), run(lambda i, k: i % 3 != 0), "a", "b").overall
+    assert mixed.design_effect == 1.0  # every scenario's mean alike: its tasks vary, scenarios do not
+    effect = TTestPower().solve_power(effect_size=None, nobs=7, alpha=0.05, power=0.8)  # 7 scenarios, 6 df
+    assert mixed.minimum_detectable == round(100 * effect * (2 / 3 * 1 / 3 * 2 / 3) ** 0.5, 1) == 49.0  # pooled 2/3
+    together = compare_runs(run(lambda i, k: (i // 3) % 2 == 0), run(lambda i, k: (i // 3) % 2 == 0), "a", "b")
+    assert together.overall.design_effect == 3.0  # a scenario's tasks pass or fail together: one task each
+    assert together.overall.minimum_detectable == minimum_detectable_difference(21, 4 / 7, scenarios=7,
+                                                                                design_effect=3.0)
+    assert together.overall.minimum_detectable > mixed.minimum_detectable  # type: ignore[operator]
+    assert "design effect 3.0" in together.overall.message
+
+
+def test_when_the_runs_cannot_show_how_alike_a_scenarios_tasks_are_the_sentence_says_it_took_the_worst() -> None:
+    c = compare_runs(run(lambda i, k: False), run(lambda i, k: True), "a", "b").overall  # every pooled rate 50%
+    assert c.design_effect == 3.0 and "cannot show how alike they are" in c.message

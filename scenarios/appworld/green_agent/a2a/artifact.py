@@ -13,7 +13,8 @@ not count (infrastructure errors on our side, retried), so a retry is visible on
   scenarios of the shard.
 - `intervals`: the run's confidence intervals (`green_agent.batch.rows.interval_fields`: `tgc_ci`,
   `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
-  show them; `{}` for an empty shard.
+  show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
+  `no_interval` says why in words; `{}` for an empty shard.
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ Definitions (percentages are 0-100, ratios 0-1; an empty denominator gives None)
 
 Intervals (`green_agent.stats`, at `IntervalOptions.level`) follow the headline: TGC's are over the
 units `tgc_units` lists, one per task-trial of the task set (passed or not; one with no result is
-not passed), as a cluster (scenario) bootstrap with the Wilson interval of the same units beside
-it; TGC by difficulty the same over that difficulty's battles; SGC gets the Wilson interval over
-every scenario-trial of the task set; pass^k and pass@k a cluster bootstrap over the per-task values
-they average. With trials >= 2, `trial_stability` adds the flip rate, the per-task pass-rate
+not passed), scenario-aware (`stats.intervals.cluster_interval`: none with one scenario) with the
+Wilson interval of the same units beside it; TGC by difficulty the same over that difficulty's
+battles; SGC the scenario-aware one over every scenario-trial of the task set (`sgc_units`); pass^k,
+pass@k and the flip rate the same over the per-task values they average. With trials >= 2, `trial_stability` adds the flip rate, the per-task pass-rate
 histogram (both over judged trials only: an unjudged trial says nothing about the agent) and the
 expected TGC spread between two single runs.
 """
@@ -38,9 +38,9 @@ from math import comb
 from typing import NamedTuple
 from statistics import fmean
 
-from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts
+from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts, sgc_units
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow, Interval, Stability
-from green_agent.stats.intervals import IntervalOptions, cluster_bootstraps, mean_intervals, wilson
+from green_agent.stats.intervals import IntervalOptions, cluster_interval, cluster_intervals, mean_intervals, wilson
 from green_agent.stats.stability import flip_units, stability
 
 __all__ = ["aggregate", "scenario_of", "sgc", "sgc_counts", "sgc_judged", "tgc", "tgc_judged"]
@@ -89,7 +89,7 @@ def tgc_units(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | Non
 def tgc_intervals(rows: Iterable[EvalRow], options: IntervalOptions = IntervalOptions(),
                   expected: Iterable[tuple[str, int]] | None = None, expected_battles: int | None = None
                   ) -> tuple[Interval | None, Interval | None]:
-    """(cluster bootstrap over scenarios, Wilson) intervals of the headline TGC, in points."""
+    """(scenario-aware, Wilson) intervals of the headline TGC, in points."""
     return mean_intervals(*tgc_units(rows, expected, expected_battles), options)
 
 
@@ -123,7 +123,7 @@ def by_difficulty(rows: Iterable[EvalRow], options: IntervalOptions | None = Non
                   cis: dict[str, Interval | None] | None = None) -> dict[str, DifficultyStat]:
     """TGC per difficulty over battles with a result, keys sorted; with `options`, its intervals too.
 
-    `cis` (difficulty -> cluster-bootstrap interval) is given when the caller bootstrapped them already.
+    `cis` (difficulty -> scenario-aware interval) is given when the caller computed them already.
     """
     found = {}
     for key, members in difficulty_groups(rows).items():
@@ -194,7 +194,7 @@ def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptio
     """Flip rate, pass-rate histogram and TGC spread (`green_agent.stats.stability`); None with one trial.
 
     Verdicts are the judged trials'; TGC per trial is the headline's (over the task set, when given).
-    `flip_ci` is the flip rate's interval when the caller bootstrapped it already.
+    `flip_ci` is the flip rate's interval when the caller computed it already.
     """
     if trials < 2:
         return None
@@ -208,7 +208,7 @@ def trial_stability(rows: Sequence[EvalRow], trials: int, options: IntervalOptio
 
 
 class RunIntervals(NamedTuple):
-    """Every cluster-bootstrap interval of one run's aggregates (`run_intervals`)."""
+    """Every scenario-aware interval of one run's aggregates (`run_intervals`)."""
 
     tgc: Interval | None
     tgc_wilson: Interval | None
@@ -220,7 +220,7 @@ class RunIntervals(NamedTuple):
 
 def interval_requests(rows: Sequence[EvalRow], trials: int, expected: list[tuple[str, int]] | None, task_set: int,
                       counts: dict[str, tuple[int, int]]) -> tuple[list[tuple[list[float], list[str]]], list[float]]:
-    """The (values, scenarios) of every bootstrap interval of a run, and each one's scale, in `run_intervals`' order.
+    """The (values, scenarios) of every scenario-aware interval of a run, and each one's scale, in `run_intervals`' order.
 
     TGC over the task set, each difficulty (sorted), pass^k for k = 1..trials, pass@k for k = 2..trials,
     the flip rate (the last three only with trials >= 2).
@@ -240,17 +240,16 @@ def interval_requests(rows: Sequence[EvalRow], trials: int, expected: list[tuple
 def run_intervals(rows: Sequence[EvalRow], trials: int, options: IntervalOptions,
                   expected: list[tuple[str, int]] | None, task_set: int,
                   counts: dict[str, tuple[int, int]]) -> RunIntervals:
-    """TGC's, each difficulty's, pass^k's and pass@k's (k = 1..trials) and the flip rate's bootstrap intervals.
+    """TGC's, each difficulty's, pass^k's and pass@k's (k = 1..trials) and the flip rate's scenario-aware intervals.
 
-    Asked of `cluster_bootstraps` at once, so those over the same scenarios share one bootstrap (the
-    same seeded resamples, each quantity's interval as if alone). pass^1 and pass@1 are the same values.
+    pass^1 and pass@1 are the same values.
     """
     groups = difficulty_groups(rows)
     ks = list(range(1, trials + 1)) if trials >= 2 else []
     requests, scales = interval_requests(rows, trials, expected, task_set, counts)
     units = requests[0]
     tgc_wilson = wilson(float(sum(units[0])), len(units[0]), options)
-    found = cluster_bootstraps(requests, options, scales)
+    found = cluster_intervals(requests, options, scales)
     tgc_ci, found = found[0], found[1:]
     by_diff, found = dict(zip(groups, found[:len(groups)])), found[len(groups):]
     if not ks:
@@ -286,7 +285,7 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
         tgc_wilson=cis.tgc_wilson,
         scenarios=counted + unjudged, scenarios_passed=scen_passed, scenarios_unjudged=unjudged,
         sgc=percent(scen_passed, counted + unjudged), sgc_judged=percent(scen_passed, counted),
-        sgc_ci=wilson(scen_passed, counted + unjudged, options),
+        sgc_ci=cluster_interval(*sgc_units(rows, expected), options),
         scenario_status=statuses, scenarios_incomplete=[s for s, v in statuses.items() if v == "incomplete"],
         tgc_by_difficulty=by_difficulty(rows, options, cis.by_difficulty), outcome_counts=outcome_counts(rows),
         trials=trials,

@@ -17,6 +17,7 @@ from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.models.explanation import kind_words
 from green_agent.batch.report_data import BattleDetail, load_details
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
+from green_agent.stats.intervals import ONE_SCENARIO
 from kernel.untrusted import html_text
 
 COLUMNS = [  # (key, header, numeric)
@@ -92,10 +93,13 @@ def _card(key: str, label: str, value: str, interval: str = "") -> str:
             f'<div class="k">{html_text(label)}</div></div>')
 
 
-def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None) -> str:
-    """`95% CI 40.9–79.2` under a card's value (and the Wilson interval beside it, when given)."""
+def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None,
+             figure: float | None = None) -> str:
+    """`95% CI 34.7–83.2` under a card's value (and the Wilson interval beside it, when given); without an
+    interval, why in words when the figure exists (one scenario)."""
     if interval is None:
-        return ""
+        return (f'<div class="ci" id="ci-{html_text(key)}">{html_text(ONE_SCENARIO)}</div>'
+                if figure is not None else "")
     ref = (f' <span class="muted" id="ci-{html_text(key)}-wilson">Wilson {reference.low:.{digits}f}–'
            f'{reference.high:.{digits}f}</span>') if reference else ""
     return (f'<div class="ci" id="ci-{html_text(key)}" title="{html_text(interval.method)}">{interval.level * 100:g}% CI '
@@ -107,9 +111,9 @@ def _headline(results: EvalResults) -> str:
     over = "over the task set" + (", incomplete" if agg.incomplete else "")
     cards = [
         _card("tgc", f"TGC (task goal completion, {over})", f"{_fmt(agg.tgc, 1)}%" if agg.tgc is not None else "–",
-              _ci_html("tgc", agg.tgc_ci, reference=agg.tgc_wilson)),
+              _ci_html("tgc", agg.tgc_ci, reference=agg.tgc_wilson, figure=agg.tgc)),
         _card("sgc", f"SGC (scenario goal completion, {over})", f"{_fmt(agg.sgc, 1)}%" if agg.sgc is not None else "–",
-              _ci_html("sgc", agg.sgc_ci)),
+              _ci_html("sgc", agg.sgc_ci, figure=agg.sgc)),
         _card("passed", "battles passed / judged / in the task set", f"{agg.passed}/{agg.judged}/{agg.expected_battles}"),
         _card("tgc-judged", "TGC over judged battles only", f"{_fmt(agg.tgc_judged, 1)}%" if agg.tgc_judged is not None
               else "–"),
@@ -123,10 +127,10 @@ def _headline(results: EvalResults) -> str:
     ]
     for k, v in (agg.pass_hat_k or {}).items():
         cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3),
-                           _ci_html(f"pass-hat-{k}", (agg.pass_hat_k_ci or {}).get(k), 3)))
+                           _ci_html(f"pass-hat-{k}", (agg.pass_hat_k_ci or {}).get(k), 3, figure=v)))
     if agg.stability and agg.stability.flip_rate is not None:
         cards.append(_card("flip-rate", f"tasks whose verdict flips between trials (of {agg.stability.tasks})",
-                           f"{agg.stability.flip_rate:.1f}%", _ci_html("flip-rate", agg.stability.flip_rate_ci)))
+                           f"{agg.stability.flip_rate:.1f}%", _ci_html("flip-rate", agg.stability.flip_rate_ci, figure=agg.stability.flip_rate)))
     if agg.missing:
         cards.append(_card("missing", "battles not run yet", str(agg.missing)))
     if agg.scenarios_incomplete:

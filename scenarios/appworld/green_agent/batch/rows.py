@@ -23,7 +23,7 @@ from green_agent.batch.taskinfo import load_task_info
 from kernel.errors import BadInputError, DiskFullError
 from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
 from green_agent.models.result import BattleResult
-from green_agent.stats.intervals import IntervalOptions
+from green_agent.stats.intervals import ONE_SCENARIO, IntervalOptions
 
 
 def row_from_result(result: BattleResult, key: BattleKey, result_path: str, attempts: int = 1,
@@ -97,7 +97,8 @@ def interval_fields(agg: EvalAggregates) -> dict[str, Any]:
             "tgc_by_difficulty_ci": {k: _bounds(v.ci) for k, v in agg.tgc_by_difficulty.items()},
             "pass_hat_k_ci": {k: _bounds(v) for k, v in (agg.pass_hat_k_ci or {}).items()} or None,
             "flip_rate": stab.flip_rate if stab else None, "flip_rate_ci": _bounds(stab.flip_rate_ci) if stab else None,
-            "tgc_spread_p95": stab.tgc_spread_p95 if stab else None}
+            "tgc_spread_p95": stab.tgc_spread_p95 if stab else None,
+            "no_interval": ONE_SCENARIO if agg.tgc is not None and agg.tgc_ci is None else None}
 
 
 def agentbeats_results(results: EvalResults) -> AgentBeatsResults:

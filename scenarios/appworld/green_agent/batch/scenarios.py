@@ -65,6 +65,16 @@ def sgc_counts(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | No
     return SgcCounts(counted, passed, incomplete)
 
 
+def sgc_units(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None
+              ) -> tuple[list[float], list[str]]:
+    """The units SGC is the mean of: (passed 1.0 / not 0.0, scenario) per scenario-trial; an incomplete one is not passed."""
+    values, clusters = [], []
+    for (scenario, _), members in _trial_groups(rows, expected).items():
+        values.append(float(_complete(members) and all(m.passed for m in members if m is not None)))
+        clusters.append(scenario)
+    return values, clusters
+
+
 def scenario_statuses(rows: Iterable[EvalRow], expected: Iterable[tuple[str, int]] | None = None
                       ) -> dict[str, ScenarioStatus]:
     """scenario id -> passed | failed | incomplete, over every trial (sorted by scenario id)."""

@@ -28,7 +28,7 @@ from green_agent.models.eval_run import EvalResults, Interval, Stability
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleResult
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
-from green_agent.stats.intervals import IntervalOptions, check_level
+from green_agent.stats.intervals import ONE_SCENARIO, IntervalOptions, check_level
 from kernel.settings import Settings
 from kernel.untrusted import one_line
 
@@ -115,16 +115,16 @@ def _keep_local_ray_on_loopback(args: argparse.Namespace) -> None:
     rerun_in_private_netns([sys.executable, *sys.orig_argv[1:]])
 
 
-def ci_text(interval: Interval | None, digits: int = 1) -> str:
-    """` [95% CI 40.9-79.2]`, or nothing when there is no interval."""
+def ci_text(interval: Interval | None, digits: int = 1, figure: float | None = None) -> str:
+    """` [95% CI 34.7-83.2]`; without an interval, why in words when the figure exists (one scenario), else nothing."""
     if interval is None:
-        return ""
+        return f" [{ONE_SCENARIO}]" if figure is not None else ""
     return f" [{interval.level * 100:g}% CI {interval.low:.{digits}f}-{interval.high:.{digits}f}]"
 
 
 def _stability_lines(stab: Stability) -> list[str]:
     trials = ", ".join("n/a" if v is None else f"{v:.1f}" for v in stab.tgc_by_trial.values())
-    lines = [f"  stability over {stab.tasks} task(s): flip rate {pct(stab.flip_rate)}%{ci_text(stab.flip_rate_ci)} "
+    lines = [f"  stability over {stab.tasks} task(s): flip rate {pct(stab.flip_rate)}%{ci_text(stab.flip_rate_ci, figure=stab.flip_rate)} "
              f"(verdict differs between trials); TGC per trial {trials}"]
     if stab.tgc_spread_p95 is not None:
         lines.append(f"  two single runs of this agent differ in TGC by {stab.tgc_spread_mean:.1f} points on average, "
@@ -146,8 +146,8 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
                      + (" (interrupted: rerun with --resume)" if outcome.interrupted else ""))
     marker = " incomplete" if agg.incomplete else ""
     wilson = f" (Wilson {agg.tgc_wilson.low:.1f}-{agg.tgc_wilson.high:.1f})" if agg.tgc_wilson else ""
-    lines.append(f"  TGC {pct(agg.tgc)}{marker}{ci_text(agg.tgc_ci)}{wilson} ({agg.passed}/{agg.expected_battles} "
-                 f"battles of the task set passed), SGC {pct(agg.sgc)}{marker}{ci_text(agg.sgc_ci)} "
+    lines.append(f"  TGC {pct(agg.tgc)}{marker}{ci_text(agg.tgc_ci, figure=agg.tgc)}{wilson} ({agg.passed}/{agg.expected_battles} "
+                 f"battles of the task set passed), SGC {pct(agg.sgc)}{marker}{ci_text(agg.sgc_ci, figure=agg.sgc)} "
                  f"({agg.scenarios_passed}/{agg.scenarios} scenarios)")
     if agg.incomplete:
         lines.append(f"  judged only: TGC {pct(agg.tgc_judged)} ({agg.passed}/{agg.judged} judged battles), "
@@ -157,7 +157,7 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
         lines.append(f"  scenarios incomplete {len(agg.scenarios_incomplete)} (a task unjudged or without result; "
                      f"not passed): {shown}")
     if agg.tgc_by_difficulty:
-        lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)}{ci_text(s.ci)} (n={s.battles})"
+        lines.append("  by difficulty: " + ", ".join(f"{k}: {pct(s.tgc)}{ci_text(s.ci, figure=s.tgc)} (n={s.battles})"
                                                      for k, s in agg.tgc_by_difficulty.items()))
     if agg.pass_hat_k:
         cis = agg.pass_hat_k_ci or {}

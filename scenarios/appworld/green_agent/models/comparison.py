@@ -35,7 +35,7 @@ class TaskComparison(BaseModel):
     """One shared task: its judged trials and passes in A and in B."""
 
     task_id: str = Field(description="AppWorld task id.")
-    scenario_id: str = Field(description="Its scenario (the bootstrap's cluster).")
+    scenario_id: str = Field(description="Its scenario (the intervals' cluster).")
     difficulty: int | None = Field(default=None, description="1-3, when known.")
     trials_a: int = Field(description="Trials of the task in A (its run's trials; unjudged ones not passed).")
     passed_a: int = Field(description="Of which passed.")
@@ -49,12 +49,15 @@ class TaskComparison(BaseModel):
 class PairedTest(BaseModel):
     """The significance test on the paired per-task verdicts."""
 
-    name: Literal["exact McNemar", "paired permutation"] = Field(description=(
-        "exact McNemar (binomial test on the discordant tasks) with one trial in both runs; else a paired "
-        "permutation test on per-task pass rates."))
+    name: Literal["scenario permutation", "exact McNemar", "paired permutation"] = Field(description=(
+        "scenario permutation: A and B swapped within whole scenarios (sums of per-task pass rates). The other "
+        "two names are those of files written before issue 35 (tests that took tasks as independent)."))
     p_value: float = Field(description="Two-sided p-value.")
     a_only: int = Field(description="Tasks A did better on (one trial: passed in A, failed in B).")
     b_only: int = Field(description="Tasks B did better on.")
+    scenarios: int | None = Field(default=None, description="Scenarios compared (None: a file before issue 35).")
+    scenarios_differing: int | None = Field(default=None, description=(
+        "Of which A's and B's sums differ: the test's sample (its smallest p is 2 / 2^this)."))
 
 
 class PairedDifference(BaseModel):
@@ -64,11 +67,14 @@ class PairedDifference(BaseModel):
     tgc_a: float = Field(description="A's TGC over these tasks (mean per-task pass rate, points).")
     tgc_b: float = Field(description="B's TGC over these tasks.")
     difference: float = Field(description="tgc_b - tgc_a, points.")
-    ci: Interval | None = Field(description="Paired cluster (scenario) bootstrap interval of the difference.")
+    ci: Interval | None = Field(description="Paired scenario-aware interval of the difference (None with one scenario).")
     test: PairedTest = Field(description="The significance test.")
     minimum_detectable: float | None = Field(description=(
         "Smallest difference (points) these tasks detect with the stated power at alpha = 1 - level "
-        "(see docs/statistics.md); None with fewer than two tasks."))
+        "(see docs/statistics.md); None with fewer than two scenarios."))
+    design_effect: float | None = Field(default=None, description=(
+        "How alike a scenario's tasks are in both runs' pooled pass rates (1: independent; tasks per scenario: "
+        "as one), used by minimum_detectable; None in files before issue 35."))
     verdict: Verdict = Field(description="b_better | a_better (p < alpha and the interval excludes 0) | cannot_tell.")
     message: str = Field(description="The verdict in plain words, with the minimum detectable difference.")
 

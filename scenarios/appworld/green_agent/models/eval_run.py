@@ -135,7 +135,7 @@ class Interval(BaseModel):
     low: float = Field(description="Lower bound.")
     high: float = Field(description="Upper bound.")
     level: float = Field(description="Confidence level, e.g. 0.95.")
-    method: str = Field(description="How it was computed (e.g. `cluster bootstrap (BCa, 9999 resamples, seed 27)`).")
+    method: str = Field(description="How it was computed (e.g. `wilson with a scenario design effect over 7 scenarios (...)`).")
 
 
 class DifficultyStat(BaseModel):
@@ -144,7 +144,7 @@ class DifficultyStat(BaseModel):
     battles: int = Field(description="Battles of this difficulty with a result.")
     passed: int = Field(description="Of which passed.")
     tgc: float | None = Field(description="100 * passed / battles; None if there are none.")
-    ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap.")
+    ci: Interval | None = Field(default=None, description="TGC's interval: scenario-aware (None with one scenario).")
     wilson: Interval | None = Field(default=None, description="TGC's Wilson interval (battles taken as independent).")
 
 
@@ -153,7 +153,7 @@ class Stability(BaseModel):
 
     tasks: int = Field(description="Tasks with at least two judged trials (the flip rate's denominator).")
     flip_rate: float | None = Field(description="% of those tasks whose verdict differs between trials.")
-    flip_rate_ci: Interval | None = Field(default=None, description="Its interval (cluster bootstrap over scenarios).")
+    flip_rate_ci: Interval | None = Field(default=None, description="Its interval (scenario-aware).")
     flaky_tasks: list[str] = Field(default_factory=list, description="Tasks passed in some trials, not all.")
     pass_rate_histogram: dict[str, int] = Field(
         default_factory=dict, description="`c/n` (trials passed / judged) -> number of tasks, by n then c.")
@@ -180,7 +180,7 @@ class EvalAggregates(BaseModel):
                               "passed (an unjudged one is not passed; see `incomplete`).")
     confidence_level: float | None = Field(default=None, description="Level of every interval below (None: "
                                            "a file written before intervals existed).")
-    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: cluster (scenario) bootstrap over "
+    tgc_ci: Interval | None = Field(default=None, description="TGC's interval: scenario-aware (None with one scenario), over "
                                     "every task-trial of the task set.")
     tgc_wilson: Interval | None = Field(default=None, description="TGC's Wilson interval, for reference.")
     tgc_judged: float | None = Field(default=None, description="TGC over the judged battles only (not the headline).")
@@ -190,7 +190,7 @@ class EvalAggregates(BaseModel):
     scenarios_passed: int = Field(description="Of which every task passed.")
     scenarios_unjudged: int = Field(description="Scenario-trials with a task not judged (counted as not passed).")
     sgc: float | None = Field(description="Scenario goal completion over every scenario-trial of the task set.")
-    sgc_ci: Interval | None = Field(default=None, description="SGC's Wilson interval over those scenario-trials.")
+    sgc_ci: Interval | None = Field(default=None, description="SGC's scenario-aware interval over those scenario-trials (None with one scenario).")
     sgc_judged: float | None = Field(default=None, description="SGC over complete scenario-trials only.")
     scenario_status: dict[str, Literal["passed", "failed", "incomplete"]] = Field(
         default_factory=dict, description="Scenario id -> passed | failed | incomplete (a task unjudged or "
@@ -204,8 +204,8 @@ class EvalAggregates(BaseModel):
         default=None, description="pass^k for k=1..trials: mean over tasks of C(c,k)/C(n,k) (all k pass).")
     pass_at_k: dict[str, float] | None = Field(
         default=None, description="pass@k for k=1..trials: mean over tasks of 1-C(n-c,k)/C(n,k) (any pass).")
-    pass_hat_k_ci: dict[str, Interval] | None = Field(default=None, description="pass^k intervals (cluster bootstrap).")
-    pass_at_k_ci: dict[str, Interval] | None = Field(default=None, description="pass@k intervals (cluster bootstrap).")
+    pass_hat_k_ci: dict[str, Interval] | None = Field(default=None, description="pass^k intervals (scenario-aware).")
+    pass_at_k_ci: dict[str, Interval] | None = Field(default=None, description="pass@k intervals (scenario-aware).")
     stability: Stability | None = Field(default=None, description="Run-to-run stability (trials >= 2).")
     mean_trajectory: dict[str, float | None] = Field(description="Means over judged battles (None: no values).")
     total_calls: int = Field(description="Tool calls over all judged battles.")

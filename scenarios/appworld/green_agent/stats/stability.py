@@ -3,7 +3,7 @@
 Input: per task, its judged verdicts in trial order (`True` passed), and its scenario id. Output
 (`Stability`), over the tasks with at least two judged trials:
 - flip rate: % of tasks whose verdict differs between trials (passed in some, not all), with a
-  cluster-bootstrap interval over scenarios (`green_agent.stats.intervals`), and those tasks listed;
+  scenario-aware interval (`green_agent.stats.intervals`), and those tasks listed;
 - the histogram of per-task pass rates (`c/n`: tasks that passed c of their n judged trials, every
   c from 0 to n, zeros included);
 - the expected spread of TGC between two single runs: for a task that passed c of n trials, two
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from green_agent.models.eval_run import Interval, Stability
-from green_agent.stats.intervals import IntervalOptions, cluster_bootstrap
+from green_agent.stats.intervals import IntervalOptions, cluster_interval
 
 SPREAD_DRAWS = 2000
 DRAW_CELLS = 2_000_000
@@ -52,15 +52,15 @@ def flip_units(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, s
     return [float(0 < sum(verdicts[t]) < len(verdicts[t])) for t in tasks], [scenarios[t] for t in tasks]
 
 
-_BOOTSTRAP = object()
+_COMPUTE = object()
 
 
 def stability(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, str],
               tgc_by_trial: Mapping[str, float | None], options: IntervalOptions = IntervalOptions(),
-              flip_ci: Interval | None | object = _BOOTSTRAP) -> Stability:
+              flip_ci: Interval | None | object = _COMPUTE) -> Stability:
     """Flip rate, pass-rate histogram and TGC spread over tasks with >= 2 judged trials (module docstring).
 
-    `flip_ci`: the flip rate's interval when the caller bootstrapped it already (over `flip_units`).
+    `flip_ci`: the flip rate's interval when the caller computed it already (over `flip_units`).
     """
     tasks = [t for t, v in verdicts.items() if len(v) >= 2]
     judged = np.array([len(verdicts[t]) for t in tasks], dtype=np.int64)
@@ -71,7 +71,7 @@ def stability(verdicts: Mapping[str, Sequence[bool]], scenarios: Mapping[str, st
     return Stability(
         tasks=len(tasks),
         flip_rate=round(100.0 * float(flipped.mean()), 2) if tasks else None,
-        flip_rate_ci=(cluster_bootstrap(*flip_units(verdicts, scenarios), options) if flip_ci is _BOOTSTRAP
+        flip_rate_ci=(cluster_interval(*flip_units(verdicts, scenarios), options) if flip_ci is _COMPUTE
                       else flip_ci),  # type: ignore[arg-type]
         flaky_tasks=[t for t, f in zip(tasks, flipped) if f],
         pass_rate_histogram={f"{c}/{n}": histogram.get((n, c), 0) for n in sorted(set(judged.tolist()))
