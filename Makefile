@@ -11,7 +11,7 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world browser demo test test-fast bench clean clean-world
+.PHONY: setup venvs world browser tools demo test test-fast bench image-check clean clean-world
 
 setup: venvs world
 
@@ -37,9 +37,11 @@ world: $(WORLD_STAMP)
 $(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
 	$(VENV)/bin/appworld-green world build
 
-# Debian's Chromium, for the HTML report test (tests/test_report_html.py opens it headless).
+# Debian's Chromium, for the HTML report test (tests/test_report_html.py opens it headless), and Debian's jq,
+# which runs the leaderboard template's merge program in tests/test_leaderboard_e2e.py.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+	@command -v jq >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q jq; }
 
 demo: setup
 	$(VENV)/bin/appworld-green demo
@@ -52,6 +54,10 @@ test-fast: venvs
 
 bench: setup
 	$(VENV)/bin/python bench/run_all.py
+
+# Build the image here (debootstrap + buildah) and check it from outside: minutes, root; not part of `test`.
+image-check: setup
+	scripts/image_check.sh
 
 clean-world:
 	rm -rf $(APPWORLD_ROOT)
