@@ -168,7 +168,7 @@ ms=$(( ($(date +%s%N) - s) / 1000000 ))
 gmnt=$(buildah mount "$green_ctr")
 left=0
 for _ in $(seq 50); do  # the green's own children (AppWorld servers, bridge) must be gone too
-  left=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$gmnt" ] && echo "$p"; done | wc -l)
+  left=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" != "$gmnt" ] || echo "$p"; done | wc -l)
   [ "$left" = 0 ] && break; sleep 0.2
 done
 [ "$left" = 0 ] || fail "$left process(es) of the green's container still running after SIGTERM"
