@@ -12,6 +12,8 @@ be judged (infra_error after its retries) is not passed there and `incomplete` s
 - `intervals`: the run's confidence intervals (`green_agent.batch.rows.interval_fields`: `tgc_ci`,
   `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
   show them; `{}` for an empty shard.
+- `cost` and `task_results[].cost_usd`: the purple's reported usage plus the Green's predictor cost
+  (`green_agent.models.cost`); unknown is null, never 0; never part of a verdict.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.batch.aggregate import scenario_of
 from green_agent.batch.rows import interval_fields
+from green_agent.models.cost import CostFigures, cost_sentence
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
@@ -55,6 +58,20 @@ class TaskRow(BaseModel):
                             "never the expected answer).")
 
 
+class TaskResult(BaseModel):
+    """One task of the shard: what a leaderboard query needs to merge shards exactly (tasks never straddle shards)."""
+
+    task_id: str
+    scenario_id: str
+    difficulty: int | None
+    trials: int = Field(description="Battles asked for this task (`config.trials`).")
+    passed_trials: int = Field(description="Battles of the task that passed (a battle that did not run: not passed).")
+    reward: int = Field(description="1 iff every trial passed, else 0 (= task_rewards[task_id]).")
+    calls: int | None = Field(description="Tool calls over the task's battles (None: no battle reported them).")
+    cost_usd: float | None = Field(description="The purple's reported cost plus the Green's predictor cost over the "
+                                   "task's battles; None (unknown) when any battle's purple reported none.")
+
+
 class DifficultyFigures(BaseModel):
     tasks: int
     passed: int
@@ -81,12 +98,17 @@ class AssessmentData(BaseModel):
     time_used: float = Field(description="Seconds from the request to the artifact.")
     tgc: float
     sgc: float
+    battles: int = Field(description="Battles of the shard (tasks x trials), run or not.")
+    battles_passed: int
     incomplete: bool = Field(description="Some battle could not be judged (infra_error): not passed above.")
     infra_errors: int
     by_difficulty: dict[str, DifficultyFigures]
     outcomes: dict[str, int]
+    cost: CostFigures | None = Field(description="The purple's reported cost plus the Green's: per task and per solved "
+                                     "task (`green_agent.models.cost`; unknown is null, never 0). None: empty shard.")
     intervals: dict[str, Any] = Field(description="Confidence intervals of the run's figures (module docstring).")
     rows: list[TaskRow]
+    task_results: list[TaskResult] = Field(description="One per task of the shard, in order (the leaderboard's unit).")
     shard: ShardInfo
     config: dict[str, Any]
     versions: dict[str, str]
@@ -98,10 +120,11 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
                versions: dict[str, str], time_used: float, out: Path | None) -> AssessmentData:
     """The artifact's data from the run's `results.json` record (None: an empty shard, nothing ran)."""
     rows = [_row(r, out) for r in results.rows] if results else []
+    trials = int(config.get("trials") or 1)
+    costs = _task_costs(results.rows if results else [], trials)
     by_task: dict[str, list[TaskRow]] = defaultdict(list)
     for row in rows:
         by_task[row.task_id].append(row)
-    trials = int(config.get("trials") or 1)
     rewards = {t: int(len(by_task[t]) == trials and all(r.passed for r in by_task[t])) for t in task_ids}
     battles = len(task_ids) * trials
     passed = sum(r.passed for r in rows)
@@ -115,6 +138,9 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         participant=role, score=sum(rewards.values()), max_score=len(task_ids),
         pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
         time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
+        battles=battles, battles_passed=passed,
+        task_results=[_task_result(t, by_task[t], trials, costs.get(t)) for t in task_ids],
+        cost=results.aggregates.cost if results else None,
         incomplete=outcomes["infra_error"] > 0 or outcomes["not_run"] > 0, infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
         intervals=interval_fields(results.aggregates) if results else {}, rows=rows, shard=shard, config=config,
@@ -129,6 +155,8 @@ def summary_text(data: AssessmentData) -> str:
     if data.incomplete:
         text += (f" Incomplete: {data.infra_errors} battle(s) could not be judged on our side (infra_error) and "
                  f"{data.outcomes['not_run']} did not run; they count as not passed.")
+    if data.cost is not None:
+        text += " " + cost_sentence(data.cost)
     failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]
     if failures:
         text += " Not passed: " + " ".join(f"{row.task_id}: {row.why}" for row in failures)
@@ -144,6 +172,24 @@ def _row(row: EvalRow, out: Path | None) -> TaskRow:
                    failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
                    [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None,
                    why=one_line(explain(result).headline, MAX_WHY) if result else None)
+
+
+def _task_costs(rows: list[EvalRow], trials: int) -> dict[str, float]:
+    """Task -> purple + Green cost over its battles, for the tasks whose every trial ran with a known purple cost."""
+    by_task: dict[str, list[EvalRow]] = defaultdict(list)
+    for row in rows:
+        by_task[row.task_id].append(row)
+    return {task: round(sum((r.purple_cost_usd or 0.0) + (r.cost_usd or 0.0) for r in group), 6)
+            for task, group in by_task.items()
+            if len(group) == trials and all(r.purple_cost_usd is not None for r in group)}
+
+
+def _task_result(task_id: str, rows: list[TaskRow], trials: int, cost_usd: float | None) -> TaskResult:
+    calls = [r.calls for r in rows if r.calls is not None]
+    return TaskResult(task_id=task_id, scenario_id=scenario_of(task_id),
+                      difficulty=next((r.difficulty for r in rows if r.difficulty is not None), None), trials=trials,
+                      passed_trials=sum(r.passed for r in rows), reward=int(len(rows) == trials and all(r.passed for r in rows)),
+                      calls=sum(calls) if calls else None, cost_usd=cost_usd)
 
 
 def _result(path: Path) -> BattleResult | None:

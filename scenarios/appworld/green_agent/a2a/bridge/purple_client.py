@@ -21,6 +21,7 @@ from a2a.client.errors import A2AClientError, A2AClientHTTPError, A2AClientTimeo
 from a2a.types import DataPart, Message, Part, Role, Task, TaskState, TextPart
 from pydantic import BaseModel, Field
 
+from green_agent.a2a.bridge.usage import reply_metadata
 from green_agent.models.bridge import EndedBy
 from kernel.a2a_tools import MAX_REPLY_CHARS
 
@@ -36,6 +37,7 @@ class PurpleReply(BaseModel):
 
     text: str = Field(description="Its TextParts, joined by newlines (bounded).")
     data: list[Any] = Field(default_factory=list, description="Its DataParts' payloads.")
+    metadata: Any = Field(default=None, description="The reply's A2A metadata (its reported usage, if any).")
 
 
 class PurpleFault(Exception):
@@ -94,7 +96,7 @@ class PurpleConversation:
             delivered = not (first and isinstance(exc, httpx.ConnectError))
             raise PurpleFault("purple_dropped" if delivered else "purple_unreachable",
                               f"the connection to the purple failed: {type(exc).__name__}", delivered=delivered) from None
-        return self._reply_of(last)
+        return self._reply_of(last).model_copy(update={"metadata": reply_metadata(last)})
 
     def _adopt_context(self, context_id: str | None) -> None:
         """Reuse the purple's context id (the platform's convention), only if it is a plain id: it is purple text,
