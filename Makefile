@@ -4,6 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 AW_VENV := .venv-appworld
+A2A1_VENV := .venv-a2a1
 APPWORLD_ROOT ?= $(CURDIR)/.appworld
 export APPWORLD_ROOT
 
@@ -15,7 +16,7 @@ WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
 setup: venvs world
 
-venvs: $(VENV)/.installed $(AW_VENV)/.installed
+venvs: $(VENV)/.installed $(AW_VENV)/.installed $(A2A1_VENV)/.installed
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +31,12 @@ $(AW_VENV)/.installed: requirements-appworld.txt
 	$(AW_VENV)/bin/pip install -q --upgrade pip
 	$(AW_VENV)/bin/pip install -q -r requirements-appworld.txt
 	$(AW_VENV)/bin/appworld install
+	touch $@
+
+# a2a-sdk 1.x, for the 1.x client conformance test only (tests/test_a2a_sdk1_client.py); never imported by us.
+$(A2A1_VENV)/.installed: requirements-a2a1.txt
+	test -x $(A2A1_VENV)/bin/python || $(PYTHON) -m venv $(A2A1_VENV)
+	$(A2A1_VENV)/bin/pip install -q -r requirements-a2a1.txt
 	touch $@
 
 world: $(WORLD_STAMP)
@@ -63,4 +70,4 @@ clean-world:
 	rm -rf $(APPWORLD_ROOT)
 
 clean: clean-world
-	rm -rf $(VENV) $(AW_VENV) runs
+	rm -rf $(VENV) $(AW_VENV) $(A2A1_VENV) runs
