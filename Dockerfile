@@ -13,8 +13,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends make git bubble
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . /app
-# Both virtualenvs and the offline world (`make setup`), then drop the build caches.
-RUN make setup PYTHON=python3 && rm -rf /root/.cache
+# The two virtualenvs and the offline world (`make world`; not the test-only .venv-a2a1), then drop the caches.
+RUN make world PYTHON=python3 && rm -rf /root/.cache
 ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
 EXPOSE 9009
 ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]

@@ -31,7 +31,19 @@ def cost_sentence(cost: CostFigures) -> str:
     """One sentence for people: cost per task and per solved task, or why it is unknown."""
     if cost.total_cost_usd is None:
         return f"Cost per task: unknown ({cost.unknown_because})."
-    solved = (f"${cost.cost_per_solved_task_usd:.4f} per solved task" if cost.cost_per_solved_task_usd is not None
+    solved = (f"{usd(cost.cost_per_solved_task_usd)} per solved task" if cost.cost_per_solved_task_usd is not None
               else "no task solved")
-    return (f"Cost: ${cost.cost_per_task_usd or 0.0:.4f} per task, {solved} (${cost.total_cost_usd:.4f} in all: "
-            f"the purple's reported usage plus the Green's ${cost.green_cost_usd:.4f}).")
+    return (f"Cost: {usd(cost.cost_per_task_usd)} per task, {solved} ({usd(cost.total_cost_usd)} in all: "
+            f"the purple's reported usage plus the Green's {usd(cost.green_cost_usd)}).")
+
+
+def usd(value: float | None) -> str:
+    """`$0.0123`, or `unknown` (never 0 for a missing figure)."""
+    return f"${value:.4f}" if value is not None else "unknown"
+
+
+def cost_short(cost: CostFigures | None) -> str:
+    """`$0.0100/task, $0.0200/solved task` for a table; `unknown` when the purple's cost is."""
+    if cost is None or cost.total_cost_usd is None:
+        return "unknown"
+    return f"{usd(cost.cost_per_task_usd)}/task, {usd(cost.cost_per_solved_task_usd)}/solved task"
