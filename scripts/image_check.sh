@@ -82,6 +82,9 @@ fig "image size: $(buildah images --format '{{.Size}}' "$IMAGE") ($layers layers
 scan=$(buildah from -q "$IMAGE"); smnt=$(buildah mount "$scan")
 found=$(cd "$smnt/app" && find . -path ./.venv -prune -o -path ./.venv-appworld -prune -o \
   \( -name '.env' -o -name '*.pem' -o -name '*.key' -o -name 'id_rsa*' -o -name '.git' -o -name '.netrc' \) -print)
+keyish=$(grep -rIlE 'sk-[A-Za-z0-9_-]{20,}|-----BEGIN [A-Z ]*PRIVATE KEY-----' "$smnt/app" --exclude-dir=.venv \
+  --exclude-dir=.venv-appworld --exclude-dir=.appworld 2>/dev/null || true)
+[ -z "$keyish" ] || fail "key-looking content in the image: $keyish"
 history_leak=$(buildah inspect --type image "$IMAGE" | jq -r '.Docker.history[]?.created_by // empty' | grep -ciE 'sk-[A-Za-z0-9]{8}|api_key=|password=' || true)
 # The build's read-only mounts leave their mount points behind, empty: check that nothing of them is in the image.
 for ((i = 1; i < ${#mounts[@]}; i += 2)); do
@@ -94,7 +97,7 @@ done
 buildah umount "$scan" >/dev/null; buildah rm "$scan" >/dev/null
 [ -z "$found" ] || fail "secret-looking files in the image: $found"
 [ "$history_leak" = 0 ] || fail "a secret-looking string in the image history"
-fig "secrets: none (.env, *.pem, *.key, id_rsa*, .git, .netrc under /app; host pip config; history)"
+fig "secrets: none (.env, *.pem, *.key, id_rsa*, .git, .netrc, sk-... or PEM private keys under /app; host pip config; history)"
 
 # ---- 4. run ---------------------------------------------------------------------------------------
 entry=$(buildah inspect --type image "$IMAGE" | jq -r '(.OCIv1.config.Entrypoint // []) | join(" ")')
