@@ -55,7 +55,8 @@ def main() -> None:
         return Reporting(player, {"usage": args.usage_by_task[task_id]} if task_id in args.usage_by_task else usual)
 
     url = f"http://127.0.0.1:{args.port}/"
-    serve(purple_card("mixed test purple", "solves some tasks", url, "purple_mixed"), make_player, "127.0.0.1", args.port)
+    card = purple_card("mixed test purple", "solves some tasks", url, "purple_mixed")
+    serve(card, make_player, "127.0.0.1", args.port)
 
 
 if __name__ == "__main__":

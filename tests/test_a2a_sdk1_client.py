@@ -78,7 +78,8 @@ def test_an_a2a_sdk_1x_client_gets_what_the_03_client_gets(agents: tuple[str, st
     assert len(got["data"]) == 1 and len(got["texts"]) == 1
     with pytest.raises(ValueError):
         json.loads(got["texts"][0])  # the summary is never JSON (the gateway would take it for data)
-    scenario = Scenario(green_agent=AgentEntry(endpoint=green), participants=[AgentEntry(endpoint=purple, role="agent")],
+    scenario = Scenario(green_agent=AgentEntry(endpoint=green),
+                        participants=[AgentEntry(endpoint=purple, role="agent")],
                         config=request["config"])
     state, results = asyncio.run(send_request(scenario))  # the 0.3 client, as the gateway and `assess` use it
     assert state == "completed" and len(results) == 1

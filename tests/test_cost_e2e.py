@@ -53,7 +53,8 @@ def started(argv: list[str], env: dict[str, str], log: Path) -> tuple[ManagedPro
 
 
 def assess(green: str, purple: str, tasks: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    scenario = Scenario(green_agent=AgentEntry(endpoint=green), participants=[AgentEntry(endpoint=purple, role="agent")],
+    scenario = Scenario(green_agent=AgentEntry(endpoint=green),
+                        participants=[AgentEntry(endpoint=purple, role="agent")],
                         config={"task_ids": tasks, "workers": 1, "predictor": "ground_truth"})
     state, results = asyncio.run(send_request(scenario))
     assert state == "completed"
@@ -76,7 +77,8 @@ def test_the_llm_purples_cost_per_solved_task_reaches_every_output(green: str, e
             data, rows = assess(green, url, [question, action])
     assert data["score"] == 1 and data["task_rewards"] == {question: 1, action: 0}
     assert all(r["purple_usage_note"] == "priced by the Green at gpt-4o-mini's list price" for r in rows)
-    expected = sum(approximate_cost_usd("gpt-4o-mini", r["purple_input_tokens"], r["purple_output_tokens"]) for r in rows)
+    expected = sum(approximate_cost_usd("gpt-4o-mini", r["purple_input_tokens"], r["purple_output_tokens"])
+                   for r in rows)
     assert all(r["purple_input_tokens"] > 0 for r in rows)
     cost = data["cost"]
     assert cost["purple_cost_usd"] == pytest.approx(expected, abs=1e-6) and cost["purple_cost_usd"] > 0

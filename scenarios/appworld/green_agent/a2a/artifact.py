@@ -139,7 +139,7 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
         time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
         battles=battles, battles_passed=passed,
-        task_results=[_task_result(t, by_task[t], trials, costs.get(t)) for t in task_ids],
+        task_results=[_task_result(t, by_task[t], trials, rewards[t], costs.get(t)) for t in task_ids],
         cost=results.aggregates.cost if results else None,
         incomplete=outcomes["infra_error"] > 0 or outcomes["not_run"] > 0, infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
@@ -184,12 +184,12 @@ def _task_costs(rows: list[EvalRow], trials: int) -> dict[str, float]:
             if len(group) == trials and all(r.purple_cost_usd is not None for r in group)}
 
 
-def _task_result(task_id: str, rows: list[TaskRow], trials: int, cost_usd: float | None) -> TaskResult:
+def _task_result(task_id: str, rows: list[TaskRow], trials: int, reward: int, cost_usd: float | None) -> TaskResult:
     calls = [r.calls for r in rows if r.calls is not None]
     return TaskResult(task_id=task_id, scenario_id=scenario_of(task_id),
                       difficulty=next((r.difficulty for r in rows if r.difficulty is not None), None), trials=trials,
-                      passed_trials=sum(r.passed for r in rows), reward=int(len(rows) == trials and all(r.passed for r in rows)),
-                      calls=sum(calls) if calls else None, cost_usd=cost_usd)
+                      passed_trials=sum(r.passed for r in rows), reward=reward, calls=sum(calls) if calls else None,
+                      cost_usd=cost_usd)
 
 
 def _result(path: Path) -> BattleResult | None:

@@ -23,7 +23,7 @@ class CostFigures(BaseModel):
     green_cost_usd: float = Field(description="The Green's own predictor cost over the run.")
     total_cost_usd: float | None = Field(description="purple + Green (None: the purple's is unknown).")
     cost_per_task_usd: float | None = Field(description="total / battles of the task set.")
-    cost_per_solved_task_usd: float | None = Field(description="total / battles passed (None: none passed, or unknown).")
+    cost_per_solved_task_usd: float | None = Field(description="total / battles passed (None: none passed / unknown).")
     unknown_because: str | None = Field(default=None, description="Why the purple's cost is unknown, in one line.")
 
 
