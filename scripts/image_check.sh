@@ -53,8 +53,9 @@ if ! buildah inspect --type image "$BASE_IMAGE" >/dev/null 2>&1; then
   buildah commit -q "$ctr" "$BASE_IMAGE" >/dev/null
   buildah rm "$ctr" >/dev/null
 fi
-fig "base image: $BASE_IMAGE ($(buildah run --isolation chroot "$(buildah from -q "$BASE_IMAGE")" -- python3 --version 2>&1))"
-buildah rm --all >/dev/null 2>&1 || true
+probe=$(buildah from -q "$BASE_IMAGE")
+fig "base image: $BASE_IMAGE ($(buildah run --isolation chroot "$probe" -- python3 --version 2>&1))"
+buildah rm "$probe" >/dev/null
 
 # ---- 2. build -------------------------------------------------------------------------------------
 # The host's pip configuration, mounted read-only (same paths) for the build's RUN steps.
@@ -101,16 +102,16 @@ fig "secrets: none (.env, *.pem, *.key, id_rsa*, .git, .netrc, sk-... or PEM pri
 
 # ---- 4. run ---------------------------------------------------------------------------------------
 entry=$(buildah inspect --type image "$IMAGE" | jq -r '(.OCIv1.config.Entrypoint // []) | join(" ")')
-pids=()
-cleanup() {
+pids=(); ctrs=()
+cleanup() {  # only what this script started: its buildah run processes and its containers
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   sleep 1; for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  buildah rm --all >/dev/null 2>&1 || true
+  for c in "${ctrs[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
 run_image() {  # run_image LOG ARGV...: the image's command in its own container, in the background
   local log=$1; shift
-  local c; c=$(buildah from -q "$IMAGE"); last_ctr=$c
+  local c; c=$(buildah from -q "$IMAGE"); last_ctr=$c; ctrs+=("$c")
   buildah run --isolation chroot "$c" -- "$@" > "$log" 2>&1 &
   pids+=($!)
 }
@@ -179,7 +180,7 @@ done
 fig "SIGTERM -> green (buildah run) exited in $ms ms; no process left in its container; port closed"
 
 # bubblewrap (code mode's sandbox) inside the image, as the image's user (root), no extra privileges.
-bw=$(buildah from -q "$IMAGE")
+bw=$(buildah from -q "$IMAGE"); ctrs+=("$bw")
 if buildah run --isolation chroot "$bw" -- bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent \
      /bin/true > "$WORK/bwrap.log" 2>&1; then fig "bubblewrap in the container (root, --unshare-all): works"
 else fig "bubblewrap in the container (root, --unshare-all): FAILS here: $(head -c 200 "$WORK/bwrap.log")"; fi
