@@ -2,14 +2,19 @@
 # built into the image, so a container answers its agent card at once and needs no download at run time.
 #   docker build --platform linux/amd64 -t ghcr.io/<you>/appworld-green:latest .
 #   docker run -p 9009:9009 ghcr.io/<you>/appworld-green:latest --host 0.0.0.0 --port 9009 --card-url http://HOST:9009/
-FROM --platform=linux/amd64 python:3.11-slim-bookworm
+# The same image serves our baseline purples (leaderboard/purple-agent.json5):
+#   docker run --entrypoint /app/.venv/bin/appworld-green IMAGE purple --kind reference --host 0.0.0.0 --port 9009
+# BASE: any Debian bookworm with Python 3.11 and venv (scripts/image_check.sh builds one with debootstrap).
+ARG BASE=python:3.11-slim-bookworm
+FROM --platform=linux/amd64 ${BASE}
 
-RUN apt-get update && apt-get install -y --no-install-recommends make git \
+# bubblewrap: code mode's sandbox. It runs as root in the container (see docs/a2a.md, "The image").
+RUN apt-get update && apt-get install -y --no-install-recommends make git bubblewrap ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . /app
-# Both virtualenvs and the offline world (`make setup`), then drop the build caches.
-RUN make setup PYTHON=python3 && rm -rf /root/.cache
+# The two virtualenvs and the offline world (`make world`; not the test-only .venv-a2a1), then drop the caches.
+RUN make world PYTHON=python3 && rm -rf /root/.cache
 ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
 EXPOSE 9009
 ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]

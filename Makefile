@@ -4,6 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 AW_VENV := .venv-appworld
+A2A1_VENV := .venv-a2a1
 APPWORLD_ROOT ?= $(CURDIR)/.appworld
 export APPWORLD_ROOT
 
@@ -11,11 +12,11 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world browser demo test test-fast bench clean clean-world
+.PHONY: setup venvs world browser tools demo test test-fast bench image-check clean clean-world
 
 setup: venvs world
 
-venvs: $(VENV)/.installed $(AW_VENV)/.installed
+venvs: $(VENV)/.installed $(AW_VENV)/.installed $(A2A1_VENV)/.installed
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -32,14 +33,22 @@ $(AW_VENV)/.installed: requirements-appworld.txt
 	$(AW_VENV)/bin/appworld install
 	touch $@
 
+# a2a-sdk 1.x, for the 1.x client conformance test only (tests/test_a2a_sdk1_client.py); never imported by us.
+$(A2A1_VENV)/.installed: requirements-a2a1.txt
+	test -x $(A2A1_VENV)/bin/python || $(PYTHON) -m venv $(A2A1_VENV)
+	$(A2A1_VENV)/bin/pip install -q -r requirements-a2a1.txt
+	touch $@
+
 world: $(WORLD_STAMP)
 
 $(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
 	$(VENV)/bin/appworld-green world build
 
-# Debian's Chromium, for the HTML report test (tests/test_report_html.py opens it headless).
+# Debian's Chromium, for the HTML report test (tests/test_report_html.py opens it headless), and Debian's jq,
+# which runs the leaderboard template's merge program in tests/test_leaderboard_e2e.py.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+	@command -v jq >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q jq; }
 
 demo: setup
 	$(VENV)/bin/appworld-green demo
@@ -53,8 +62,12 @@ test-fast: venvs
 bench: setup
 	$(VENV)/bin/python bench/run_all.py
 
+# Build the image here (debootstrap + buildah) and check it from outside: minutes, root; not part of `test`.
+image-check: setup
+	scripts/image_check.sh
+
 clean-world:
 	rm -rf $(APPWORLD_ROOT)
 
 clean: clean-world
-	rm -rf $(VENV) $(AW_VENV) runs
+	rm -rf $(VENV) $(AW_VENV) $(A2A1_VENV) runs

@@ -15,6 +15,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from kernel.a2a_tools import ToolCall, render_call, tools_of
+from kernel.a2a_usage import usage_metadata
 
 NAME = "AppWorld LLM purple"
 DESCRIPTION = "An OpenAI-compatible chat model with function calling, playing AppWorld in-band."
@@ -27,6 +28,8 @@ class LlmPlayer:
     def __init__(self, client: AsyncOpenAI, model: str, tools: list[dict[str, Any]] | None) -> None:
         self.client, self.model, self.tools = client, model, tools
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+        self.last_usage: dict[str, Any] | None = None
+        """The last reply's usage as A2A metadata (`kernel.a2a_usage`): the model's tokens, as the API counted them."""
 
     async def turn(self, text: str) -> str:
         self.messages.append({"role": "user", "content": text})
@@ -34,6 +37,9 @@ class LlmPlayer:
             self.messages = self.messages[:2] + self.messages[-(MAX_HISTORY - 2):]
         extra = {"tools": self.tools} if self.tools else {}
         completion = await self.client.chat.completions.create(model=self.model, messages=self.messages, **extra)
+        tokens = completion.usage
+        self.last_usage = usage_metadata(completion.model or self.model, tokens.prompt_tokens,
+                                         tokens.completion_tokens) if tokens else None
         message = completion.choices[0].message
         reply = message.content or ""
         if message.tool_calls:

@@ -4,7 +4,8 @@ A purple is a `make_player(first_message) -> Player` factory; `Player.turn(text)
 text (a tool call in the protocol's form). The server keeps a bounded map context id -> player
 (the oldest is dropped, `close()`d, past `MAX_CONTEXTS`) and answers every message with an agent
 Message in the same context. A player's exception is answered as an A2A `failed` task (the Green
-charges that to the purple: it had the task).
+charges that to the purple: it had the task). A player with a `last_usage` attribute (the `llm` one)
+has it sent as the reply's metadata (`kernel.a2a_usage`: what that reply cost).
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ class PurpleExecutor(AgentExecutor):
                 await TaskUpdater(event_queue, task.id, task.context_id).failed(
                     new_agent_text_message(f"error: {type(exc).__name__}", task.context_id, task.id))
                 return
-        await event_queue.enqueue_event(new_agent_text_message(reply, context_id))
+        message = new_agent_text_message(reply, context_id)
+        message.metadata = getattr(player, "last_usage", None)  # kernel.a2a_usage: what this reply cost, if known
+        await event_queue.enqueue_event(message)
 
     def _new(self, context_id: str, text: str) -> Player:
         player = self.make_player(text)

@@ -15,6 +15,8 @@ not count (infrastructure errors on our side, retried), so a retry is visible on
   `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
   show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
   `no_interval` says why in words; `{}` for an empty shard.
+- `cost` and `task_results[].cost_usd`: the purple's reported usage plus the Green's predictor cost
+  (`green_agent.models.cost`); unknown is null, never 0; never part of a verdict.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import BaseModel, Field
 from green_agent.batch.aggregate import scenario_of
 from green_agent.batch.attempts import ATTEMPTS_DIR
 from green_agent.batch.rows import interval_fields
+from green_agent.models.cost import CostFigures, cost_sentence
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
@@ -69,6 +72,20 @@ class TaskRow(BaseModel):
         "infrastructure errors, never the purple's faults (those are judged, not retried)."))
 
 
+class TaskResult(BaseModel):
+    """One task of the shard: what a leaderboard query needs to merge shards exactly (tasks never straddle shards)."""
+
+    task_id: str
+    scenario_id: str
+    difficulty: int | None
+    trials: int = Field(description="Battles asked for this task (`config.trials`).")
+    passed_trials: int = Field(description="Battles of the task that passed (a battle that did not run: not passed).")
+    reward: int = Field(description="1 iff every trial passed, else 0 (= task_rewards[task_id]).")
+    calls: int | None = Field(description="Tool calls over the task's battles (None: no battle reported them).")
+    cost_usd: float | None = Field(description="The purple's reported cost plus the Green's predictor cost over the "
+                                   "task's battles; None (unknown) when any battle's purple reported none.")
+
+
 class DifficultyFigures(BaseModel):
     tasks: int
     passed: int
@@ -95,13 +112,18 @@ class AssessmentData(BaseModel):
     time_used: float = Field(description="Seconds from the request to the artifact.")
     tgc: float
     sgc: float
+    battles: int = Field(description="Battles of the shard (tasks x trials), run or not.")
+    battles_passed: int
     incomplete: bool = Field(description="Some battle of the shard was not judged (infra_error or scope_error after "
                              "its retries, or not run): not passed above. The same rule as results.json's.")
     infra_errors: int
     by_difficulty: dict[str, DifficultyFigures]
     outcomes: dict[str, int]
+    cost: CostFigures | None = Field(description="The purple's reported cost plus the Green's: per task and per solved "
+                                     "task (`green_agent.models.cost`; unknown is null, never 0). None: empty shard.")
     intervals: dict[str, Any] = Field(description="Confidence intervals of the run's figures (module docstring).")
     rows: list[TaskRow]
+    task_results: list[TaskResult] = Field(description="One per task of the shard, in order (the leaderboard's unit).")
     shard: ShardInfo
     config: dict[str, Any]
     versions: dict[str, str]
@@ -113,10 +135,11 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
                versions: dict[str, str], time_used: float, out: Path | None) -> AssessmentData:
     """The artifact's data from the run's `results.json` record (None: an empty shard, nothing ran)."""
     rows = [_row(r, out) for r in results.rows] if results else []
+    trials = int(config.get("trials") or 1)
+    costs = _task_costs(results.rows if results else [], trials)
     by_task: dict[str, list[TaskRow]] = defaultdict(list)
     for row in rows:
         by_task[row.task_id].append(row)
-    trials = int(config.get("trials") or 1)
     rewards = {t: int(len(by_task[t]) == trials and all(r.passed for r in by_task[t])) for t in task_ids}
     battles = len(task_ids) * trials
     passed = sum(r.passed for r in rows)
@@ -130,6 +153,9 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         participant=role, score=sum(rewards.values()), max_score=len(task_ids),
         pass_rate=_pct(sum(rewards.values()), len(task_ids)) / 100, task_rewards=rewards,
         time_used=round(time_used, 3), tgc=_pct(passed, battles), sgc=_pct(scenarios_passed, len(scenarios)),
+        battles=battles, battles_passed=passed,
+        task_results=[_task_result(t, by_task[t], trials, rewards[t], costs.get(t)) for t in task_ids],
+        cost=results.aggregates.cost if results else None,
         incomplete=results.aggregates.incomplete or outcomes["not_run"] > 0 if results else battles > 0,
         infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
@@ -151,6 +177,8 @@ def summary_text(data: AssessmentData) -> str:
         text += (f" {len(retried)} battle(s) were retried after infrastructure errors on our side: "
                  + "; ".join(f"{row.task_id} took {row.attempts} attempts ({row.earlier_attempts[0]})"
                              for row in retried[:MAX_RETRIES_LISTED] if row.earlier_attempts) + ".")
+    if data.cost is not None:
+        text += " " + cost_sentence(data.cost)
     failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]
     if failures:
         text += " Not passed: " + " ".join(f"{row.task_id}: {row.why}" for row in failures)
@@ -178,6 +206,24 @@ def _earlier(result_path: Path) -> list[str]:
         earlier.append(one_line(f"{result.outcome}: {result.reason or 'no reason recorded'}" if result
                                 else "unrecorded: the attempt left no result", MAX_WHY))
     return earlier
+
+
+def _task_costs(rows: list[EvalRow], trials: int) -> dict[str, float]:
+    """Task -> purple + Green cost over its battles, for the tasks whose every trial ran with a known purple cost."""
+    by_task: dict[str, list[EvalRow]] = defaultdict(list)
+    for row in rows:
+        by_task[row.task_id].append(row)
+    return {task: round(sum((r.purple_cost_usd or 0.0) + (r.cost_usd or 0.0) for r in group), 6)
+            for task, group in by_task.items()
+            if len(group) == trials and all(r.purple_cost_usd is not None for r in group)}
+
+
+def _task_result(task_id: str, rows: list[TaskRow], trials: int, reward: int, cost_usd: float | None) -> TaskResult:
+    calls = [r.calls for r in rows if r.calls is not None]
+    return TaskResult(task_id=task_id, scenario_id=scenario_of(task_id),
+                      difficulty=next((r.difficulty for r in rows if r.difficulty is not None), None), trials=trials,
+                      passed_trials=sum(r.passed for r in rows), reward=reward, calls=sum(calls) if calls else None,
+                      cost_usd=cost_usd)
 
 
 def _result(path: Path) -> BattleResult | None:

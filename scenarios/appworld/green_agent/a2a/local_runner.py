@@ -6,7 +6,9 @@ leading `appworld-green` runs this interpreter's CLI, so no PATH set-up is neede
 agent card is awaited (`CARD_WAIT_S`), then the request `{"participants", "config"}` is sent
 streaming with a plain a2a-sdk client; every update is printed with a progress line, and at
 `completed` the artifacts' data (DataParts, and TextParts that parse as JSON) are collected. With
-`--out` they are written as the platform's results file `{"participants": {role: id}, "results": [...]}`.
+`--out` they are written as the platform's results file `{"participants": {role: id}, "results": [...]}`
+with the final `status` beside them, so the file is also what the platform's gateway serves for one shard
+(`{"status", "results"}`, the leaderboard workflow's input).
 Whatever was started is stopped at the end, also on Ctrl-C.
 """
 
@@ -76,7 +78,7 @@ def run_scenario_file(path: Path, out: Path | None, log_dir: Path) -> int:
         state, results = asyncio.run(send_request(scenario))
     if out is not None:
         roles = {p.role: p.agentbeats_id or split_credentials(p.endpoint).url for p in scenario.participants}
-        atomic_write_text(out, json.dumps({"participants": roles, "results": results}, indent=2))
+        atomic_write_text(out, json.dumps({"status": state, "participants": roles, "results": results}, indent=2))
         print(f"results written to {out}")
     return 0 if state == "completed" else 1
 

@@ -95,7 +95,7 @@ def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[
 def _side(results: EvalResults, path: str) -> RunSide:
     m = results.manifest
     return RunSide(path=path, run_id=m.run_id, blue=m.config.blue, split=m.config.split, trials=m.config.trials,
-                   tasks=len(m.task_ids), status=results.status)
+                   tasks=len(m.task_ids), status=results.status, cost=results.aggregates.cost)
 
 
 def _counts(pairs: list[TaskComparison]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from kernel.untrusted import html_text
 
 from green_agent.batch.report_html import CSS
 from green_agent.models.comparison import Comparison, PairedDifference, TaskComparison
+from green_agent.models.cost import cost_short
 
 MAX_CHANGED_SHOWN = 40
 
@@ -32,6 +33,7 @@ def text_table(c: Comparison) -> str:
     level = f"{c.confidence_level * 100:g}%"
     lines = [f"A: {c.a.blue} ({c.a.run_id}, {c.a.tasks} task(s) x {c.a.trials} trial(s), {c.a.status})",
              f"B: {c.b.blue} ({c.b.run_id}, {c.b.tasks} task(s) x {c.b.trials} trial(s), {c.b.status})"]
+    lines.append(f"cost: A {cost_short(c.a.cost)} · B {cost_short(c.b.cost)}")
     if c.only_in_a or c.only_in_b:
         lines.append(f"--intersect: left out {len(c.only_in_a)} task(s) only in A, {len(c.only_in_b)} only in B")
     if c.incomplete_tasks:
@@ -96,6 +98,8 @@ def render_compare_html(c: Comparison) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}{extra}</style></head>'
             f'<body data-ready="1"><h1>{html_text(title)}</h1><p class="meta">{html_text(meta)}</p>{left}'
+            f'<p class="meta" id="cost">cost: A {html_text(cost_short(c.a.cost))} · B {html_text(cost_short(c.b.cost))}'
+            '</p>'
             f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
             f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
             f'<p class="meta">interval: {html_text(c.overall.ci.method if c.overall.ci else "none")}; '

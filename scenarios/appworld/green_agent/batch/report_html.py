@@ -16,6 +16,7 @@ from pathlib import Path
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.models.explanation import kind_words
 from green_agent.batch.report_data import BattleDetail, load_details
+from green_agent.models.cost import usd
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
 from green_agent.stats.intervals import ONE_SCENARIO
 from kernel.untrusted import html_text
@@ -124,6 +125,10 @@ def _headline(results: EvalResults) -> str:
         _card("scenarios", "scenarios passed / judged", f"{agg.scenarios_passed}/{agg.scenarios}"),
         _card("calls", "mean calls per battle", _fmt(agg.mean_trajectory.get("calls"), 1)),
         _card("f1", "mean API F1", _fmt(agg.mean_trajectory.get("api_f1"), 3)),
+        _card("cost-per-task", "cost per task (the Blue's reported usage + the Green's)",
+              usd(agg.cost.cost_per_task_usd) if agg.cost else "unknown"),
+        _card("cost-per-solved-task", "cost per solved task" + (f" ({agg.cost.unknown_because})" if agg.cost and
+              agg.cost.unknown_because else ""), usd(agg.cost.cost_per_solved_task_usd) if agg.cost else "unknown"),
     ]
     for k, v in (agg.pass_hat_k or {}).items():
         cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3),

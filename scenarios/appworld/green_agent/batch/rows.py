@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
+from green_agent.batch.cost import purple_cost
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
                                           battle_dir, battle_keys, load_manifest, load_results,
                                           read_events)
@@ -49,7 +50,7 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
         api_precision=traj.get("api_precision"), api_recall=traj.get("api_recall"), api_f1=traj.get("api_f1"),
         duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-        cost_usd=usage.get("cost_usd"),
+        cost_usd=usage.get("cost_usd"), **purple_cost(result).model_dump(),
         error_type=result.error.type if result.error else None, error_step=result.error.step if result.error else None,
         result_path=result_path,
     )

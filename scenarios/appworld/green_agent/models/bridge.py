@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from kernel.a2a_tools import PROTOCOL
+from kernel.a2a_usage import PurpleUsage
 
 REPORT_KEY = "bridge_report"
 FaultOwner = Literal["blue", "green"]
@@ -45,3 +46,5 @@ class BridgeReport(BaseModel):
                            "them, running the tool calls through the gateway, writing the results.")
     gateway_s: float = Field(default=0.0, description="Of green_s, seconds inside the gateway's MCP calls (what an "
                              "MCP Blue would pay for the same calls).")
+    usage: PurpleUsage | None = Field(default=None, description=(
+        "What the purple reported it spent (`kernel.a2a_usage`): its word, shown beside the verdict, never in it."))

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from green_agent.models.cost import CostFigures
+
 from green_agent.models.eval_run import Interval
 
 COMPARISON_SCHEMA_VERSION = 1
@@ -29,6 +31,8 @@ class RunSide(BaseModel):
     trials: int = Field(description="Trials per task.")
     tasks: int = Field(description="Tasks in the run's task set.")
     status: str = Field(description="The run's status (completed | incomplete | interrupted).")
+    cost: CostFigures | None = Field(default=None, description="The run's cost (`green_agent.models.cost`); "
+                                     "None: a results.json written before costs existed.")
 
 
 class TaskComparison(BaseModel):

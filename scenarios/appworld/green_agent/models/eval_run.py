@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from green_agent.models.cost import CostFigures
 from green_agent.models.result import BattleOutcome, BattleStatus
 from kernel.settings import ScopePolicy
 
@@ -124,6 +125,11 @@ class EvalRow(BaseModel):
     input_tokens: int | None = Field(default=None, description="LLM prompt tokens the Green spent (scoping).")
     output_tokens: int | None = Field(default=None, description="LLM completion tokens the Green spent.")
     cost_usd: float | None = Field(default=None, description="Approximate LLM cost of the Green's scoping.")
+    purple_cost_usd: float | None = Field(default=None, description="The purple's reported cost of the battle "
+                                          "(`batch.cost`; None: unknown, never 0).")
+    purple_input_tokens: int | None = Field(default=None, description="Input tokens the purple reported.")
+    purple_output_tokens: int | None = Field(default=None, description="Output tokens the purple reported.")
+    purple_usage_note: str | None = Field(default=None, description="Why the purple's cost is unknown, or how priced.")
     error_type: str | None = Field(default=None, description="Infrastructure error class, if any.")
     error_step: str | None = Field(default=None, description="Plan step that failed, if any.")
     result_path: str = Field(description="result.json, relative to the run directory.")
@@ -213,6 +219,8 @@ class EvalAggregates(BaseModel):
     input_tokens: int = Field(default=0, description="Green's LLM prompt tokens over the run.")
     output_tokens: int = Field(default=0, description="Green's LLM completion tokens over the run.")
     cost_usd: float = Field(default=0.0, description="Green's approximate LLM cost over the run.")
+    cost: CostFigures | None = Field(default=None, description="The purple's reported cost plus the Green's, per task "
+                                     "and per solved task (`green_agent.models.cost`; None in older files).")
 
 
 class EvalResults(BaseModel):

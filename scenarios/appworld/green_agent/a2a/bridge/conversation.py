@@ -34,6 +34,7 @@ from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
 from kernel.a2a_tools import (PROTOCOL, REPLY_FORMAT, TOOLS_HEADER, ToolCall, parse_tool_call, render_correction,
                               render_result)
+from kernel.a2a_usage import UsageTally
 from kernel.errors import TaskMessageError
 from kernel.task_message import MCP_HTTP_LINE, MCP_SSE_LINE, parse_task_message
 
@@ -69,7 +70,7 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
     """Run one conversation to its end (see the module docstring); never raises."""
     deadline = time.monotonic() + limits.deadline_s
     counts: dict[str, Any] = {"steps": 0, "tool_calls": 0, "corrections": 0, "purple_s": 0.0, "green_s": 0.0,
-                              "gateway_s": 0.0}
+                              "gateway_s": 0.0, "usage": UsageTally()}
     context: list[str | None] = [None]
 
     def report(ended_by: EndedBy, message: str, owner: str | None = None) -> BridgeReport:
@@ -78,6 +79,7 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
         timings = {k: round(counts[k], 4) for k in ("purple_s", "green_s", "gateway_s")}
         return BridgeReport(ended_by=ended_by, fault_owner=owner, message=message, context_id=context[0],  # type: ignore[arg-type]
                             steps=counts["steps"], tool_calls=counts["tool_calls"], corrections=counts["corrections"],
+                            usage=counts["usage"].usage,
                             **timings)
 
     try:
@@ -116,6 +118,7 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             return report("deadline", "the battle's deadline passed while the purple was answering")
         finally:
             counts["purple_s"] += time.perf_counter() - asked
+        counts["usage"].add(reply.metadata)
         started = time.perf_counter()
         try:
             text = await _step(reply, tools, counts)

@@ -33,6 +33,7 @@ from a2a.types import DataPart, Message, Part, Role, Task, TaskState, TextPart
 from pydantic import BaseModel, Field
 
 from green_agent.a2a.purple_http import BoundedTransport, PurpleBytesRefused, bounded_client, fetch_card
+from green_agent.a2a.bridge.usage import reply_metadata
 from green_agent.models.bridge import EndedBy
 from kernel.a2a_tools import MAX_REPLY_CHARS
 
@@ -48,6 +49,7 @@ class PurpleReply(BaseModel):
 
     text: str = Field(description="Its TextParts, joined by newlines (bounded).")
     data: list[Any] = Field(default_factory=list, description="Its DataParts' payloads.")
+    metadata: Any = Field(default=None, description="The reply's A2A metadata (its reported usage, if any).")
 
 
 class PurpleFault(Exception):
@@ -99,7 +101,7 @@ class PurpleConversation:
         answered = self._transport.answered
         try:
             last = await asyncio.wait_for(self._last_event(message), self.turn_timeout_s)
-            return self._reply_of(last)
+            return self._reply_of(last).model_copy(update={"metadata": reply_metadata(last)})
         except PurpleFault:
             raise
         except (asyncio.TimeoutError, A2AClientTimeoutError):
