@@ -1,5 +1,6 @@
 """Import hook that patches agentbeats' ScenarioManager when it is imported (D1, D3, and a readiness
-wait before registration instead of run_scenario's blind 10 s sleep)."""
+wait before registration instead of run_scenario's blind 10 s sleep), and the backend app's live
+updates when `backend.app` is imported (D15, `live_updates.py`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import importlib.abc
 import importlib.machinery
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 TARGET_MODULE = "agentbeats.utils.deploy.scenario_manager"
+BACKEND_APP = "backend.app"
+TARGETS = (TARGET_MODULE, BACKEND_APP)
 AGENTS_READY_TIMEOUT_S = 180.0
 """`run_scenario` sleeps a blind 10 s before registering (then 3 tries 5 s apart); agents on a busy
 machine take longer to start, so `start_battle` first waits (bounded) until every agent card answers."""
@@ -125,12 +129,20 @@ class _PatchingLoader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         self._wrapped.exec_module(module)
-        patch_scenario_manager(module)
+        _patcher(module.__name__)(module)
+
+
+def _patcher(name: str) -> Callable[[ModuleType], None]:
+    if name == TARGET_MODULE:
+        return patch_scenario_manager
+    from green_agent.agentbeats_compat import live_updates
+
+    return live_updates.patch_backend_app
 
 
 class _PatchingFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != TARGET_MODULE:
+        if fullname not in TARGETS:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:
@@ -140,8 +152,8 @@ class _PatchingFinder(importlib.abc.MetaPathFinder):
 
 def activate() -> None:
     """Register the import hook (called from the `.pth` file at interpreter start)."""
-    if TARGET_MODULE in sys.modules:
-        patch_scenario_manager(sys.modules[TARGET_MODULE])
-        return
+    for name in TARGETS:
+        if name in sys.modules:
+            _patcher(name)(sys.modules[name])
     if not any(isinstance(f, _PatchingFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _PatchingFinder())
