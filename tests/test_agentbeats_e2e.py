@@ -13,8 +13,11 @@ Four battles, all on loopback and free ports:
    posted), looks an API up, calls one outside its scope and ends the task without doing it:
    winner `green_agent`.
 For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
-at most 4 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the
-result), the Blue's calls reported under its name, a compact result, no absolute local path.
+5 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the Green's wait,
+the result alone under its verdict's name: the web UI opens every group collapsed, and the last
+group's header chip, `Blue won` / `Blue lost` / `Draw`, is what says who won), the Blue's calls
+reported under its name, a compact result whose message's first line ends in a stop (the UI's
+60-character preview joins lines), no absolute local path.
 Afterwards the tmux server is killed and nothing the test started is left listening.
 `AGENTBEATS_E2E_RECORD=FILE` keeps battle 4's stored record (the evidence of the page) in FILE.
 """
@@ -55,7 +58,9 @@ BLUE_SCRIPT = {"steps": [
     {"tool": "api_docs__show_api_descriptions", "args": {"app_name": "supervisor"}},
     {"tool": "call_api", "args": {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}}},
     {"tool": "supervisor__complete_task", "args": {}}], "final": "Done."}
-MAX_RUNS = 4
+MAX_RUNS = 5
+VERDICT_CHIP = {"blue_agent": "Blue won", "green_agent": "Blue lost", "draw": "Draw"}
+"""The UI maps any `reported_by` containing "green" to the Green's chip, so none of these may contain it."""
 DETAIL_KEYS = {"winner", "outcome", "tests_passed", "blue_answer", "duration_s", "evidence"}
 LOCAL_PATH = re.compile(r"(?<![\w.:/~\-<>])/(?:tmp|home|work|root|usr|var|opt|srv|mnt)/")
 CARD_PLAN = ["setup_appworld_environment", "predict_required_apis", "build_task_message", "dispatch_task_to_blue",
@@ -225,15 +230,17 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
     """What a person follows on the battle page: one group per actor, the Blue visible, a compact result."""
     runs = runs_of_reporters(record)
     assert len(runs) <= MAX_RUNS, runs
-    assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent"], runs
     history = record["interact_history"]
+    verdict = VERDICT_CHIP[record["result"]["winner"]]
+    assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent", verdict], runs
+    assert runs[-1] == (verdict, 1) and "green" not in verdict.lower()
     assert any(e["reported_by"] == blue and "tool call" in e["message"] for e in history)
     result = [e for e in history if e.get("is_result")]
     assert len(result) == 1 and result[0] is history[-1]
     detail, message, markdown = result[0]["detail"], result[0]["message"], result[0]["markdown_content"]
     assert len(detail) <= 6 and set(detail) <= DETAIL_KEYS, detail
     headline = message.splitlines()[0]
-    assert headline.startswith(("Blue wins: ", "Green wins: ")) and markdown.startswith(f"**{headline.split(':')[0]}**")
+    assert headline.endswith(".") and headline.startswith(("Blue wins: ", "Green wins: ")) and markdown.startswith(f"**{headline.split(':')[0]}**")
     assert any(line.startswith("Task ") for line in message.splitlines()), message
     assert_reads_without_css(markdown)
     stored = json.dumps(record)
@@ -283,8 +290,8 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     assert_page(record, "Reference Blue", platform["tmp"])
     final = [e for e in record["interact_history"] if e.get("is_result")]
     lines = final[0]["message"].splitlines()
-    assert lines[0] == "Blue wins: every requirement of the task is met" and lines[1].startswith(f"Task {task_id}: ")
-    assert "- **Tests:** " in final[0]["markdown_content"] and final[0]["markdown_content"].count("tests passed") == 1
+    assert lines[0] == "Blue wins: every requirement of the task is met." and lines[1].startswith(f"Task {task_id}: ")
+    assert "• **Tests:** " in final[0]["markdown_content"] and final[0]["markdown_content"].count("tests passed") == 1
     steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
     assert steps == [f"Step {k}" for k in range(1, 7)], steps  # steps 7-11: summarized in the result, same numbers
     scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]

@@ -140,10 +140,11 @@ def test_markdown_opens_with_the_winner_and_why_then_bold_bullets_and_failed_req
     text = result_post.render_markdown(result())
     lines = text.splitlines()
     assert lines[0] == "**Green wins**: the task was not done; not met: note title is 'Groceries'"
-    assert "- **Tests:** 1 of 2 tests passed" in lines and text.count("tests passed") == 1
-    assert text.index("- **How the Blue ended:**") < text.index("**Failed requirements**") < text.index("**Steps**")
-    assert "- note title is 'Groceries': the change the task asked for (`no_op_fail`)" in lines
-    assert "| 2 setup | 0.50 s |" in lines and "| 8 metrics | 1.00 s |" in lines
+    assert "• **Tests:** 1 of 2 tests passed" in text and text.count("tests passed") == 1
+    assert text.index("• **How the Blue ended:**") < text.index("**Failed requirements**") < text.index("**Steps**")
+    assert "• note title is 'Groceries': the change the task asked for (`no_op_fail`)" in lines
+    assert "• 2 setup: 0.50 s  " in lines and "• 8 metrics: 1.00 s" in text
+    assert "|" not in text and not [line for line in lines if line.startswith("- ")]  # the UI shows neither
     assert "gold recall 1.00" in text and "precision" not in text  # one recall: the scope's
     assert "AssertionError" not in text and str(LOCAL) not in text and not ABSOLUTE.search(text)
     assert "AppWorld reference Blue" in text
@@ -164,13 +165,13 @@ def test_a_question_posts_the_blues_answer_but_never_the_expected_one() -> None:
     detail, message, markdown = (result_post.compact_detail(asked), result_post.result_message(asked),
                                  result_post.render_markdown(asked))
     assert len(detail) == 6 and detail["blue_answer"] == "12"
-    assert "Blue's answer: 12" in message.splitlines() and "- **Blue's answer:** 12" in markdown
+    assert "Blue's answer: 12" in message.splitlines() and "• **Blue's answer:** 12" in markdown
     assert all("445.29" not in text for text in (json.dumps(detail), message, markdown))
 
 
 def test_the_message_is_the_explanation_in_plain_lines() -> None:
     lines = result_post.result_message(result(instruction="Rename my grocery note.")).splitlines()
-    assert lines[0] == "Green wins: the task was not done; not met: note title is 'Groceries'"
+    assert lines[0] == "Green wins: the task was not done; not met: note title is 'Groceries'."
     assert lines[1] == "Task 7c1a0e2_1: Rename my grocery note."
     assert "Failed: note title is 'Groceries' (the change the task asked for)" in lines
     assert any(line.startswith("Scope: ground_truth predictor") and "gold recall 1.00" in line for line in lines)
