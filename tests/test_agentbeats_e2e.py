@@ -226,7 +226,27 @@ def runs_of_reporters(record: dict[str, Any]) -> list[tuple[str, int]]:
     return runs
 
 
-def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
+LOCAL_URL = re.compile(r"(?:https?|wss?)://(?:127\.|localhost|0\.0\.0\.0|\[::1\])", re.IGNORECASE)
+
+
+def assert_nothing_private_posted(record: dict[str, Any], world: WorldData) -> None:
+    """The page is public: no URL of this machine, no personal data of the task's supervisor, and (the scenario's
+    predictor is ground_truth) no gold API of the test set, in any entry the Green posted or the record holds."""
+    task = world.task(final_entry(record)["message"].splitlines()[1].split(":")[0].removeprefix("Task "))
+    posted = json.dumps([{k: v for k, v in e.items() if k != "timestamp"} for e in record["interact_history"]])
+    assert not LOCAL_URL.search(posted), LOCAL_URL.search(posted)
+    supervisor = task.supervisor
+    personal = [supervisor.get(key) for key in ("first_name", "last_name", "email", "phone_number")]
+    assert all(value and value not in posted for value in personal), [v for v in personal if v and v in posted]
+    scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]
+    assert scope["predictor"] == "ground_truth" and scope["api_count"] >= len(task.gold_apis) > 0, scope
+    by_green = json.dumps([e for e in record["interact_history"] if e.get("reported_by") in ("green_agent", *VERDICT_CHIP.values())])
+    gold = [api for api in task.gold_apis if api != "supervisor.complete_task"]  # in every scope; the Blue's calls are its own
+    shown = [api for api in gold if api in by_green or api.replace(".", "__") in by_green]
+    assert gold and not shown, shown
+
+
+def assert_page(record: dict[str, Any], blue: str, tmp: Path, world: WorldData) -> None:
     """What a person follows on the battle page: one group per actor, the Blue visible, a compact result."""
     runs = runs_of_reporters(record)
     assert len(runs) <= MAX_RUNS, runs
@@ -248,6 +268,7 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
         assert local not in stored, f"{local} in the stored battle"
     assert not LOCAL_PATH.search(stored), LOCAL_PATH.search(stored)
     assert "toolcall hooks" not in stored
+    assert_nothing_private_posted(record, world)
     assert not re.search(r"/b/(?!\[REDACTED\])[A-Za-z0-9_-]{8,}/", stored)  # the Blue's battle token stays private
 
 
@@ -287,7 +308,7 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     detail = record["result"]["detail"]
     task_id = platform["world"].split("dev")[0]
     assert detail["outcome"] == "passed" and detail["tests_passed"].split("/")[0] == detail["tests_passed"].split("/")[1]
-    assert_page(record, "Reference Blue", platform["tmp"])
+    assert_page(record, "Reference Blue", platform["tmp"], platform["world"])
     final = [e for e in record["interact_history"] if e.get("is_result")]
     lines = final[0]["message"].splitlines()
     assert lines[0] == "Blue wins: every requirement of the task is met." and lines[1].startswith(f"Task {task_id}: ")
@@ -314,7 +335,7 @@ def test_noop_blue_loses(platform: dict[str, Any]) -> None:
     failed = [line for line in message.splitlines() if line.startswith("Failed: ")]
     assert all(line.endswith(("(the change the task asked for)", "(something the task should not have touched)",
                               "(the answer the task asked for)", "(a check of the task)")) for line in failed), failed
-    assert_page(record, "AppWorld no-op Blue", platform["tmp"])
+    assert_page(record, "AppWorld no-op Blue", platform["tmp"], platform["world"])
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
@@ -325,7 +346,7 @@ def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> No
     assert model_requests(platform, battle_id) == []
     assert any("deterministic mode" in e["message"] for e in green_events(record))
     assert not [e for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
-    assert_page(record, "Reference Blue", platform["tmp"])
+    assert_page(record, "Reference Blue", platform["tmp"], platform["world"])
     assert requests.get(f"{platform['backend_url']}/battles", timeout=10).status_code == 200
 
 
@@ -341,9 +362,9 @@ def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict
     detail = record["result"]["detail"]
     assert detail["outcome"] != "passed", detail
     markdown = final_entry(record)["markdown_content"]
-    assert re.search(r"- \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
+    assert re.search(r"• \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
     blue = [e for e in record["interact_history"] if e["reported_by"] == "AppWorld LLM Blue"]
     tools = "".join(e.get("markdown_content", "") for e in blue)
     assert all(t in tools for t in ("`api_docs__show_api_descriptions` | in", "`supervisor__show_addresses` | out",
                                     "`supervisor__complete_task` | in")), tools
-    assert_page(record, "AppWorld LLM Blue", platform["tmp"])
+    assert_page(record, "AppWorld LLM Blue", platform["tmp"], platform["world"])

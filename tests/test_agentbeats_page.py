@@ -205,7 +205,35 @@ def test_the_battle_token_in_a_gateway_url_is_never_posted() -> None:
     token = "3LivTmH4GPMN_b_24txrep3cwp-8ercQazFnkg_bXj4"
     BackendReporter("b-1", BACKEND).progress("Step 4", {"mcp_url": f"http://127.0.0.1:10000/b/{token}/mcp"})
     body = json.loads(responses.calls[0].request.body)
-    assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "http://127.0.0.1:10000/b/[REDACTED]/mcp"
+    assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "<local:10000>/b/[REDACTED]/mcp"
+
+
+def test_local_urls_lose_their_host_and_public_ones_stay() -> None:
+    text = ("Blue at http://127.0.0.1:9113/ and ws://localhost:9002/ws/battles, env http://0.0.0.0:8000, "
+            "lan http://192.168.1.20:80/x http://10.0.0.7 http://172.20.1.1:5/ http://box.local:9/ [::1] "
+            "http://[::1]:7/ but https://api.openai.com/v1 and http://172.32.0.1/")
+    out = outbound.scrub_local_urls(text)
+    assert out == ("Blue at <local:9113>/ and <local:9002>/ws/battles, env <local:8000>, lan <local:80>/x <local> "
+                   "<local:5>/ <local:9>/ [::1] <local:7>/ but https://api.openai.com/v1 and http://172.32.0.1/")
+
+
+def test_step_details_never_carry_the_supervisor_the_blue_url_or_gold_apis() -> None:
+    from green_agent.agentbeats.session import progress_detail
+
+    setup = progress_detail("setup", {"experiment_name": "b-1_t_1", "task": {
+        "task_id": "t_1", "instruction": "Do it.", "datetime": "2023-05-18T12:00:00",
+        "supervisor": {"first_name": "Jo", "last_name": "Doe", "email": "jo@x.com", "phone_number": "5551234"}}})
+    assert setup == {"task_id": "t_1", "instruction": "Do it.", "task_datetime": "2023-05-18T12:00:00",
+                     "experiment_name": "b-1_t_1"}
+    dispatch = progress_detail("dispatch", {"blue_url": "http://127.0.0.1:9113", "message_id": "m-1",
+                                            "agent": {"name": "Reference Blue", "url": "http://127.0.0.1:9113/",
+                                                      "version": "1"}})
+    assert dispatch == {"blue": "Reference Blue", "blue_version": "1", "message_id": "m-1"}
+    gold = ["supervisor.complete_task", "spotify.login", "spotify.show_song"]
+    scope = progress_detail("scope", {"predictor": "ground_truth", "requested": "ground_truth", "apis": gold})
+    assert scope["api_count"] == 3 and not any(api in json.dumps(scope) for api in gold[1:])
+    guessed = progress_detail("scope", {"predictor": "lexical", "requested": "auto", "apis": gold})
+    assert guessed["apis"] == gold  # a prediction is no test-set information
 
 
 def test_fixits_name_scenario_toml_keys() -> None:
