@@ -316,7 +316,7 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
     assert steps == [f"Step {k}" for k in range(1, 7)], steps  # steps 7-11: summarized in the result, same numbers
     scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]
-    assert len(scope["apis"]) <= 6 and scope["api_count"] >= len(scope["apis"]) - 1, scope
+    assert scope["apis"].startswith("not shown: ") and scope["api_count"] >= 2, scope  # ground_truth: the gold list
     called = [e["message"] for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
     assert called == [f"Calling tool {name}" for name in CARD_PLAN], called  # the SDK logs each call before it runs
     assert (platform["tmp"] / "runs" / platform["battle_id"] / "result.json").is_file()
