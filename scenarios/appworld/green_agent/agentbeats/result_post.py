@@ -94,7 +94,7 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
 def result_message(result: BattleResult) -> str:
     """The verdict explained in plain lines (each one line, bounded; no expected answer); the first ends in a stop."""
     headline, newline, rest = posted_text(result, MAX_MESSAGE_LINES, MAX_LINE).partition("\n")
-    if headline and headline[-1] not in ".!?)":
+    if headline and headline[-1] not in ".!?":
         headline += "."
     return headline + newline + rest
 
