@@ -136,7 +136,7 @@ tools = ["{SCENARIO_DIR / 'blue_agent' / 'tools.py'}"]
 mcp_servers = ["{urls['gateway']}/sse"]
 
 [[agents]]
-name = "AppWorld no-op Blue"
+name = "No-op Blue"
 card = "noop_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['noop_launcher']}
@@ -324,7 +324,7 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
 
 
 def test_noop_blue_loses(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AppWorld no-op Blue", task="2")
+    battle_id = start(platform, "No-op Blue", task="2")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
@@ -335,7 +335,7 @@ def test_noop_blue_loses(platform: dict[str, Any]) -> None:
     failed = [line for line in message.splitlines() if line.startswith("Failed: ")]
     assert all(line.endswith(("(the change the task asked for)", "(something the task should not have touched)",
                               "(the answer the task asked for)", "(a check of the task)")) for line in failed), failed
-    assert_page(record, "AppWorld no-op Blue", platform["tmp"], platform["world"])
+    assert_page(record, "No-op Blue", platform["tmp"], platform["world"])
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:

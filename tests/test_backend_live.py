@@ -184,3 +184,41 @@ def test_the_stock_way_of_serving_gets_the_same_fix_from_the_pth_hook(tmp_path: 
         _watch_one_battle(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws/battles", stand_in)
     finally:
         _stop(proc, [port])
+
+
+def test_registering_a_scenario_twice_reuses_its_agents_and_forwards_the_avatar(tmp_path: Path, stand_in: str) -> None:
+    """Upstream's run_scenario registers every agent again under a new id; the compat hook reuses an agent the
+    backend holds with exactly the same registration, and forwards `avatar_url` (the UI chip's image)."""
+    from agentbeats.utils.deploy.scenario_manager import ScenarioManager
+
+    port, mcp_port = free_port(), free_port()
+    stand_port = stand_in.rsplit(":", 1)[1]
+    avatar = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"
+    (tmp_path / "card.toml").write_text('name = "Probe"\ndescription = "probe"\nurl = "http://127.0.0.1:1/"\n'
+                                        'version = "1"\n')
+    (tmp_path / "scenario.toml").write_text(f"""
+[scenario]
+name = "reuse_probe"
+
+[[agents]]
+name = "Probe Blue"
+card = "card.toml"
+launcher_host = "127.0.0.1"
+launcher_port = {stand_port}
+agent_host = "127.0.0.1"
+agent_port = {stand_port}
+avatar_url = "{avatar}"
+""")
+    proc = _start([str(VENV_BIN / "appworld-green"), "agentbeats", "backend", "--port", str(port), "--mcp-port",
+                   str(mcp_port), "--data-dir", str(tmp_path / "db")], tmp_path / "backend.log", port, tmp_path)
+    try:
+        backend = f"http://127.0.0.1:{port}"
+        manager = ScenarioManager(scenario_root=tmp_path)
+        first = manager.register_agent_to_backend(manager.agents[0], backend)
+        again = ScenarioManager(scenario_root=tmp_path)
+        second = again.register_agent_to_backend(again.agents[0], backend)
+        agents = requests.get(f"{backend}/agents", timeout=10).json()
+    finally:
+        _stop(proc, [port, mcp_port])
+    assert first and second == first and {a["agent_id"] for a in agents} == {first}  # dev login lists each twice
+    assert agents[0]["register_info"]["avatar_url"] == avatar
