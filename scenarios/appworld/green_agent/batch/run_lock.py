@@ -12,10 +12,12 @@ Contract:
   Taking such a lock over says so in one plain sentence (a warning: the run it names stopped
   mid-write; resume finishes it). Because a file can be deleted between another writer's `open` and
   its `flock`, `acquire` checks that the locked file is still the one at the path, else tries again.
+  On a full disk the (re)created file may stay empty: the lock holds, the record is only a label.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from datetime import datetime, timezone
@@ -62,7 +64,13 @@ class RunDirLock:
                         previous.started_at.isoformat(timespec="seconds"))
         record = RunLockHolder(pid=os.getpid(), started_at=datetime.now(timezone.utc), command=self.command)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, record.model_dump_json().encode(), 0)
+        try:
+            os.pwrite(fd, record.model_dump_json().encode(), 0)
+        except OSError as exc:  # a full disk: the lock holds without its label; the run's own writes say what failed
+            if exc.errno != errno.ENOSPC:
+                release(fd)
+                raise
+            log.debug("run lock %s holds without its holder record: %s", self.path, exc)
         self._fd = fd
         return self
 
