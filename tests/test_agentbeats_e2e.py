@@ -365,6 +365,6 @@ def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict
     assert re.search(r"• \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
     blue = [e for e in record["interact_history"] if e["reported_by"] == "AppWorld LLM Blue"]
     tools = "".join(e.get("markdown_content", "") for e in blue)
-    assert all(t in tools for t in ("`api_docs__show_api_descriptions` | in", "`supervisor__show_addresses` | out",
-                                    "`supervisor__complete_task` | in")), tools
+    assert all(t in tools for t in ("`api_docs__show_api_descriptions` · in scope", "`supervisor__show_addresses` · out of scope",
+                                    "`supervisor__complete_task` · in scope")), tools
     assert_page(record, "AppWorld LLM Blue", platform["tmp"], platform["world"])

@@ -74,7 +74,8 @@ def test_feed_batches_by_count_and_flushes_the_rest_at_stop(tmp_path: Path) -> N
     assert message == "2 tool calls (#4-#5): 1 ok, 1 error, 1 out of scope"
     assert detail == {"calls": "#4-#5", "ok": 1, "errors": 1, "out_of_scope": 1,
                       "tools": ["gmail__send", "spotify__login"]}
-    assert "| 5 | `gmail__send` | out | error: no \\| such thread | 12 |" in markdown
+    assert "• #5 `gmail__send` · out of scope · error: no \\| such thread · 12 ms" in markdown.splitlines()
+    assert "|" not in markdown.replace("\\|", "")  # no table: the UI shows its cells without padding
     feed.stop()  # idempotent: nothing new, nothing posted
     assert len(posted) == 2
 

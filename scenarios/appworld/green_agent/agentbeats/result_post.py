@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from green_agent.agentbeats.markdown import bullets
 from green_agent.engine.sequencer import STEPS
 from green_agent.models.explanation import VerdictExplanation, explain, posted_text
 from green_agent.models.result import BattleResult
@@ -117,12 +118,6 @@ def render_markdown(result: BattleResult) -> str:
                           for name, seconds in result.timings.items()])
     lines += ["", f"Full record: `result.json` in the Green's run directory {code_span(_run_dir_name(result), 120)}."]
     return "\n".join(lines) + "\n"
-
-
-def bullets(items: list[str]) -> list[str]:
-    """Lines that show as a list without CSS: each starts with its own `•` and all but the last end in a
-    hard break (two spaces), so they stay one paragraph of separate lines."""
-    return [f"• {item}" + ("  " if k < len(items) - 1 else "") for k, item in enumerate(items)]
 
 
 def _facts(result: BattleResult, e: VerdictExplanation) -> list[tuple[str, str]]:
