@@ -13,8 +13,11 @@ Four battles, all on loopback and free ports:
    posted), looks an API up, calls one outside its scope and ends the task without doing it:
    winner `green_agent`.
 For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
-at most 4 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the
-result), the Blue's calls reported under its name, a compact result, no absolute local path.
+5 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the Green's wait,
+the result alone under its verdict's name: the web UI opens every group collapsed, and the last
+group's header chip, `Blue won` / `Blue lost` / `Draw`, is what says who won), the Blue's calls
+reported under its name, a compact result whose message's first line ends in a stop (the UI's
+60-character preview joins lines), no absolute local path.
 Afterwards the tmux server is killed and nothing the test started is left listening.
 `AGENTBEATS_E2E_RECORD=FILE` keeps battle 4's stored record (the evidence of the page) in FILE.
 """
@@ -55,7 +58,9 @@ BLUE_SCRIPT = {"steps": [
     {"tool": "api_docs__show_api_descriptions", "args": {"app_name": "supervisor"}},
     {"tool": "call_api", "args": {"app_name": "supervisor", "api_name": "show_addresses", "arguments": {}}},
     {"tool": "supervisor__complete_task", "args": {}}], "final": "Done."}
-MAX_RUNS = 4
+MAX_RUNS = 5
+VERDICT_CHIP = {"blue_agent": "Blue won", "green_agent": "Blue lost", "draw": "Draw"}
+"""The UI maps any `reported_by` containing "green" to the Green's chip, so none of these may contain it."""
 DETAIL_KEYS = {"winner", "outcome", "tests_passed", "blue_answer", "duration_s", "evidence"}
 LOCAL_PATH = re.compile(r"(?<![\w.:/~\-<>])/(?:tmp|home|work|root|usr|var|opt|srv|mnt)/")
 CARD_PLAN = ["setup_appworld_environment", "predict_required_apis", "build_task_message", "dispatch_task_to_blue",
@@ -131,7 +136,7 @@ tools = ["{SCENARIO_DIR / 'blue_agent' / 'tools.py'}"]
 mcp_servers = ["{urls['gateway']}/sse"]
 
 [[agents]]
-name = "AppWorld no-op Blue"
+name = "No-op Blue"
 card = "noop_card.toml"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['noop_launcher']}
@@ -221,19 +226,41 @@ def runs_of_reporters(record: dict[str, Any]) -> list[tuple[str, int]]:
     return runs
 
 
-def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
+LOCAL_URL = re.compile(r"(?:https?|wss?)://(?:127\.|localhost|0\.0\.0\.0|\[::1\])", re.IGNORECASE)
+
+
+def assert_nothing_private_posted(record: dict[str, Any], world: WorldData) -> None:
+    """The page is public: no URL of this machine, no personal data of the task's supervisor, and (the scenario's
+    predictor is ground_truth) no gold API of the test set, in any entry the Green posted or the record holds."""
+    task = world.task(final_entry(record)["message"].splitlines()[1].split(":")[0].removeprefix("Task "))
+    posted = json.dumps([{k: v for k, v in e.items() if k != "timestamp"} for e in record["interact_history"]])
+    assert not LOCAL_URL.search(posted), LOCAL_URL.search(posted)
+    supervisor = task.supervisor
+    personal = [supervisor.get(key) for key in ("first_name", "last_name", "email", "phone_number")]
+    assert all(value and value not in posted for value in personal), [v for v in personal if v and v in posted]
+    scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]
+    assert scope["predictor"] == "ground_truth" and scope["api_count"] >= len(task.gold_apis) > 0, scope
+    by_green = json.dumps([e for e in record["interact_history"] if e.get("reported_by") in ("green_agent", *VERDICT_CHIP.values())])
+    gold = [api for api in task.gold_apis if api != "supervisor.complete_task"]  # in every scope; the Blue's calls are its own
+    shown = [api for api in gold if api in by_green or api.replace(".", "__") in by_green]
+    assert gold and not shown, shown
+
+
+def assert_page(record: dict[str, Any], blue: str, tmp: Path, world: WorldData) -> None:
     """What a person follows on the battle page: one group per actor, the Blue visible, a compact result."""
     runs = runs_of_reporters(record)
     assert len(runs) <= MAX_RUNS, runs
-    assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent"], runs
     history = record["interact_history"]
+    verdict = VERDICT_CHIP[record["result"]["winner"]]
+    assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent", verdict], runs
+    assert runs[-1] == (verdict, 1) and "green" not in verdict.lower()
     assert any(e["reported_by"] == blue and "tool call" in e["message"] for e in history)
     result = [e for e in history if e.get("is_result")]
     assert len(result) == 1 and result[0] is history[-1]
     detail, message, markdown = result[0]["detail"], result[0]["message"], result[0]["markdown_content"]
     assert len(detail) <= 6 and set(detail) <= DETAIL_KEYS, detail
     headline = message.splitlines()[0]
-    assert headline.startswith(("Blue wins: ", "Green wins: ")) and markdown.startswith(f"**{headline.split(':')[0]}**")
+    assert headline.endswith(".") and headline.startswith(("Blue wins: ", "Green wins: ")) and markdown.startswith(f"**{headline.split(':')[0]}**")
     assert any(line.startswith("Task ") for line in message.splitlines()), message
     assert_reads_without_css(markdown)
     stored = json.dumps(record)
@@ -241,6 +268,7 @@ def assert_page(record: dict[str, Any], blue: str, tmp: Path) -> None:
         assert local not in stored, f"{local} in the stored battle"
     assert not LOCAL_PATH.search(stored), LOCAL_PATH.search(stored)
     assert "toolcall hooks" not in stored
+    assert_nothing_private_posted(record, world)
     assert not re.search(r"/b/(?!\[REDACTED\])[A-Za-z0-9_-]{8,}/", stored)  # the Blue's battle token stays private
 
 
@@ -280,15 +308,15 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
     detail = record["result"]["detail"]
     task_id = platform["world"].split("dev")[0]
     assert detail["outcome"] == "passed" and detail["tests_passed"].split("/")[0] == detail["tests_passed"].split("/")[1]
-    assert_page(record, "Reference Blue", platform["tmp"])
+    assert_page(record, "Reference Blue", platform["tmp"], platform["world"])
     final = [e for e in record["interact_history"] if e.get("is_result")]
     lines = final[0]["message"].splitlines()
-    assert lines[0] == "Blue wins: every requirement of the task is met" and lines[1].startswith(f"Task {task_id}: ")
-    assert "- **Tests:** " in final[0]["markdown_content"] and final[0]["markdown_content"].count("tests passed") == 1
+    assert lines[0] == "Blue wins: every requirement of the task is met." and lines[1].startswith(f"Task {task_id}: ")
+    assert "• **Tests:** " in final[0]["markdown_content"] and final[0]["markdown_content"].count("tests passed") == 1
     steps = [e["message"].split(":")[0] for e in green_events(record) if e["message"].startswith("Step ")]
     assert steps == [f"Step {k}" for k in range(1, 7)], steps  # steps 7-11: summarized in the result, same numbers
     scope = next(e for e in green_events(record) if e["message"].startswith("Step 3:"))["detail"]
-    assert len(scope["apis"]) <= 6 and scope["api_count"] >= len(scope["apis"]) - 1, scope
+    assert scope["apis"].startswith("not shown: ") and scope["api_count"] >= 2, scope  # ground_truth: the gold list
     called = [e["message"] for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
     assert called == [f"Calling tool {name}" for name in CARD_PLAN], called  # the SDK logs each call before it runs
     assert (platform["tmp"] / "runs" / platform["battle_id"] / "result.json").is_file()
@@ -296,7 +324,7 @@ def test_llm_green_plays_the_card_and_reference_blue_wins(platform: dict[str, An
 
 
 def test_noop_blue_loses(platform: dict[str, Any]) -> None:
-    battle_id = start(platform, "AppWorld no-op Blue", task="2")
+    battle_id = start(platform, "No-op Blue", task="2")
     record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
     assert record["state"] == "finished", record.get("error")
     assert record["result"]["winner"] == "green_agent", record["result"]
@@ -307,7 +335,7 @@ def test_noop_blue_loses(platform: dict[str, Any]) -> None:
     failed = [line for line in message.splitlines() if line.startswith("Failed: ")]
     assert all(line.endswith(("(the change the task asked for)", "(something the task should not have touched)",
                               "(the answer the task asked for)", "(a check of the task)")) for line in failed), failed
-    assert_page(record, "AppWorld no-op Blue", platform["tmp"])
+    assert_page(record, "No-op Blue", platform["tmp"], platform["world"])
 
 
 def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> None:
@@ -318,7 +346,7 @@ def test_deterministic_green_makes_no_model_call(platform: dict[str, Any]) -> No
     assert model_requests(platform, battle_id) == []
     assert any("deterministic mode" in e["message"] for e in green_events(record))
     assert not [e for e in record["interact_history"] if e["message"].startswith("Calling tool ")]
-    assert_page(record, "Reference Blue", platform["tmp"])
+    assert_page(record, "Reference Blue", platform["tmp"], platform["world"])
     assert requests.get(f"{platform['backend_url']}/battles", timeout=10).status_code == 200
 
 
@@ -334,9 +362,9 @@ def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict
     detail = record["result"]["detail"]
     assert detail["outcome"] != "passed", detail
     markdown = final_entry(record)["markdown_content"]
-    assert re.search(r"- \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
+    assert re.search(r"• \*\*Blue's MCP calls:\*\* 3 \(\d+ failed, 1 out of scope\)", markdown), markdown
     blue = [e for e in record["interact_history"] if e["reported_by"] == "AppWorld LLM Blue"]
     tools = "".join(e.get("markdown_content", "") for e in blue)
-    assert all(t in tools for t in ("`api_docs__show_api_descriptions` | in", "`supervisor__show_addresses` | out",
-                                    "`supervisor__complete_task` | in")), tools
-    assert_page(record, "AppWorld LLM Blue", platform["tmp"])
+    assert all(t in tools for t in ("`api_docs__show_api_descriptions` · in scope", "`supervisor__show_addresses` · out of scope",
+                                    "`supervisor__complete_task` · in scope")), tools
+    assert_page(record, "AppWorld LLM Blue", platform["tmp"], platform["world"])

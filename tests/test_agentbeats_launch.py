@@ -55,10 +55,10 @@ is_green = true
   role = "blue_agent"
   name = "blue_agent"
   required = true
-  participant_agent = "AppWorld no-op Blue"
+  participant_agent = "No-op Blue"
 
 [[agents]]
-name = "AppWorld no-op Blue"
+name = "No-op Blue"
 card = "{blue_card}"
 launcher_host = "127.0.0.1"
 launcher_port = {ports['blue_launcher']}
@@ -114,7 +114,7 @@ def test_an_agent_that_exits_is_named_at_once_with_its_log(tmp_path: Path, env: 
     assert done.returncode == 3, done.stdout + done.stderr
     assert took < 100, f"waited {took:.0f} s for an agent that had exited"
     assert "agent 'AppWorld Green' exited (its launch command ended)" in done.stderr, done.stderr
-    assert "AppWorld no-op Blue'" not in done.stderr  # still starting, not failed: not named
+    assert "No-op Blue'" not in done.stderr  # still starting, not failed: not named
     assert "address already in use" in done.stderr.lower(), done.stderr  # the tail of its launch log
     log = tmp_path / "runs" / "agentbeats-launch" / SESSION / "AppWorld_Green.log"
     assert "address already in use" in log.read_text().lower()
@@ -129,6 +129,6 @@ def test_an_agent_that_never_answers_is_named_after_the_wait(tmp_path: Path, env
     finally:
         subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "agent 'AppWorld no-op Blue' not answering after 40 s" in done.stderr, done.stderr
+    assert "agent 'No-op Blue' not answering after 40 s" in done.stderr, done.stderr
     assert "missing_card.toml" in done.stderr  # the agent's own error, from its launch log
     assert wait_free(list(ports.values()))

@@ -74,7 +74,8 @@ def test_feed_batches_by_count_and_flushes_the_rest_at_stop(tmp_path: Path) -> N
     assert message == "2 tool calls (#4-#5): 1 ok, 1 error, 1 out of scope"
     assert detail == {"calls": "#4-#5", "ok": 1, "errors": 1, "out_of_scope": 1,
                       "tools": ["gmail__send", "spotify__login"]}
-    assert "| 5 | `gmail__send` | out | error: no \\| such thread | 12 |" in markdown
+    assert "• #5 `gmail__send` · out of scope · error: no \\| such thread · 12 ms" in markdown.splitlines()
+    assert "|" not in markdown.replace("\\|", "")  # no table: the UI shows its cells without padding
     feed.stop()  # idempotent: nothing new, nothing posted
     assert len(posted) == 2
 
@@ -140,10 +141,11 @@ def test_markdown_opens_with_the_winner_and_why_then_bold_bullets_and_failed_req
     text = result_post.render_markdown(result())
     lines = text.splitlines()
     assert lines[0] == "**Green wins**: the task was not done; not met: note title is 'Groceries'"
-    assert "- **Tests:** 1 of 2 tests passed" in lines and text.count("tests passed") == 1
-    assert text.index("- **How the Blue ended:**") < text.index("**Failed requirements**") < text.index("**Steps**")
-    assert "- note title is 'Groceries': the change the task asked for (`no_op_fail`)" in lines
-    assert "| 2 setup | 0.50 s |" in lines and "| 8 metrics | 1.00 s |" in lines
+    assert "• **Tests:** 1 of 2 tests passed" in text and text.count("tests passed") == 1
+    assert text.index("• **How the Blue ended:**") < text.index("**Failed requirements**") < text.index("**Steps**")
+    assert "• note title is 'Groceries': the change the task asked for (`no_op_fail`)" in lines
+    assert "• 2 setup: 0.50 s  " in lines and "• 8 metrics: 1.00 s" in text
+    assert "|" not in text and not [line for line in lines if line.startswith("- ")]  # the UI shows neither
     assert "gold recall 1.00" in text and "precision" not in text  # one recall: the scope's
     assert "AssertionError" not in text and str(LOCAL) not in text and not ABSOLUTE.search(text)
     assert "AppWorld reference Blue" in text
@@ -164,13 +166,13 @@ def test_a_question_posts_the_blues_answer_but_never_the_expected_one() -> None:
     detail, message, markdown = (result_post.compact_detail(asked), result_post.result_message(asked),
                                  result_post.render_markdown(asked))
     assert len(detail) == 6 and detail["blue_answer"] == "12"
-    assert "Blue's answer: 12" in message.splitlines() and "- **Blue's answer:** 12" in markdown
+    assert "Blue's answer: 12" in message.splitlines() and "• **Blue's answer:** 12" in markdown
     assert all("445.29" not in text for text in (json.dumps(detail), message, markdown))
 
 
 def test_the_message_is_the_explanation_in_plain_lines() -> None:
     lines = result_post.result_message(result(instruction="Rename my grocery note.")).splitlines()
-    assert lines[0] == "Green wins: the task was not done; not met: note title is 'Groceries'"
+    assert lines[0] == "Green wins: the task was not done; not met: note title is 'Groceries'."
     assert lines[1] == "Task 7c1a0e2_1: Rename my grocery note."
     assert "Failed: note title is 'Groceries' (the change the task asked for)" in lines
     assert any(line.startswith("Scope: ground_truth predictor") and "gold recall 1.00" in line for line in lines)
@@ -204,7 +206,35 @@ def test_the_battle_token_in_a_gateway_url_is_never_posted() -> None:
     token = "3LivTmH4GPMN_b_24txrep3cwp-8ercQazFnkg_bXj4"
     BackendReporter("b-1", BACKEND).progress("Step 4", {"mcp_url": f"http://127.0.0.1:10000/b/{token}/mcp"})
     body = json.loads(responses.calls[0].request.body)
-    assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "http://127.0.0.1:10000/b/[REDACTED]/mcp"
+    assert token not in json.dumps(body) and body["detail"]["mcp_url"] == "<local:10000>/b/[REDACTED]/mcp"
+
+
+def test_local_urls_lose_their_host_and_public_ones_stay() -> None:
+    text = ("Blue at http://127.0.0.1:9113/ and ws://localhost:9002/ws/battles, env http://0.0.0.0:8000, "
+            "lan http://192.168.1.20:80/x http://10.0.0.7 http://172.20.1.1:5/ http://box.local:9/ [::1] "
+            "http://[::1]:7/ but https://api.openai.com/v1 and http://172.32.0.1/")
+    out = outbound.scrub_local_urls(text)
+    assert out == ("Blue at <local:9113>/ and <local:9002>/ws/battles, env <local:8000>, lan <local:80>/x <local> "
+                   "<local:5>/ <local:9>/ [::1] <local:7>/ but https://api.openai.com/v1 and http://172.32.0.1/")
+
+
+def test_step_details_never_carry_the_supervisor_the_blue_url_or_gold_apis() -> None:
+    from green_agent.agentbeats.session import progress_detail
+
+    setup = progress_detail("setup", {"experiment_name": "b-1_t_1", "task": {
+        "task_id": "t_1", "instruction": "Do it.", "datetime": "2023-05-18T12:00:00",
+        "supervisor": {"first_name": "Jo", "last_name": "Doe", "email": "jo@x.com", "phone_number": "5551234"}}})
+    assert setup == {"task_id": "t_1", "instruction": "Do it.", "task_datetime": "2023-05-18T12:00:00",
+                     "experiment_name": "b-1_t_1"}
+    dispatch = progress_detail("dispatch", {"blue_url": "http://127.0.0.1:9113", "message_id": "m-1",
+                                            "agent": {"name": "Reference Blue", "url": "http://127.0.0.1:9113/",
+                                                      "version": "1"}})
+    assert dispatch == {"blue": "Reference Blue", "blue_version": "1", "message_id": "m-1"}
+    gold = ["supervisor.complete_task", "spotify.login", "spotify.show_song"]
+    scope = progress_detail("scope", {"predictor": "ground_truth", "requested": "ground_truth", "apis": gold})
+    assert scope["api_count"] == 3 and not any(api in json.dumps(scope) for api in gold[1:])
+    guessed = progress_detail("scope", {"predictor": "lexical", "requested": "auto", "apis": gold})
+    assert guessed["apis"] == gold  # a prediction is no test-set information
 
 
 def test_fixits_name_scenario_toml_keys() -> None:

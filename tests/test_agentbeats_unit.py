@@ -133,8 +133,8 @@ def sample_result(winner: str | None = "blue_agent") -> BattleResult:
 
 def test_markdown_summary_opens_with_the_verdict() -> None:
     text = render_markdown(sample_result())
-    assert text.startswith("**Blue wins**: every requirement of the task is met") and "- **Tests:** 1 of 1 tests passed" in text
-    assert "| 2 setup | 0.50 s |" in text and "- **Duration:** 60.0 s" in text
+    assert text.startswith("**Blue wins**: every requirement of the task is met") and "• **Tests:** 1 of 1 tests passed" in text
+    assert "• 2 setup: 0.50 s" in text and "• **Duration:** 60.0 s" in text
 
 
 @responses.activate
@@ -147,9 +147,9 @@ def test_reporter_posts_progress_and_one_result() -> None:
     bodies = [json.loads(c.request.body) for c in responses.calls]
     assert [b["is_result"] for b in bodies] == [False, True]
     result = bodies[1]
-    assert result["winner"] == "blue_agent" and result["reported_by"] == "green_agent"
-    assert result["detail"]["tests_passed"] == "1/1" and "- **Tests:** 1 of 1 tests passed" in result["markdown_content"]
-    assert result["message"].splitlines()[:2] == ["Blue wins: every requirement of the task is met", f"Task {TASK}: (instruction not recorded)"]
+    assert result["winner"] == "blue_agent" and result["reported_by"] == "Blue won"
+    assert result["detail"]["tests_passed"] == "1/1" and "• **Tests:** 1 of 1 tests passed" in result["markdown_content"]
+    assert result["message"].splitlines()[:2] == ["Blue wins: every requirement of the task is met.", f"Task {TASK}: (instruction not recorded)"]
     assert result["timestamp"].endswith("Z")
 
 
@@ -224,7 +224,7 @@ def test_tools_are_idempotent_and_report_first_runs_the_plan(scenario: Path) -> 
     # steps up to the wait report themselves, the result summarizes the rest; nothing is posted after the result
     assert [e["message"].split(":")[0] for e in events if e["message"].startswith("Step ")] == [f"Step {k}" for k in range(1, 7)]
     assert events[-1]["is_result"]
-    assert "- **Cleanup:** ok" in events[-1]["markdown_content"]  # the posted result includes the cleanup
+    assert "• **Cleanup:** ok" in events[-1]["markdown_content"]  # the posted result includes the cleanup
     saved = json.loads((scenario / "runs" / "b-1" / "result.json").read_text())
     assert saved["winner"] == "blue_agent" and saved["cleanup"]["closed"] is True
     unknown = json.loads(asyncio.run(tools.setup_appworld_environment("nope")))

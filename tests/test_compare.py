@@ -142,11 +142,18 @@ def test_cli_prints_a_table_writes_json_and_html_and_escapes_what_came_from_the_
     table = capsys.readouterr().out
     assert "B is better" in table and "scenario permutation" in table and "difficulty 3" in table
     assert "better in B (21): s0_1 fail -> pass (failed -> passed)" in table
+    assert ("tasks: 21 better in B, 0 worse, 0 the same; passed in both runs 0, only in A 0, only in B 21, "
+            "in neither 0.") in table
+    assert "MDD (min. detectable): the smallest B - A difference" in table
+    assert table.rstrip().endswith(f"wrote the comparison page (open it in a browser): {(tmp_path / 'cmp.html').resolve()}")
     page = (tmp_path / "cmp.html").read_text()
+    assert "passed in both runs 0" in page and "MDD (min. detectable)" in page
     assert "<b>noop</b>" not in page and "&lt;b&gt;noop&lt;/b&gt;" in page and 'id="verdict"' in page
     assert main(["compare", str(a / "results.json"), str(b), "--json", "--out", str(tmp_path / "cmp.json"),
                  "--confidence", "0.9"]) == 0
-    printed = Comparison.model_validate_json(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    printed = Comparison.model_validate_json(out)
+    assert f"wrote the comparison JSON: {(tmp_path / 'cmp.json').resolve()}" in err  # stdout stays pure JSON
     assert printed == Comparison.model_validate_json((tmp_path / "cmp.json").read_text())
     assert printed.confidence_level == 0.9 and printed.overall.ci is not None and printed.overall.ci.level == 0.9
 
@@ -204,3 +211,18 @@ def test_the_minimum_detectable_difference_counts_scenarios_and_how_alike_their_
 def test_when_the_runs_cannot_show_how_alike_a_scenarios_tasks_are_the_sentence_says_it_took_the_worst() -> None:
     c = compare_runs(run(lambda i, k: False), run(lambda i, k: True), "a", "b").overall  # every pooled rate 50%
     assert c.design_effect == 3.0 and "cannot show how alike they are" in c.message
+
+
+def test_the_changed_tasks_say_why_each_side_ended_as_it_did(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_run, b_run = run(lambda i, k: False), run(lambda i, k: True)
+    a_run.rows[0] = a_run.rows[0].model_copy(update={"tests_passed": 1, "tests_total": 4})
+    a_run.rows[1] = a_run.rows[1].model_copy(update={"outcome": "infra_error", "status": "infra_error",
+                                                      "error_type": "AppWorldUnavailableError", "error_step": "setup"})
+    c = compare_runs(a_run, b_run, "a", "b")
+    assert c.tasks[0].reasons_a == ["1/4 tests passed"] and c.tasks[0].reasons_b == ["passed"]
+    assert c.tasks[1].reasons_a == ["not judged: AppWorldUnavailableError in step setup"]
+    a, b = write(a_run, tmp_path / "a"), write(b_run, tmp_path / "b")
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "cmp.html")]) == 0
+    assert "s0_1 fail -> pass (failed (1/4 tests passed) -> passed)" in capsys.readouterr().out
+    page = (tmp_path / "cmp.html").read_text()
+    assert "failed (1/4 tests passed)" in page and "infra_error (not judged: AppWorldUnavailableError in step setup)" in page

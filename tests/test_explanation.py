@@ -41,7 +41,7 @@ def test_a_passed_battle_says_every_requirement_is_met_and_explains_the_pending_
     e = explain(result())
     assert e.headline == "Blue wins: every requirement of the task is met"
     assert e.instruction == "Pay Oscar $45 on Venmo for dinner." and e.tests == "1 of 1 tests passed"
-    assert e.ending.startswith("completed the task") and "reply had not arrived yet" in e.ending
+    assert e.ending.startswith("completed the task") and "reply" not in e.ending  # finishing is the call, not a reply
     assert not e.question and e.answer is None
 
 

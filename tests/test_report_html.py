@@ -138,3 +138,22 @@ def test_a_failed_tasks_detail_shows_the_instruction_the_answer_vs_expected_and_
     assert "<b>Blue's answer:</b> 12 · <b>expected:</b> 445.29" in detail  # a local page: the expected answer too
     assert '<li>the note exists <span class="muted">(the change the task asked for)</span></li>' in detail
     assert "Green wins: the Blue changed something the task should not have touched" in detail  # the summary line
+
+
+def test_charts_have_visible_titles_and_whole_task_ids_and_the_table_says_why(run_dir: Path) -> None:
+    html = (run_dir / "report.html").read_text()
+    captions = re.findall(r"<figcaption>([^<]+)</figcaption>", html)
+    assert "Calls per battle (red: failed calls)" in captions and len(captions) == html.count("<svg")
+    results = json.loads((run_dir / "results.json").read_text())
+    calls_chart = html.split("Calls per battle", 1)[1].split("</svg>", 1)[0]
+    height = float(re.search(r'viewBox="0 0 \d+ (\d+)"', calls_chart).group(1))  # type: ignore[union-attr]
+    for task_id in results["manifest"]["task_ids"]:
+        assert f">{task_id}</text>" in calls_chart  # the whole id, never cut
+    longest = max(len(t) for t in results["manifest"]["task_ids"])
+    assert height - (220 - 46) >= longest * 6.0 * 0.87  # room under the plot for the rotated label
+    table = html.split('<table id="battles">', 1)[1].split("</table>", 1)[0]
+    assert '<th data-key="why" data-numeric="0">Why</th>' in table
+    whys = re.findall(r'<td data-v="([^"]*)" class="why">', table)
+    assert len(whys) == len(results["rows"]) and all(whys)
+    damaged = next(r for r in results["rows"] if r["outcome"] == "collateral_damage")
+    assert any("not met" in w or "touched" in w or "damage" in w for w in whys), (whys, damaged["task_id"])

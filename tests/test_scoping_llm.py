@@ -7,6 +7,8 @@ contract on loopback; the production code talks to it through the real `openai` 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -115,6 +117,19 @@ def test_no_key_falls_back_to_lexical(world: WorldData, cache: PredictionCache) 
         assert prediction.predictor == "lexical" and prediction.requested == requested
         assert prediction.fallback_reason == "llm: OPENAI_API_KEY is not set"
         assert prediction.apis[0] == "supervisor.complete_task" and "spotify.login" in prediction.apis
+
+
+def test_a_missing_key_is_warned_about_once_per_run(world: WorldData, cache: PredictionCache,
+                                                    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    import green_agent.scoping.select as select
+
+    monkeypatch.setattr(select, "_no_key_warned", threading.Event())  # a fresh process
+    settings = make_settings(world, "http://127.0.0.1:9/v1", key=None)
+    with caplog.at_level(logging.WARNING, logger="green_agent.scoping.select"):
+        for _ in range(3):
+            assert predict_scope(DEV_TASK, INSTRUCTION, settings, world, "auto", cache=cache).fallback_reason
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "falls back to lexical" in warnings[0] and "every task of this run" in warnings[0]
 
 
 def test_garbage_answer_falls_back_and_is_not_cached(world: WorldData, cache: PredictionCache) -> None:

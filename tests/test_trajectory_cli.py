@@ -94,3 +94,12 @@ def test_console_script_prints_only_json(log: Path, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["calls_per_tool"] == {"spotify__login": 1, "spotify__show_song_library": 1}
+
+
+def test_a_task_id_alone_analyzes_its_latest_battle_and_says_so(log: Path, world: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = _analyze(capsys, str(log), "--task-id", "t1", "--appworld-root", str(world))
+    assert out["battle_id"] == "A" and out["total_calls"] == 4  # A's last call (10:00:05) is newer than B's (10:00:04)
+    assert main(["--env-file", "/nonexistent.env", "analyze", str(log), "--task-id", "t1", "--appworld-root", str(world)]) == 0
+    err = capsys.readouterr().err
+    assert "task t1 has 2 battles" in err and "analyzing the latest, A" in err and "--battle-id for another (B)" in err

@@ -18,7 +18,7 @@ from blue_agent.launch import run_blue
 from kernel.task_message import parse_task_message
 from kernel.settings import Settings
 
-NAME = "AppWorld no-op Blue"
+NAME = "No-op Blue"
 DESCRIPTION = "Offline Blue Agent: ends every task at once with supervisor__complete_task, doing nothing."
 COMPLETE_TOOL = "supervisor__complete_task"
 

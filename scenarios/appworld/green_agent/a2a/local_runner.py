@@ -8,8 +8,10 @@ streaming with a plain a2a-sdk client; every update is printed with a progress l
 `completed` the artifacts' data (DataParts, and TextParts that parse as JSON) are collected. With
 `--out` they are written as the platform's results file `{"participants": {role: id}, "results": [...]}`
 with the final `status` beside them, so the file is also what the platform's gateway serves for one shard
-(`{"status", "results"}`, the leaderboard workflow's input).
-Whatever was started is stopped at the end, also on Ctrl-C.
+(`{"status", "results"}`, the leaderboard workflow's input). An update without a message prints what its
+A2A state means (`STATE_MEANING`), never an empty line; the score line (TGC with its interval) is the
+caller's to format (`score_line`: the CLI formats it as `eval`'s summary does). Whatever was started is
+stopped at the end, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import tomllib
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -36,6 +39,23 @@ from kernel.errors import BadInputError, InfrastructureError
 
 CARD_WAIT_S = 60.0
 STREAM_TIMEOUT_S = 600.0
+STATE_MEANING = {
+    "submitted": "the Green accepted the request and has not started it yet",
+    "working": "the Green is running the assessment",
+    "input-required": "the Green waits for more input from the requester",
+    "auth-required": "the Green needs credentials before it goes on",
+    "completed": "the assessment finished; its results are the task's artifacts",
+    "failed": "the assessment stopped on an error (the message says which)",
+    "canceled": "the assessment was cancelled",
+    "rejected": "the Green refused the request (the message says why)",
+}
+"""What each A2A task state means here, printed when an update carries no message of its own."""
+ScoreLine = Callable[[dict[str, Any]], str]
+
+
+def plain_score_line(item: dict[str, Any]) -> str:
+    return (f"TGC {item['tgc']:.1f} ({item['score']}/{item['max_score']} tasks passed)"
+            + (" - incomplete" if item.get("incomplete") else ""))
 
 
 class AgentEntry(BaseModel):
@@ -66,7 +86,7 @@ def load_scenario(path: Path) -> Scenario:
     return scenario
 
 
-def run_scenario_file(path: Path, out: Path | None, log_dir: Path) -> int:
+def run_scenario_file(path: Path, out: Path | None, log_dir: Path, score_line: ScoreLine = plain_score_line) -> int:
     """Run the scenario (see the module docstring), the agents' logs in `log_dir`; 0 iff the assessment completed."""
     scenario = load_scenario(path)
     with ExitStack() as stack:
@@ -75,7 +95,7 @@ def run_scenario_file(path: Path, out: Path | None, log_dir: Path) -> int:
                 stack.enter_context(_started(entry, log_dir, index))
         for entry in [scenario.green_agent, *scenario.participants]:
             _wait_card(entry.endpoint)
-        state, results = asyncio.run(send_request(scenario))
+        state, results = asyncio.run(send_request(scenario, score_line))
     if out is not None:
         roles = {p.role: p.agentbeats_id or split_credentials(p.endpoint).url for p in scenario.participants}
         atomic_write_text(out, json.dumps({"status": state, "participants": roles, "results": results}, indent=2))
@@ -116,7 +136,7 @@ def _wait_card(endpoint: str) -> None:
     raise InfrastructureError(f"no agent card at {endpoint} within {CARD_WAIT_S:.0f} s; is the agent starting?")
 
 
-async def send_request(scenario: Scenario) -> tuple[str, list[Any]]:
+async def send_request(scenario: Scenario, score_line: ScoreLine = plain_score_line) -> tuple[str, list[Any]]:
     """Send the assessment request streaming, print every update; (final state, collected data)."""
     request = {"participants": {p.role: p.endpoint for p in scenario.participants}, "config": scenario.config}
     message = Message(role=Role.user, parts=[Part(root=TextPart(text=json.dumps(request)))],
@@ -135,13 +155,12 @@ async def send_request(scenario: Scenario) -> tuple[str, list[Any]]:
                 print(f"[artifact] {update.artifact.name or ''}", flush=True)
                 continue
             status_text = _texts(task.status.message.parts) if task.status.message else ""
-            print(f"[{state}] {status_text}", flush=True)
+            print(f"[{state}] {status_text.strip() or STATE_MEANING.get(state, 'no message')}", flush=True)
             if state == "completed":
                 results = [d for artifact in task.artifacts or [] for d in _data(artifact.parts)]
     for item in results:
         if isinstance(item, dict) and "tgc" in item:
-            print(f"TGC {item['tgc']:.1f} ({item['score']}/{item['max_score']} tasks passed)"
-                  + (" - incomplete" if item.get("incomplete") else ""))
+            print(score_line(item))
     return state, results
 
 

@@ -10,6 +10,8 @@
 - D6: the MCP server is our child in our process group; SIGINT/SIGTERM stop both, within
   `GRACEFUL_SHUTDOWN_S` (+ the child's 5 s) even while a browser holds a WebSocket open: uvicorn's
   graceful shutdown otherwise waits for every open connection, and a second SIGTERM does not force it.
+- D15: the page's live updates work (`agentbeats_compat/live_updates.py`; the `.pth` hook applies the
+  same patch to a stock `agentbeats run_backend`).
 Dev login is on (no Supabase); `OPENROUTER_API_KEY` gets a placeholder if unset (D8).
 """
 
@@ -77,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvicorn
 
+        import backend.app
         from backend.app import app
 
+        from green_agent.agentbeats_compat.live_updates import patch_backend_app
+
+        patch_backend_app(backend.app)  # D15 (idempotent: the .pth hook may have done it already)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                     timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     except KeyboardInterrupt:

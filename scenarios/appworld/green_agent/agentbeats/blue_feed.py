@@ -7,8 +7,9 @@ battle's calls in batches, so a long battle stays a few entries long:
 
 - a batch is posted once it holds `max_calls` calls, or `max_age_s` after its first call, or at
   `stop()` (the rest, before the Green posts the end of its wait);
-- one entry per batch: message `"<n> tool calls (#a-#b): k ok, e error, o out of scope"`, a
-  markdown table (call number, tool, in/out of scope, ok/error, duration) and a small `detail`
+- one entry per batch: message `"<n> tool calls (#a-#b): k ok, e error, o out of scope"`, one
+  markdown line per call (`• #n `tool` · in/out of scope · ok/error · ms`: the UI shows a table
+  without padding, `markdown.bullets`) and a small `detail`
   of counts; arguments and API answers are never posted (world data), errors are cut short.
   Tool names and errors are the Blue's text: scrubbed (`outbound.prepare`), then rendered through
   `kernel.untrusted` (a tool name in a code span no backtick can close, errors escaped, one line).
@@ -29,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from green_agent.agentbeats import outbound
+from green_agent.agentbeats.markdown import bullets
 from kernel.call_record import CallRecord
 from kernel.call_log_reader import CallLogTail
 from kernel.untrusted import code_span, markdown_line, one_line
@@ -128,7 +130,7 @@ def to_blue_call(n: int, record: CallRecord) -> BlueCall:
 
 
 def render_batch(calls: list[BlueCall]) -> tuple[str, dict[str, Any], str]:
-    """Message, compact detail and markdown table of one batch."""
+    """Message, compact detail and markdown lines (one per call) of one batch."""
     ok = sum(c.ok for c in calls)
     out = sum(not c.in_scope for c in calls)
     span = f"#{calls[0].n}" if len(calls) == 1 else f"#{calls[0].n}-#{calls[-1].n}"
@@ -136,9 +138,7 @@ def render_batch(calls: list[BlueCall]) -> tuple[str, dict[str, Any], str]:
     message = f"{len(calls)} tool {noun} ({span}): {ok} ok, {len(calls) - ok} error, {out} out of scope"
     detail = {"calls": span, "ok": ok, "errors": len(calls) - ok, "out_of_scope": out,
               "tools": sorted({c.tool for c in calls})[:10]}
-    lines = ["| # | tool | scope | result | ms |", "|---|---|---|---|---|"]
-    for c in calls:
-        result = "ok" if c.ok else f"error: {markdown_line(c.error, MAX_ERROR_CHARS)}"
-        lines.append(f"| {c.n} | {code_span(c.tool, MAX_TOOL_CHARS, cell=True)} | {'in' if c.in_scope else 'out'} | "
-                     f"{result} | {c.ms:.0f} |")
-    return message, detail, "\n".join(lines) + "\n"
+    lines = [f"#{c.n} {code_span(c.tool, MAX_TOOL_CHARS)} · {'in' if c.in_scope else 'out of'} scope · "
+             + ("ok" if c.ok else f"error: {markdown_line(c.error, MAX_ERROR_CHARS)}") + f" · {c.ms:.0f} ms"
+             for c in calls]
+    return message, detail, "\n".join(bullets(lines)) + "\n"

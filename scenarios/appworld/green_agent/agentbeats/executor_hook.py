@@ -72,7 +72,7 @@ async def on_battle_start(text: str, run_model: Any) -> str:
     mode = session.resolved.green_mode
     choices = session.battle.config.choices  # every default filled
     reporter.progress(f"AppWorld Green ({mode} mode): task {session.resolved.task} "
-                      f"(from {session.resolved.task_source}), Blue {start.blue.name} at {start.blue.agent_url}",
+                      f"(from {session.resolved.task_source}), Blue {start.blue.name}",
                       {"green_mode": mode, "task_config": session.resolved.task, "deadline_s": choices.deadline_s,
                        "predictor": choices.predictor, "split": choices.split})
     if mode == "deterministic":

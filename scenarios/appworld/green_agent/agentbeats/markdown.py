@@ -1,28 +1,17 @@
-"""Markdown building blocks for the web battle UI (`markdown_content`): cells and two-column tables.
+"""Markdown building blocks for the web battle UI (`markdown_content`): lines that read as a list without CSS.
 
-Every cell is untrusted-safe (`kernel.untrusted.markdown_line`): single-line, Markdown and HTML
-escaped, long values cut; the result's page text is `result_post`.
+The upstream web UI renders `markdown_content` with its Tailwind reset in force: a Markdown list shows no
+bullets and a table no padding (cells run together). So lists are `bullets`: each line carries its own
+`•` and all but the last end in a hard break (two spaces), one paragraph of separate lines. Values are
+escaped by the caller (`kernel.untrusted`); the result's page text is `result_post`, the Blue's calls
+`blue_feed`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from kernel.untrusted import markdown_line
-
-MAX_CELL = 160
+BULLET = "•"
 
 
-def cell(value: Any) -> str:
-    """One table cell: one line, escaped for Markdown and HTML (pipes included), cut to `MAX_CELL`."""
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        value = f"{value:.3g}"
-    return markdown_line(value, MAX_CELL)
-
-
-def table(rows: list[tuple[str, Any]], header: tuple[str, str] = ("", "")) -> list[str]:
-    lines = [f"| {cell(header[0])} | {cell(header[1])} |", "|---|---|"]
-    lines += [f"| {cell(k)} | {cell(v)} |" for k, v in rows]
-    return lines
+def bullets(items: list[str]) -> list[str]:
+    """`items` as lines that show as a list without CSS (see the module docstring)."""
+    return [f"{BULLET} {item}" + ("  " if k < len(items) - 1 else "") for k, item in enumerate(items)]

@@ -6,9 +6,12 @@ Every event the Green posts passes through `prepare(event)` (in `BackendReporter
    `<label>/rest` (e.g. `<runs>/<battle>/result.json`), any other absolute path under a common
    filesystem root (`/tmp`, `/home`, `/work`, `/usr`, ...) becomes `<local>/<its last part>`;
    URLs (`http://host:port/a/b`) are left alone;
-3. masks the per-battle capability token in gateway URLs (`/b/<token>/mcp` -> `/b/[REDACTED]/mcp`):
+3. replaces the scheme and host of every URL on this machine or its private network (loopback,
+   `localhost`, `0.0.0.0`, 10/8, 172.16/12, 192.168/16, `*.local`) by `<local:PORT>`, keeping the
+   path: the port is what a fix-it names, the address is nobody's business on a public page;
+4. masks the per-battle capability token in gateway URLs (`/b/<token>/mcp` -> `/b/[REDACTED]/mcp`):
    it is the Blue's key to its battle, and the page is public;
-4. rewrites the CLI's fix-its for the AgentBeats path, where settings are keys of the
+5. rewrites the CLI's fix-its for the AgentBeats path, where settings are keys of the
    `[appworld]` table of scenario.toml, not command-line flags (`--env-url` -> `env_url`).
 The full record, with its paths, stays in the run directory on disk.
 
@@ -37,6 +40,10 @@ SCENARIO_KEYS = {"--env-url": "env_url", "--apis-url": "apis_url", "--gateway-ur
 _FLAG_WITH_VALUE = re.compile(r"(?<![\w-])(--predictor|--scope-policy|--split)\s+([A-Za-z0-9_]+)")
 _FLAG = re.compile(r"(?<![\w-])(%s)(?![\w-])" % "|".join(map(re.escape, SCENARIO_KEYS)))
 _WHERE = "in the [appworld] table of scenario.toml"
+_LOCAL_URL = re.compile(
+    r"\b(?:https?|wss?)://(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]|10(?:\.\d{1,3}){3}"
+    r"|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}|192\.168(?:\.\d{1,3}){2}|[\w-]+\.local)(?::(\d{1,5}))?(?![\w.-])",
+    re.IGNORECASE)
 _GATEWAY_TOKEN = re.compile(r"(/b/)[A-Za-z0-9_\-]{8,}(?=/|$)")
 _ROOTS: dict[str, str] = {}
 _LOCK = threading.Lock()
@@ -65,6 +72,11 @@ def scrub_paths(text: str) -> str:
     return _GENERIC_PATH.sub(lambda m: "<local>/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)
 
 
+def scrub_local_urls(text: str) -> str:
+    """`text` with each local URL's scheme and host replaced by `<local:PORT>` (`<local>` without a port)."""
+    return _LOCAL_URL.sub(lambda m: f"<local:{m.group(1)}>" if m.group(1) else "<local>", text)
+
+
 def scenario_fixits(text: str) -> str:
     """The CLI's `--flag [value]` fix-its as `key [= "value"]` of scenario.toml's [appworld] table."""
     text = _FLAG_WITH_VALUE.sub(lambda m: f'`{SCENARIO_KEYS[m.group(1)]} = "{m.group(2)}"` {_WHERE}', text)
@@ -73,7 +85,7 @@ def scenario_fixits(text: str) -> str:
 
 def _texts(value: Any) -> Any:
     if isinstance(value, str):
-        return scenario_fixits(_GATEWAY_TOKEN.sub(r"\1[REDACTED]", scrub_paths(value)))
+        return scenario_fixits(scrub_local_urls(_GATEWAY_TOKEN.sub(r"\1[REDACTED]", scrub_paths(value))))
     if isinstance(value, dict):
         return {_texts(k) if isinstance(k, str) else k: _texts(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -82,7 +94,8 @@ def _texts(value: Any) -> Any:
 
 
 def prepare(event: dict[str, Any]) -> dict[str, Any]:
-    """The event as it may be posted: secrets and battle tokens redacted, local paths replaced, scenario.toml fix-its."""
+    """The event as it may be posted: secrets and battle tokens redacted, local paths and URLs replaced, scenario.toml
+    fix-its."""
     return _texts(scrub_data(event))
 
 

@@ -2,8 +2,9 @@
 
 Contract: `POST {backend}/battles/{battle_id}` answers 204;
 progress is `{is_result: false, message, reported_by, timestamp, [detail], [markdown_content]}`;
-the result is `{is_result: true, message, winner, reported_by, timestamp, detail, markdown_content}`
-and is refused with 400 once the battle is `finished` (e.g. after its battle_timeout).
+the result is `{is_result: true, message, winner, reported_by, timestamp, detail, markdown_content}`,
+reported under its verdict's name (`result_post.verdict_reporter`: the collapsed page's last group
+header then says who won), and is refused with 400 once the battle is `finished` (e.g. after its battle_timeout).
 
 Winner values: `blue_agent` / `green_agent` as judged; `draw` when the battle could not be judged
 (infrastructure error: Blue is not charged). `detail` is a compact summary and the markdown
@@ -82,8 +83,9 @@ class BackendReporter:
             if self.result_posted:
                 return
             shown = outbound.prepare_result(result)  # scrubbed before the renderers escape it
-            self._post({"is_result": True, "message": result_post.result_message(shown), "winner": result_post.winner_of(shown),
-                        "reported_by": self.reported_by, "timestamp": timestamp(),
+            winner = result_post.winner_of(shown)
+            self._post({"is_result": True, "message": result_post.result_message(shown), "winner": winner,
+                        "reported_by": result_post.verdict_reporter(winner), "timestamp": timestamp(),
                         "detail": result_post.compact_detail(shown),
                         "markdown_content": result_post.render_markdown(shown)})
             self.result_posted = True
@@ -95,7 +97,7 @@ class BackendReporter:
                 return
             message = outbound.prepare({"m": message})["m"]
             self._post({"is_result": True, "message": one_line(message, MAX_MESSAGE), "winner": "draw",
-                        "reported_by": self.reported_by, "timestamp": timestamp(), "detail": detail,
+                        "reported_by": result_post.verdict_reporter("draw"), "timestamp": timestamp(), "detail": detail,
                         "markdown_content": f"## AppWorld battle not run\n\n{markdown_text(message, 2000)}\n"})
             self.result_posted = True
 

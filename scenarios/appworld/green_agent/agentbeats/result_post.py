@@ -8,9 +8,15 @@ its markdown (rendered without typography styles). So:
   one plain line each;
 - the detail has at most 6 keys (`ResultDetail`: winner, outcome, tests passed/total, the Blue's
   answer when there is one, duration, evidence path);
-- the markdown reads without CSS: bold labels in short bullet lists, no heading used for emphasis,
-  no empty header row, no table wider than 2 columns (the steps' wall times, numbered like the
-  progress entries). The full record (`result.json`) stays in the run directory.
+- the markdown reads without CSS (the UI's Tailwind reset removes list bullets and table padding):
+  bold labels on lines that carry their own bullet `•` and end in a hard break, no heading used for
+  emphasis, no table (the steps' wall times are such lines too, numbered like the progress entries).
+  The full record (`result.json`) stays in the run directory;
+- the message's first line ends in a full stop: the page's 60-character preview joins lines with a
+  space, so the next line reads as a new sentence, not as the end of the verdict;
+- the result is reported under the name of its verdict (`verdict_reporter`: `Blue won`, `Blue lost`,
+  `Draw`), so the collapsed page's last group header says who won (the UI opens every group
+  collapsed and maps any `reported_by` containing "green" to the Green's chip, hence "Blue lost").
 
 The expected answer is never posted (it is the test set): the explanation is built with
 `explain(result)`, which cannot carry it. The steps after the Blue's actions (`FOLDED_STEPS`) post
@@ -29,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.agentbeats.markdown import table
+from green_agent.agentbeats.markdown import bullets
 from green_agent.engine.sequencer import STEPS
 from green_agent.models.explanation import VerdictExplanation, explain, posted_text
 from green_agent.models.result import BattleResult
@@ -57,8 +63,16 @@ class ResultDetail(BaseModel):
     evidence: str = Field(description="Where the full record is (relative to the Green's runs directory).")
 
 
+VERDICT_REPORTER = {"blue_agent": "Blue won", "green_agent": "Blue lost", "draw": "Draw"}
+"""`reported_by` of the result entry per winner: the chip of the page's last group header."""
+
+
 def winner_of(result: BattleResult) -> str:
     return result.winner or "draw"
+
+
+def verdict_reporter(winner: str) -> str:
+    return VERDICT_REPORTER.get(winner, VERDICT_REPORTER["draw"])
 
 
 def blue_name(result: BattleResult) -> str:
@@ -79,8 +93,11 @@ def compact_detail(result: BattleResult) -> dict[str, Any]:
 
 
 def result_message(result: BattleResult) -> str:
-    """The verdict explained in plain lines (each one line, bounded; no expected answer)."""
-    return posted_text(result, MAX_MESSAGE_LINES, MAX_LINE)
+    """The verdict explained in plain lines (each one line, bounded; no expected answer); the first ends in a stop."""
+    headline, newline, rest = posted_text(result, MAX_MESSAGE_LINES, MAX_LINE).partition("\n")
+    if headline and headline[-1] not in ".!?":
+        headline += "."
+    return headline + newline + rest
 
 
 def render_markdown(result: BattleResult) -> str:
@@ -88,17 +105,17 @@ def render_markdown(result: BattleResult) -> str:
     e = explain(result)
     who, _, why = e.headline.partition(": ")
     lines = [f"**{markdown_line(who)}**: {markdown_line(why, MAX_LINE)}", ""]
-    lines += [f"- **{label}:** {value}" for label, value in _facts(result, e)]
+    lines += bullets([f"**{label}:** {value}" for label, value in _facts(result, e)])
     if e.failed:
-        lines += ["", "**Failed requirements**", ""]
-        lines += [f"- {markdown_line(f.requirement, MAX_LINE)}: {markdown_line(f.kind)}"
+        failed = [f"{markdown_line(f.requirement, MAX_LINE)}: {markdown_line(f.kind)}"
                   + (f" ({code_span(f.label)})" if f.label else "") for f in e.failed[:MAX_FAILING_LISTED]]
         if len(e.failed) > MAX_FAILING_LISTED:
-            lines.append(f"- and {len(e.failed) - MAX_FAILING_LISTED} more (in result.json)")
+            failed.append(f"and {len(e.failed) - MAX_FAILING_LISTED} more (in result.json)")
+        lines += ["", "**Failed requirements**", ""] + bullets(failed)
     if result.timings:
-        lines += ["", "**Steps** (numbered like the progress entries)", ""]
-        lines += table([(f"{STEP_NUMBER.get(name, '?')} {name}", f"{seconds:.2f} s")
-                        for name, seconds in result.timings.items()], ("Step", "Wall time"))
+        lines += ["", "**Steps** (numbered like the progress entries; wall time)", ""]
+        lines += bullets([f"{STEP_NUMBER.get(name, '?')} {markdown_line(name)}: {seconds:.2f} s"
+                          for name, seconds in result.timings.items()])
     lines += ["", f"Full record: `result.json` in the Green's run directory {code_span(_run_dir_name(result), 120)}."]
     return "\n".join(lines) + "\n"
 

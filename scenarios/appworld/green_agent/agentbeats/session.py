@@ -142,15 +142,28 @@ class BattleSession:
 
 PRIVATE_KEYS = ("text", "mcp_url", "sse_url")
 """Never posted: the task message (long; it holds the endpoint) and the gateway endpoints (the battle's token)."""
+GOLD_PREDICTORS = ("ground_truth",)
+"""Predictors whose API list is the test set's answer key (AppWorld's gold required APIs): only its size is posted."""
 
 
 def progress_detail(name: str, output: StepOutput) -> StepOutput:
-    """What the UI shows under a step: never the task message's text or the Blue's endpoint (only sizes)."""
+    """What the UI shows under a step (the page is public; result.json keeps everything): never the task message's
+    text, the gateway or Blue endpoints, the task supervisor's personal data, or a gold API list (only sizes)."""
     if name == "task_message":
         return {k: v for k, v in output.items() if k not in PRIVATE_KEYS} | {"chars": len(output.get("text", ""))}
     output = {k: v for k, v in output.items() if k not in PRIVATE_KEYS}
+    if name == "setup" and isinstance(output.get("task"), dict):
+        task = output["task"]
+        return {"task_id": task.get("task_id"), "instruction": task.get("instruction"),
+                "task_datetime": task.get("datetime"), "experiment_name": output.get("experiment_name")}
+    if name == "dispatch":
+        agent = output.get("agent") if isinstance(output.get("agent"), dict) else {}
+        return {"blue": agent.get("name"), "blue_version": agent.get("version"), "message_id": output.get("message_id")}
     if name == "scope" and isinstance(output.get("apis"), list):  # the count and the first few; all in result.json
         apis = output["apis"]
+        if output.get("predictor") in GOLD_PREDICTORS:
+            return {k: v for k, v in output.items() if k != "apis"} | {
+                "api_count": len(apis), "apis": "not shown: the ground_truth scope is the test set's gold APIs"}
         more = [f"... {len(apis) - SCOPE_APIS_SHOWN} more in result.json"] if len(apis) > SCOPE_APIS_SHOWN else []
         return output | {"api_count": len(apis), "apis": apis[:SCOPE_APIS_SHOWN] + more}
     return output

@@ -12,20 +12,26 @@ from kernel.untrusted import html_text
 WIDTH = 560
 HEIGHT = 220
 PAD_LEFT, PAD_BOTTOM, PAD_TOP = 44, 46, 14
+LABEL_CHAR_PX = 6.0
+"""Width of one character of a 10 px tick label: a rotated label's room below the plot is sized from it."""
 
 
-def _frame(body: list[str], title: str, y_max: float, y_label: str) -> str:
+def _frame(body: list[str], title: str, y_max: float, y_label: str, pad_bottom: int = PAD_BOTTOM) -> str:
+    """The chart in a figure whose caption is its title (visible, not only a tooltip); `pad_bottom` above the
+    default makes room for long rotated labels (the plot keeps its height)."""
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
+    height = HEIGHT - PAD_BOTTOM + pad_bottom
     ticks = []
     for i in range(5):
         value = y_max * i / 4
         y = PAD_TOP + plot_h - plot_h * i / 4
         ticks.append(f'<line x1="{PAD_LEFT}" x2="{WIDTH - 6}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
                      f'<text x="{PAD_LEFT - 4}" y="{y + 4:.1f}" text-anchor="end" class="tick">{value:g}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+    return (f'<figure class="chart-box"><figcaption>{html_text(title)}</figcaption>'
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" '
             f'aria-label="{html_text(title)}" class="chart"><title>{html_text(title)}</title>{"".join(ticks)}'
             f'<text x="10" y="{PAD_TOP + plot_h / 2:.1f}" transform="rotate(-90 10 {PAD_TOP + plot_h / 2:.1f})" '
-            f'text-anchor="middle" class="tick">{html_text(y_label)}</text>{"".join(body)}</svg>')
+            f'text-anchor="middle" class="tick">{html_text(y_label)}</text>{"".join(body)}</svg></figure>')
 
 
 def _nice_max(value: float) -> float:
@@ -101,7 +107,8 @@ def stacked_chart(items: list[tuple[str, int, int]], title: str, y_label: str) -
         if len(items) <= 40:
             body.append(f'<text x="{x + slot * 0.4:.1f}" y="{HEIGHT - PAD_BOTTOM + 8}" class="tick" '
                         f'transform="rotate(60 {x + slot * 0.4:.1f} {HEIGHT - PAD_BOTTOM + 8})">{html_text(label)}</text>')
-    return _frame(body, title, top, y_label)
+    longest = max(len(label) for label, _, _ in items) if len(items) <= 40 else 0
+    return _frame(body, title, top, y_label, max(PAD_BOTTOM, int(longest * LABEL_CHAR_PX * 0.87) + 16))
 
 
 def histogram(values: list[float], title: str, x_label: str, bins: int = 12) -> str:
@@ -116,4 +123,4 @@ def histogram(values: list[float], title: str, x_label: str, bins: int = 12) -> 
     items = [(f"{i * width:.0f}", float(c), "") for i, c in enumerate(counts)]
     chart = bar_chart(items, title, "calls")
     return chart.replace("</svg>", f'<text x="{WIDTH / 2}" y="{HEIGHT - 4}" text-anchor="middle" class="tick">'
-                                   f'{html_text(x_label)}</text></svg>')
+                                   f'{html_text(x_label)}</text></svg>', 1)

@@ -86,8 +86,8 @@ def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[
         known = next((r for r in ra + rb if r.difficulty is not None), None)
         pairs.append(TaskComparison(
             task_id=task, scenario_id=scenario_of(task), difficulty=known.difficulty if known else None,
-            trials_a=trials_a, passed_a=ca, outcomes_a=[r.outcome for r in ra],
-            trials_b=trials_b, passed_b=cb, outcomes_b=[r.outcome for r in rb],
+            trials_a=trials_a, passed_a=ca, outcomes_a=[r.outcome for r in ra], reasons_a=[r.reason() for r in ra],
+            trials_b=trials_b, passed_b=cb, outcomes_b=[r.outcome for r in rb], reasons_b=[r.reason() for r in rb],
             change="better" if cb / trials_b > ca / trials_a else "worse" if cb / trials_b < ca / trials_a else "same"))
     return pairs, incomplete
 

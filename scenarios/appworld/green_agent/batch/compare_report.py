@@ -24,8 +24,29 @@ def _rate(passed: int, trials: int) -> str:
     return ("pass" if passed else "fail") if trials == 1 else f"{passed}/{trials}"
 
 
-def _outcomes(outcomes: list[str]) -> str:
+def _outcomes(outcomes: list[str], reasons: list[str] | None = None) -> str:
+    if reasons and len(reasons) == len(outcomes):
+        return "; ".join(f"{o} ({r})" if r != o.replace("_", " ") else o for o, r in zip(outcomes, reasons))
     return ",".join(outcomes)
+
+
+COUNT_WORDS = {"better": "{} better in B", "worse": "{} worse", "same": "{} the same",
+               "both": "passed in both runs {}", "a_only": "only in A {}", "b_only": "only in B {}",
+               "neither": "in neither {}"}
+
+
+def counts_in_words(counts: dict[str, int]) -> str:
+    """`compare`'s task counts as a sentence: how the pass rates moved, then (one trial each) where tasks passed."""
+    moved = ", ".join(COUNT_WORDS[k].format(counts[k]) for k in ("better", "worse", "same") if k in counts)
+    where = ", ".join(COUNT_WORDS[k].format(counts[k]) for k in ("both", "a_only", "b_only", "neither") if k in counts)
+    return f"tasks: {moved}" + (f"; {where}" if where else "") + "."
+
+
+def mdd_note(c: Comparison) -> str:
+    level = f"{c.confidence_level * 100:g}%"
+    return (f"MDD (min. detectable): the smallest B - A difference, in points, that this many tasks would show as "
+            f"significant at {level} confidence {c.power * 100:g}% of the time; a smaller real difference may go "
+            "unseen.")
 
 
 def text_table(c: Comparison) -> str:
@@ -39,7 +60,7 @@ def text_table(c: Comparison) -> str:
     if c.incomplete_tasks:
         lines.append(f"{len(c.incomplete_tasks)} task(s) with a trial not judged (counted as not passed, as TGC does): "
                      f"{', '.join(c.incomplete_tasks[:10])}")
-    lines.append("tasks: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items()))
+    lines.append(counts_in_words(c.counts))
     header = f"{'':<14}{'tasks':>6}{'TGC A':>8}{'TGC B':>8}{'B - A':>8}  {level + ' CI':<18}{'test':<20}{'p':>9}{'MDD':>6}"
     lines += ["", header, "-" * len(header)]
     rows = [("all", c.overall)] + [(f"difficulty {k}", d) for k, d in c.by_difficulty.items()]
@@ -47,11 +68,12 @@ def text_table(c: Comparison) -> str:
         mdd = f"{d.minimum_detectable:.0f}" if d.minimum_detectable is not None else "-"
         lines.append(f"{label:<14}{d.tasks:>6}{d.tgc_a:>8.1f}{d.tgc_b:>8.1f}{d.difference:>+8.1f}  {_ci(d):<18}"
                      f"{d.test.name:<20}{d.test.p_value:>9.2g}{mdd:>6}")
+    lines.append(mdd_note(c))
     for change, title in (("better", "better in B"), ("worse", "worse in B")):
         changed = [t for t in c.tasks if t.change == change]
         if changed:
             shown = "; ".join(f"{t.task_id} {_rate(t.passed_a, t.trials_a)} -> {_rate(t.passed_b, t.trials_b)}"
-                              f" ({_outcomes(t.outcomes_a)} -> {_outcomes(t.outcomes_b)})"
+                              f" ({_outcomes(t.outcomes_a, t.reasons_a)} -> {_outcomes(t.outcomes_b, t.reasons_b)})"
                               for t in changed[:MAX_CHANGED_SHOWN])
             more = f" ... and {len(changed) - MAX_CHANGED_SHOWN} more" if len(changed) > MAX_CHANGED_SHOWN else ""
             lines += ["", f"{title} ({len(changed)}): {shown}{more}"]
@@ -71,8 +93,8 @@ def _diff_row(label: str, d: PairedDifference, key: str) -> str:
 def _task_row(t: TaskComparison) -> str:
     return (f'<tr class="change-{html_text(t.change)}"><td>{html_text(t.task_id)}</td><td class="num">'
             f'{html_text(str(t.difficulty) if t.difficulty is not None else "–")}</td>'
-            f'<td>{html_text(_rate(t.passed_a, t.trials_a))}</td><td>{html_text(_outcomes(t.outcomes_a))}</td>'
-            f'<td>{html_text(_rate(t.passed_b, t.trials_b))}</td><td>{html_text(_outcomes(t.outcomes_b))}</td>'
+            f'<td>{html_text(_rate(t.passed_a, t.trials_a))}</td><td>{html_text(_outcomes(t.outcomes_a, t.reasons_a))}</td>'
+            f'<td>{html_text(_rate(t.passed_b, t.trials_b))}</td><td>{html_text(_outcomes(t.outcomes_b, t.reasons_b))}</td>'
             f'<td>{html_text(t.change)}</td></tr>')
 
 
@@ -90,7 +112,7 @@ def render_compare_html(c: Comparison) -> str:
             f"<th>{html_text(level)} CI</th><th>test</th><th>p</th><th>min. detectable</th><th>verdict</th></tr>")
     diffs = _diff_row("all tasks", c.overall, "all") + "".join(
         _diff_row(f"difficulty {k}", d, k) for k, d in c.by_difficulty.items())
-    counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.counts.items())
+    counts = counts_in_words(c.counts)
     changed = [t for t in c.tasks if t.change != "same"]
     tasks = "".join(_task_row(t) for t in changed) or '<tr><td colspan="7" class="empty">no task changed</td></tr>'
     extra = ".change-better td{background:#eaf6ec}.change-worse td{background:#fbeaea}.verdict-b_better," \
@@ -103,7 +125,7 @@ def render_compare_html(c: Comparison) -> str:
             f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
             f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
             f'<p class="meta">interval: {html_text(c.overall.ci.method if c.overall.ci else "none")}; '
-            f'minimum detectable difference at {c.power * 100:g}% power</p>'
+            f'{html_text(mdd_note(c))}</p>'
             f'<h2>Tasks</h2><p id="counts">{html_text(counts)}</p>'
-            f'<table id="changed"><tr><th>task</th><th>diff.</th><th>A</th><th>A outcomes</th><th>B</th>'
-            f'<th>B outcomes</th><th>change</th></tr>{tasks}</table></body></html>')
+            f'<table id="changed"><tr><th>task</th><th>diff.</th><th>A</th><th>A outcomes (why)</th><th>B</th>'
+            f'<th>B outcomes (why)</th><th>change</th></tr>{tasks}</table></body></html>')

@@ -25,7 +25,7 @@ COLUMNS = [  # (key, header, numeric)
     ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
     ("tests", "Tests passed", True), ("calls", "Calls", True), ("errors", "Failed calls", True),
     ("p50", "p50 ms", True), ("p95", "p95 ms", True), ("recall", "Scope recall", True), ("f1", "API F1", True),
-    ("duration", "Duration s", True), ("attempts", "Attempts", True),
+    ("duration", "Duration s", True), ("attempts", "Attempts", True), ("why", "Why", False),
 ]
 
 CSS = """
@@ -39,6 +39,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}.meta{color
 .whisker{stroke:#1d2330;stroke-width:1.5}
 .charts{display:flex;flex-wrap:wrap;gap:14px}
 .chart{width:560px;max-width:100%;background:#fff;border:1px solid #dde2ea;border-radius:8px}
+.chart-box{margin:0}.chart-box figcaption{font-weight:600;margin:0 0 4px}
 .grid{stroke:#e6e9ef}.tick{font-size:10px;fill:#5b6475}.val{font-size:10px;fill:#1d2330}
 .bar{fill:#3d7be0}.bar-bad{fill:#e0533d}
 table{border-collapse:collapse;background:#fff;width:100%}
@@ -191,7 +192,15 @@ def _anchor(row: EvalRow) -> str:
     return f"detail-{row.task_id}-{row.trial}"
 
 
-def _table(rows: list[EvalRow]) -> str:
+def _why(d: BattleDetail | None, r: EvalRow) -> str:
+    """The verdict's reason for the table (its headline after "Blue wins:"/"Green wins:"), else the row's own."""
+    if d is not None and d.explanation:
+        return d.explanation.headline.partition(": ")[2] or d.explanation.headline
+    return (d.reason if d is not None and d.reason else None) or r.reason()
+
+
+def _table(rows: list[EvalRow], details: list[BattleDetail] | None = None) -> str:
+    by_anchor = {_anchor(d.row): d for d in details or []}
     head = "".join(f'<th data-key="{k}" data-numeric="{int(num)}">{html_text(h)}</th>' for k, h, num in COLUMNS)
     body = []
     for r in rows:
@@ -202,7 +211,7 @@ def _table(rows: list[EvalRow]) -> str:
             + _cell(r.tests_passed, tests) + _cell(r.calls) + _cell(r.failed_calls)
             + _cell(r.p50_latency_ms, _fmt(r.p50_latency_ms, 1)) + _cell(r.p95_latency_ms, _fmt(r.p95_latency_ms, 1))
             + _cell(r.scope_recall) + _cell(r.api_f1) + _cell(r.duration_s, _fmt(r.duration_s, 1)) + _cell(r.attempts)
-            + "</tr>")
+            + _cell(_why(by_anchor.get(_anchor(r)), r), numeric=False, css="why") + "</tr>")
     return (f'<p class="meta">Click a column to sort. Sorted by: <span id="sort-state">task order</span></p>'
             f'<table id="battles"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
@@ -288,7 +297,7 @@ def render_html(results: EvalResults, details: list[BattleDetail]) -> str:
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
             f'<body data-ready="0"><h1>{html_text(title)}</h1>{_headline(results)}'
             f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
-            f'<h2>Battles</h2>{_table(results.rows)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
+            f'<h2>Battles</h2>{_table(results.rows, details)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
             f"<script>{JS}</script></body></html>")
 
 

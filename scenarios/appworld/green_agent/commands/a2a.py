@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from kernel.errors import BadInputError
 from kernel.settings import Settings
@@ -78,4 +79,17 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
 def run_assess(args: argparse.Namespace, settings: Settings) -> int:
     from green_agent.a2a.local_runner import run_scenario_file
 
-    return run_scenario_file(args.scenario, args.out, settings.runs_dir / "assess-logs")
+    return run_scenario_file(args.scenario, args.out, settings.runs_dir / "assess-logs", assess_score_line)
+
+
+def assess_score_line(item: dict[str, Any]) -> str:
+    """The assessment's TGC as `eval`'s summary prints it, with the interval the artifact's `intervals` carry."""
+    from green_agent.commands.eval import ci_text
+    from green_agent.models.eval_run import Interval
+
+    intervals = item.get("intervals") or {}
+    bounds = intervals.get("tgc_ci")
+    interval = (Interval(low=bounds[0], high=bounds[1], level=intervals.get("confidence_level") or 0.95,
+                         method=intervals.get("tgc_ci_method") or "") if bounds else None)
+    return (f"TGC {item['tgc']:.1f}{ci_text(interval)} ({item['score']}/{item['max_score']} tasks passed)"
+            + (" - incomplete: a task was not judged and counts as not passed" if item.get("incomplete") else ""))

@@ -3,6 +3,10 @@
 Gold APIs come from the world's ground truth when the task id is known and the world data exists;
 paginated APIs come from the world's API docs when they exist (else they are inferred from the
 calls' arguments). Only the metrics JSON goes to stdout; notes go to stderr.
+
+`--task-id` without `--battle-id` analyzes one battle: the latest of that task in the log (the one
+whose last call is newest), and says so on stderr with the others' ids; the log is shared by every
+battle the gateway served, so merging them would count one task's calls several times over.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+from kernel.call_log_reader import CallLogReader
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 from green_agent.trajectory import analyze_log
@@ -51,6 +56,24 @@ def _world_inputs(world: WorldData, task_id: str | None) -> tuple[list[str] | No
     return gold, paginated
 
 
+def latest_battle(log: Path, task_id: str) -> str | None:
+    """The task's latest battle in `log` (by its last call), saying on stderr which one and what else there is."""
+    last: dict[str | None, str] = {}
+    for record in CallLogReader(log, task_id=task_id):
+        stamp = record.timestamp.isoformat()
+        last[record.battle_id] = max(last.get(record.battle_id, stamp), stamp)
+    battles = sorted((b for b in last if b is not None), key=lambda b: last[b])
+    if not battles:
+        return None
+    if len(battles) > 1:
+        others = ", ".join(reversed(battles[:-1][-5:])) + (" ..." if len(battles) > 6 else "")
+        print(f"note: task {task_id} has {len(battles)} battles in {log}; analyzing the latest, {battles[-1]} (last call "
+              f"{last[battles[-1]]}); pass --battle-id for another ({others})", file=sys.stderr)
+    else:
+        print(f"note: analyzing battle {battles[0]}, the only one of task {task_id} in {log}", file=sys.stderr)
+    return battles[-1]
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     _check_id("battle id", args.battle_id)
     _check_id("task id", args.task_id)
@@ -58,7 +81,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     world = WorldData(args.appworld_root or settings.appworld_root)
     gold, paginated = _world_inputs(world, args.task_id)
     scope = [name.strip() for name in args.scope.split(",") if name.strip()] if args.scope else None
-    metrics = analyze_log(log, battle_id=args.battle_id, task_id=args.task_id, gold_apis=gold,
+    battle_id = args.battle_id
+    if battle_id is None and args.task_id is not None:
+        battle_id = latest_battle(log, args.task_id)
+    metrics = analyze_log(log, battle_id=battle_id, task_id=args.task_id, gold_apis=gold,
                           scope=scope, paginated_apis=paginated)
     if not metrics.log_found:
         print(f"note: call log {log} does not exist; reporting zero calls", file=sys.stderr)

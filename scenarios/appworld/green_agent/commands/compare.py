@@ -10,6 +10,7 @@ or worlds: the message names the difference) or a file is missing.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from green_agent.batch.checkpoint import load_eval_results
@@ -44,4 +45,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         html = args.out.suffix.lower() in (".html", ".htm")
         atomic_write_text(args.out, render_compare_html(comparison) if html else comparison.model_dump_json(indent=2))
     print(comparison.model_dump_json(indent=2) if args.json else text_table(comparison))
+    if args.out:
+        what = "the comparison page (open it in a browser)" if html else "the comparison JSON"
+        print(f"wrote {what}: {args.out.resolve()}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -47,6 +47,8 @@ class TaskComparison(BaseModel):
     trials_b: int = Field(description="Trials of the task in B.")
     passed_b: int = Field(description="Of which passed.")
     outcomes_b: list[str] = Field(description="B's outcome per trial, in trial order.")
+    reasons_a: list[str] = Field(default_factory=list, description="Why, per trial of A (`EvalRow.reason`).")
+    reasons_b: list[str] = Field(default_factory=list, description="Why, per trial of B.")
     change: Change = Field(description="better: B's pass rate is higher; worse: lower; same.")
 
 

@@ -134,6 +134,14 @@ class EvalRow(BaseModel):
     error_step: str | None = Field(default=None, description="Plan step that failed, if any.")
     result_path: str = Field(description="result.json, relative to the run directory.")
 
+    def reason(self) -> str:
+        """Why this battle ended as it did, in a few words (for tables; the full why is in its result.json)."""
+        if self.error_type:
+            return f"not judged: {self.error_type}" + (f" in step {self.error_step}" if self.error_step else "")
+        if self.tests_total is not None:
+            return f"{self.tests_passed or 0}/{self.tests_total} tests passed"
+        return self.outcome.replace("_", " ")
+
 
 class Interval(BaseModel):
     """A confidence interval for one figure, in the figure's own unit (points 0-100, or a ratio 0-1)."""

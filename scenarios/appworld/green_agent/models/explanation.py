@@ -202,8 +202,7 @@ def _ending(result: BattleResult) -> str:
         return (f"its own error after {fault.after_s:.1f} s ({FAULT_WORDS.get(fault.kind, fault.kind)}): "
                 f"{fault.message}")
     if c.ended_by == "completed":
-        pending = "; its A2A reply had not arrived yet, none is needed" if c.blue_reply == "pending" else ""
-        return f"completed the task (called complete_task) after {c.waited_s:.1f} s{pending}"
+        return f"completed the task (called complete_task) after {c.waited_s:.1f} s"
     if c.ended_by == "deadline":
         return f"the deadline of {c.deadline_s:.0f} s passed before it called complete_task"
     if c.ended_by == "blue_replied":

@@ -3,7 +3,8 @@
 `auto` means `llm` when `OPENAI_API_KEY` is set, else `lexical`. Whenever `llm` was asked for (or
 implied by `auto`) and could not answer (no key, timeout, unreachable endpoint, API error,
 unusable output), the scope comes from `lexical` and `fallback_reason` says why; the battle goes
-on. `ground_truth`, `all`, `upstream_first20` and `appworld_agents` never fall back: their errors
+on. A missing key is warned about once per process (an `eval` run: one line, not one per task; each
+result still records its `fallback_reason`); other failures are warned about per task. `ground_truth`, `all`, `upstream_first20` and `appworld_agents` never fall back: their errors
 are the caller's to see. `none` is `all` (every API: no scoping).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 
 from kernel.errors import BadInputError
 from green_agent.models.scope import PREDICTOR_CHOICES as MODEL_PREDICTOR_CHOICES
@@ -26,6 +28,8 @@ from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
 PREDICTOR_CHOICES = MODEL_PREDICTOR_CHOICES
+NO_KEY = "OPENAI_API_KEY is not set"
+_no_key_warned = threading.Event()
 
 
 def resolve_predictor(requested: str, settings: Settings) -> str:
@@ -70,7 +74,7 @@ def predict_scope(task_id: str, instruction: str, settings: Settings, world: Wor
     requested = predictor
     name = resolve_predictor(requested, settings)
     if requested in ("auto", "llm") and not settings.openai_api_key:
-        return _fallback(task_id, instruction, settings, world, requested, "OPENAI_API_KEY is not set")
+        return _fallback(task_id, instruction, settings, world, requested, NO_KEY)
     chosen = build_predictor(name, settings, world, cache, llm_timeout_s)
     try:
         prediction = chosen.predict(task_id, instruction)
@@ -83,6 +87,13 @@ def predict_scope(task_id: str, instruction: str, settings: Settings, world: Wor
 
 def _fallback(task_id: str, instruction: str, settings: Settings, world: WorldData, requested: str,
               reason: str) -> ScopePrediction:
-    log.warning("scope predictor llm unavailable for %s (%s); using lexical", task_id, reason)
+    if reason != NO_KEY:
+        log.warning("scope predictor llm unavailable for %s (%s); using lexical", task_id, reason)
+    elif not _no_key_warned.is_set():
+        _no_key_warned.set()
+        log.warning("%s: the %s scope predictor falls back to lexical (keyword matching over the API docs) for every "
+                    "task of this run; set OPENAI_API_KEY or pass --predictor lexical to silence this", NO_KEY, requested)
+    else:
+        log.debug("scope predictor llm unavailable for %s (%s); using lexical", task_id, reason)
     prediction = LexicalPredictor(world, cap=settings.max_predicted_apis).predict(task_id, instruction)
     return prediction.model_copy(update={"requested": requested, "fallback_reason": f"llm: {reason}"})
