@@ -263,13 +263,13 @@ def test_a_killed_commands_reaper_spares_processes_its_parent_tagged(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A command run under a parent that carries a reaper tag (a test process, a driver) gets a tag of its own:
     SIGKILLing it must not end the parent's other processes (a shared slot, a Ray cluster holder)."""
-    from green_agent.batch.ray.reaper import GRACE_S, POLL_S, TAG_ENV, reaped_if_killed
+    from green_agent.runtime.reaper import GRACE_S, POLL_S, TAG_ENV, reaped_if_killed
 
     monkeypatch.setenv(TAG_ENV, "the-parents-tag")
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     command = subprocess.Popen([sys.executable, "-c", (
         "import time, os\n"
-        "from green_agent.batch.ray.reaper import reaped_if_killed\n"
+        "from green_agent.runtime.reaper import reaped_if_killed\n"
         "with reaped_if_killed():\n"
         "    print(os.environ['APPWORLD_GREEN_SLOT_TAG'], flush=True)\n"
         "    time.sleep(60)\n")], stdout=subprocess.PIPE, text=True, start_new_session=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from green_agent.batch.ray.reaper import reaped_if_killed
+from green_agent.runtime.reaper import reaped_if_killed
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.explanation import explain, plain_lines

@@ -22,7 +22,7 @@ from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
-from green_agent.batch.ray.reaper import reaped_if_killed
+from green_agent.runtime.reaper import reaped_if_killed
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, Interval, Stability
 from green_agent.models.explanation import explain

@@ -16,7 +16,7 @@ Contract (the interface is `green_agent.batch.executor.Executor`):
   fails the call in flight (`SlotActorDiedError`); Ray never replays a battle (a replay would run it
   twice under one battle id). The runner records that attempt as an infra error and retries it under
   a new battle id on a fresh actor, which Ray places on any node with a free slot. What a dead actor
-  had started is ended by its slot reaper (`green_agent.batch.ray.reaper`).
+  had started is ended by its slot reaper (`green_agent.runtime.reaper`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Contract (the driver side is `green_agent.batch.ray.executor`):
 - `stop()` stops the slot (it may run while a battle does: the actor has two threads, so the battle
   ends quickly as an infra error, as in the local pool) and returns the slot's server logs as a tar.
 - An actor that dies without `stop()` (killed, out of memory) leaves no process behind: its slot
-  reaper (`green_agent.batch.ray.reaper`, started with the slot) ends what it had started.
+  reaper (`green_agent.runtime.reaper`, started with the slot) ends what it had started.
 
 Nothing here imports Ray at module level: `node_info` asks Ray only when running inside a Ray worker.
 """
@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from green_agent.batch.checkpoint import RESULT_FILE, BattleKey
 from green_agent.runtime.forkserver import shutdown_fork_servers
 from green_agent.batch.live import SlotEnv, battle_fn, slot_factory
-from green_agent.batch.ray.reaper import start_reaper
+from green_agent.runtime.reaper import start_reaper
 from green_agent.batch.world_digest import ensure_world
 from green_agent.local_battle import BUILTIN_BLUES
 from kernel.errors import InfrastructureError, SlotBusyError

@@ -1,8 +1,10 @@
-"""Reap what a slot actor leaves running when it dies without stopping its slot (SIGKILL, OOM, a lost node agent).
+"""Reap what a slot owner leaves running when it dies without stopping its slot (SIGKILL, OOM, a lost node agent).
+
+Every run that starts slots uses it: a Ray slot actor, and `battle` and local `eval` (`reaped_if_killed`).
 
 A slot's servers, gateway and Blue run in sessions of their own, so neither Ray's per-worker process
 group cleanup nor a signal to the actor reaches them. `start_reaper(pid)` starts
-`python -m green_agent.batch.ray.reaper <pid> <tag>` in a session of its own, after putting `<tag>` in
+`python -m green_agent.runtime.reaper <pid> <tag>` in a session of its own, after putting `<tag>` in
 the actor's environment (`TAG_ENV`), which every process the slot starts inherits. Every `POLL_S` it
 notes the actor's descendants (pid and start time, so a reused pid is never hit); once the actor is
 gone it sends SIGTERM to every noted process still running, their current descendants and every
@@ -36,7 +38,7 @@ def start_reaper(pid: int, scratch: str | os.PathLike[str] | None = None) -> sub
     # once `pid` dies, end every process the parent tagged: other runs' slots, not only this one's
     tag = os.environ[TAG_ENV] = f"{pid}-{uuid.uuid4().hex}"
     extra = [os.fspath(scratch)] if scratch is not None else []
-    return subprocess.Popen([sys.executable, "-m", "green_agent.batch.ray.reaper", str(pid), tag, *extra],
+    return subprocess.Popen([sys.executable, "-m", "green_agent.runtime.reaper", str(pid), tag, *extra],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
