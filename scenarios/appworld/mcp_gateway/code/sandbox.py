@@ -26,6 +26,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -174,17 +175,19 @@ class Cgroup:
                     pass
         return killed
 
-    def remove(self) -> None:
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
-                break
+    def kill_all(self, wait_s: float = 5.0) -> None:
+        """SIGKILL every process in it, until none is left (or `wait_s` passed)."""
+        deadline = time.monotonic() + wait_s
+        while (pids := self.pids()) and time.monotonic() < deadline:
             for pid in pids:
                 try:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
-            os.sched_yield()
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
         for path in self.dirs:
             try:
                 path.rmdir()

@@ -93,7 +93,6 @@ class CodeSession:
         self._cgroup: Cgroup | None = None
         self._buffer = b""
         self._ready = False
-        self._restart_note = ""
         self.executions = 0
         self.spawn_s: float | None = None
         self.ready_s: float | None = None
@@ -138,7 +137,6 @@ class CodeSession:
     def execute(self, code: str) -> ExecutionOutcome:
         """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults."""
         started = time.perf_counter()
-        note, self._restart_note = self._restart_note, ""
         if self._process is None:
             self.start()
         self.executions += 1
@@ -159,16 +157,15 @@ class CodeSession:
                 if self._cgroup is not None:
                     self._cgroup.reap_strays()
                 return ExecutionOutcome(
-                    output=note + output, api_calls=calls, failed=output.startswith("Execution failed."),
+                    output=output, api_calls=calls, failed=output.startswith("Execution failed."),
                     timed_out=message.get("timed_out") is True,
                     counted=bool(message.get("counted", True)), duration_ms=_ms(started))
         except ChildFault as fault:
             timed_out = "timed out" in str(fault)
             self.close()
-            self._restart_note = RESTART_NOTE.format(reason=fault)
             failure = (f"Execution timed out after {self.limits.timeout_s} seconds." if timed_out
                        else f"Exception: The code's process was ended: {fault}.")
-            return ExecutionOutcome(output=note + "Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
+            return ExecutionOutcome(output="Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
                 reason=fault), api_calls=calls, failed=True, timed_out=timed_out, killed=str(fault),
                 duration_ms=_ms(started))
 
@@ -188,6 +185,8 @@ class CodeSession:
         """Kill the child's sandbox (its whole pid namespace) and remove its cgroup. Idempotent."""
         process, self._process = self._process, None
         self._ready, self._buffer = False, b""
+        if self._cgroup is not None:
+            self._cgroup.kill_all()
         if process is not None:
             try:
                 os.killpg(process.pid, signal.SIGKILL)
