@@ -98,6 +98,7 @@ def new_run_id() -> str:
 def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
     choices = resolve_choices(request.choices, settings)  # recorded as run: what the fingerprint covers
     config = RunConfig(blue=choices.blue, predictor=choices.predictor, scope_policy=choices.scope_policy,
+                       interaction=choices.interaction or "tools",
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
                        executor=request.executor)

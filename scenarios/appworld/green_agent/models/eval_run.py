@@ -37,6 +37,7 @@ class RunConfig(BaseModel):
     blue: str = Field(description="Blue under test: reference | noop | llm | an A2A URL.")
     predictor: str = Field(description="Scope predictor asked for.")
     scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce.")
+    interaction: Interaction = Field(default="tools", description="tools | code (Python in a sandboxed REPL).")
     split: str | None = Field(default=None, description="Split evaluated (None when task ids were given).")
     trials: int = Field(default=1, ge=1, description="Battles per task.")
     deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")

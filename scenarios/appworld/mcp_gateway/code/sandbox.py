@@ -89,6 +89,7 @@ class Isolation(BaseModel):
         return f"no sandbox available: {self.problem}"
 
 
+@functools.lru_cache(maxsize=4)
 def python_prefixes(python: Path) -> list[Path]:
     """The virtualenv of `python` and its base prefix (what its interpreter needs to start)."""
     venv = python.parent.parent.resolve()

@@ -134,7 +134,7 @@ class CodeSession:
         self._ready = True
         self.ready_s = time.perf_counter() - self._started_at
 
-    def execute(self, code: str) -> ExecutionOutcome:
+    def execute(self, code: str) -> ExecutionOutcome:  # noqa: C901
         """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults."""
         started = time.perf_counter()
         if self._process is None:
@@ -160,7 +160,8 @@ class CodeSession:
                     output=output, api_calls=calls, failed=output.startswith("Execution failed."),
                     timed_out=message.get("timed_out") is True,
                     counted=bool(message.get("counted", True)), duration_ms=_ms(started))
-        except ChildFault as fault:
+        except (ChildFault, OSError, ValueError, AssertionError) as error:  # the others: closed under it (battle end)
+            fault = error if isinstance(error, ChildFault) else ChildFault("its battle ended")
             timed_out = "timed out" in str(fault)
             self.close()
             failure = (f"Execution timed out after {self.limits.timeout_s} seconds." if timed_out

@@ -1,0 +1,22 @@
+"""The code-mode flags `battle` and `eval` share: `--interaction` and `--unsafe-code-in-process`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+INTERACTION_HELP = ("tools (default: one MCP tool per AppWorld API) | code (the agent writes Python against `apis` "
+                    "in a sandboxed REPL, through the gateway's one tool `execute`; see docs/code-mode.md)")
+UNSAFE_HELP = ("UNSAFE, code mode only: where no sandbox (bubblewrap) can run, run the agent's code as a plain "
+               "process, which can read the task's answers; recorded in every result")
+
+
+def add_code_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interaction", choices=("tools", "code"), help=INTERACTION_HELP)
+    parser.add_argument("--unsafe-code-in-process", action="store_true", help=UNSAFE_HELP)
+
+
+def apply_unsafe_choice(args: argparse.Namespace) -> None:
+    """Pass `--unsafe-code-in-process` to the gateways this command starts (they read it from their settings)."""
+    if getattr(args, "unsafe_code_in_process", False):
+        os.environ["UNSAFE_CODE_IN_PROCESS"] = "1"
