@@ -81,7 +81,8 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
         events.finished(result, counts["done"], counts["passed"])
 
     choices = BattleChoices(blue=assessment.purple_url, predictor=config["predictor"],
-                            scope_policy=config["scope_policy"], deadline_s=config["deadline_s"],
+                            scope_policy=config["scope_policy"], interaction=config.get("interaction"),
+                            deadline_s=config["deadline_s"],
                             reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
     request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
                           out=out, slot_specs=slot_specs)
@@ -96,6 +97,7 @@ def effective_config(assessment: Assessment, settings: Settings) -> dict[str, ob
     config = assessment.config.model_dump()
     config.update(predictor=config["predictor"] or settings.scope_predictor,
                   scope_policy=config["scope_policy"] or settings.scope_policy,
+                  interaction=config.get("interaction") or settings.interaction,
                   deadline_s=config["deadline_s"] or settings.completion_deadline_s,
                   split=None if config["task_ids"] else (config["split"] or settings.default_split))
     return config

@@ -10,7 +10,7 @@ task ids. Both run before any world starts. Unknown config keys are refused, nev
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S, MAX_TURN_TIMEOUT_S
 from green_agent.models.scope import PREDICTOR_CHOICES
 from kernel.errors import BadInputError
+from kernel.settings import Interaction, ScopePolicy
 from kernel.settings import MAX_SLOTS
 from kernel.task_ids import validate_task_id
 from kernel.world_data import WorldData
@@ -49,13 +50,23 @@ class AssessmentConfig(BaseModel):
     turn_timeout_s: float = Field(default=DEFAULT_TURN_TIMEOUT_S, gt=0, le=MAX_TURN_TIMEOUT_S,
                                   description="Seconds the purple may take for one reply (< 300).")
     predictor: str | None = Field(default=None, description="Scope predictor (default Settings.scope_predictor).")
-    scope_policy: Literal["advise", "enforce"] | None = Field(default=None, description="advise | enforce.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
+    interaction: Interaction | None = Field(default=None, description=(
+        "tools | code (the purple writes Python against `apis`; not yet served by the in-band bridge)."))
 
     @field_validator("task_ids", mode="before")
     @classmethod
     def _comma_string(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("interaction")
+    @classmethod
+    def _served_interaction(cls, value: str | None) -> str | None:
+        if value == "code":
+            raise ValueError("code mode is not served on the A2A path yet (the in-band bridge speaks tool calls); "
+                             "use tools, or evaluate a code agent over MCP with `appworld-green eval --interaction code`")
         return value
 
     @field_validator("predictor")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus
-from kernel.settings import ScopePolicy
+from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
 """2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`.
