@@ -111,10 +111,10 @@ def test_writes_outside_the_scratch_dir_fail_and_scratch_is_private(isolation: I
     with session_of(isolation) as first:
         outside = first.execute(f"__import__('io').FileIO({str(target)!r}, 'w').write(b'x')")
         usr = first.execute("__import__('io').FileIO('/usr/planted', 'w').write(b'x')")
-        first.execute("__import__('io').FileIO('/tmp/planted', 'w').write(b'x')")
+        first.execute("__import__('io').FileIO('/scratch/planted', 'w').write(b'x')")
     assert outside.failed and usr.failed and not target.exists() and not Path("/usr/planted").exists()
     with session_of(isolation) as second:
-        assert "False" in second.execute("import pathlib; print(pathlib.Path('/tmp/planted').exists())").output
+        assert "False" in second.execute("import pathlib; print(pathlib.Path('/scratch/planted').exists())").output
 
 
 def test_memory_and_output_bombs_fail_inside_the_code(repl: CodeSession) -> None:

@@ -30,6 +30,7 @@ import anyio
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
+from kernel.api_names import tool_name
 from kernel.call_record import CallRecord
 from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
 from mcp_gateway.code.session import ApiAnswer, ApiCall
@@ -226,7 +227,7 @@ class Gateway:
         """One `apis` call of a code-mode battle: the tool path's checks, forwarding and log; the answer raises
         inside the code unless it is a 200 (as AppWorld's requester does)."""
         started = _Clock()
-        name = f"{call.app}__{call.api}"
+        name = tool_name(f"{call.app}.{call.api}")
         size = arguments_size(call.arguments)
         if size > MAX_ARGUMENTS_BYTES:
             outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}).")

@@ -2,7 +2,7 @@
 
 What the sandbox guarantees (`bwrap_command`, `child_limits`):
 - file system: a fresh root holding only read-only binds of /usr, the AppWorld virtualenv and its base
-  Python prefix; a private tmpfs at /tmp (its scratch dir, `SCRATCH_BYTES`), a minimal /dev and a /proc of
+  Python prefix; a private tmpfs at /scratch (its scratch dir, `SCRATCH_BYTES`), a minimal /dev and a /proc of
   its own pid namespace. No world data, no ground truth, no other battle's files, no /proc of ours;
 - no network (`--unshare-all` includes the network namespace: only its own loopback, with nothing on it),
   no environment of ours (`--clearenv`), its own session (no terminal to inject into), uid 65534 inside a
@@ -35,7 +35,8 @@ from pydantic import BaseModel, Field
 from kernel.errors import InfrastructureError
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
-SCRATCH_DIR = "/tmp"
+SCRATCH_DIR = "/scratch"
+"""The sandbox's private tmpfs (a path inside the sandbox; HOME, TMPDIR and the working directory)."""
 SCRATCH_BYTES = 64 << 20
 SANDBOX_UID = 65534
 DEFAULT_TIMEOUT_S = 100
@@ -107,7 +108,8 @@ def bwrap_command(bwrap: str, python: Path, prefixes: list[Path]) -> list[str]:
     for prefix in prefixes:
         command += ["--ro-bind", str(prefix), str(prefix)]
     command += ["--proc", "/proc", "--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_DIR,
-                "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+                "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
+                "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
                 "--setenv", "PATH", "/usr/bin", "--"]
     return command + in_process_command(python)
 
