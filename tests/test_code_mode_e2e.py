@@ -36,6 +36,8 @@ def test_reference_solutions_win_as_code_and_their_calls_are_logged(tmp_path: Pa
     names = [c["tool_name"] for c in calls]
     assert "execute" not in names and names[-1] == "supervisor__complete_task" and len(names) >= 4
     assert all(c["battle_id"] == result.battle_id for c in calls)
+    code = result.trajectory.code
+    assert code is not None and (code.executions, code.failed_executions, code.api_calls) == (1, 0, len(names))
 
 
 def test_the_noop_blue_loses_in_code_mode(tmp_path: Path, appworld_root: Path) -> None:

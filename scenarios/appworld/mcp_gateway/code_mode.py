@@ -15,12 +15,11 @@ import logging
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 import mcp_types as types
-from pydantic import BaseModel, Field
 
 from kernel.call_log import append_line
+from kernel.execution_record import ExecutionRecord, executions_log_path
 from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
 from mcp_gateway.code.session import CodeSession, ExecutionOutcome, Relay
 from mcp_gateway.models import BattleState
@@ -40,27 +39,6 @@ EXECUTE_DEFINITION = types.Tool(
                   "required": ["code"]},
 )
 NOT_CODE_TOOL = "This battle is in code mode: its only tool is `execute` ({\"code\": \"...\"})."
-
-
-class ExecutionRecord(BaseModel):
-    """One execution of a code-mode battle (a line of the executions log)."""
-
-    schema_version: Literal[1] = 1
-    timestamp: datetime = Field(description="When the execution started (UTC).")
-    battle_id: str = Field(description="Its battle.")
-    task_id: str | None = Field(default=None, description="Its task.")
-    code_chars: int = Field(description="Length of the code (the code itself is not logged).")
-    api_calls: int = Field(description="apis calls it made (each also in the call log).")
-    failed: bool = Field(description="Its output was a traceback.")
-    timed_out: bool = Field(description="It hit the execution time limit.")
-    killed: str | None = Field(default=None, description="Why its sandbox was ended, if it was.")
-    duration_ms: float = Field(description="Its wall time.")
-    isolation: str = Field(description="The isolation it ran under.")
-
-
-def executions_log_path(call_log: Path) -> Path:
-    """The executions log beside a call log (`calls.jsonl` -> `calls.executions.jsonl`)."""
-    return call_log.with_name(call_log.stem + ".executions.jsonl")
 
 
 def api_map(specs: dict[str, ToolSpec]) -> dict[str, list[str]]:

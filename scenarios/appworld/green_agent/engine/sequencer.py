@@ -45,6 +45,7 @@ from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
 from green_agent.steps.code_message import build_code_message
+from green_agent.trajectory.code_metrics import code_metrics, read_executions
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
@@ -203,6 +204,9 @@ class Battle:
         state.metrics = collect_metrics(self.deps.client, state.ref.task_id, self.config.battle_id, call_log,
                                         state.scope.gold_apis, state.scope.apis, paginated_apis(self.deps.world),
                                         state.archive.call_log_problem)
+        if state.metrics.trajectory is not None and state.archive.executions_log:
+            records = read_executions(Path(state.archive.executions_log), self.config.battle_id)
+            state.metrics.trajectory.code = code_metrics(records)
         state.scope = account_calls(state.scope, state.metrics.trajectory)
         evaluation = state.metrics.evaluation
         trajectory = state.metrics.trajectory

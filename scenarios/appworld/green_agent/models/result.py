@@ -127,6 +127,7 @@ class ArchiveRecord(BaseModel):
     outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
     call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
     call_records: int = Field(default=0, description="Number of this battle's call records.")
+    executions_log: str | None = Field(default=None, description="Code mode: this battle's execution records.")
     appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
     problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
     call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
