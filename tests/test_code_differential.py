@@ -89,7 +89,7 @@ def world(diff_settings: Settings) -> Iterator[tuple[AppWorldClient, Gateway, st
                                   limits=SandboxLimits(timeout_s=TIMEOUT_S))
         client = AppWorldClient(slot.urls.env_url, credentials=slot.credentials)
         yield client, gateway, slot.urls.apis_url
-        gateway.code.stop()
+        gateway.code.shutdown()
         gateway.forwarder.close()
 
 

@@ -3,7 +3,9 @@
 A battle set with `interaction: "code"` lists one tool, `execute` (`{"code": str}` -> the REPL's output
 text, AppWorld's `/execute` strings). `CodeRunner` starts the battle's `CodeSession` when the battle is
 set and kills it when the battle is cleared, replaced or its episode ends (a running execution is ended
-then; its output says so). Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
+then; its output says so). From the first code battle on, one spare REPL is kept spawned (a fresh
+process that has run no code, importing while the next battle is set up), so later battles do not wait
+for IPython and AppWorld's helpers to import; no process ever serves two battles. Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
 which runs it through the same per-battle path as a tool call of that battle (`Gateway.code_call`): the
 sandbox never sees a token. One execution runs at a time per battle; one `ExecutionRecord` per
 execution is appended to the executions log beside the call log (`executions_log_path`).
@@ -21,7 +23,7 @@ import mcp_types as types
 from kernel.call_log import append_line
 from kernel.execution_record import ExecutionRecord, executions_log_path
 from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
-from mcp_gateway.code.session import CodeSession, ExecutionOutcome, Relay
+from mcp_gateway.code.session import ChildFault, CodeSession, ExecutionOutcome, Relay
 from mcp_gateway.models import BattleState
 from mcp_gateway.tools import ToolSpec
 
@@ -60,6 +62,7 @@ class CodeRunner:
         self.limits = limits or SandboxLimits()
         self.log_path = executions_log_path(call_log)
         self._session: CodeSession | None = None
+        self._spare: CodeSession | None = None
         self._battle_id: str | None = None
         self._one_at_a_time = threading.Lock()
 
@@ -68,15 +71,39 @@ class CodeRunner:
         return require_isolation(self.python, self.unsafe_in_process)
 
     def start(self, battle: BattleState) -> str:
-        """Start `battle`'s REPL (ending any other); returns the isolation's summary."""
+        """Start `battle`'s REPL (ending any other); returns the isolation's summary.
+
+        The REPL is a fresh process that has run nothing: the spare spawned when the previous code battle
+        started (it has imported IPython and AppWorld's helpers meanwhile), else a new one. A new spare is
+        spawned for the next battle at once; no process ever serves two battles."""
         self.stop()
         isolation = self.isolation()
-        self._session = CodeSession(python=self.python, isolation=isolation,
-                                    task_datetime=battle.task_datetime or "", apis=self.apis,
-                                    relay=_no_relay, limits=self.limits)
-        self._battle_id = battle.battle_id
-        self._session.start()
+        session, self._spare = self._spare, None
+        try:
+            if session is None:
+                raise ChildFault("no spare")
+            session.begin(battle.task_datetime or "")
+        except ChildFault:
+            if session is not None:
+                session.close()
+            session = self._new_session(isolation)
+            session.start(send_init=False)
+            session.begin(battle.task_datetime or "")
+        self._session, self._battle_id = session, battle.battle_id
+        self._spare = self._new_session(isolation)
+        self._spare.start(send_init=False)
         return isolation.summary()
+
+    def _new_session(self, isolation: Isolation) -> CodeSession:
+        return CodeSession(python=self.python, isolation=isolation, task_datetime="", apis=self.apis,
+                           relay=_no_relay, limits=self.limits)
+
+    def shutdown(self) -> None:
+        """Kill the running REPL and the spare (the gateway is stopping)."""
+        self.stop()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
 
     def stop(self) -> None:
         """Kill the REPL (its whole sandbox), if any. Idempotent."""

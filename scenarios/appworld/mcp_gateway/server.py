@@ -122,6 +122,8 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
         async with manager.run():
             yield
         gateway.forwarder.close()
+        if gateway.code is not None:
+            await anyio.to_thread.run_sync(gateway.code.shutdown)
 
     async def health(_: Request) -> Response:
         return _json(HealthReply())

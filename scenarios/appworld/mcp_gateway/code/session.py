@@ -108,8 +108,9 @@ class CodeSession:
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
-    def start(self) -> None:
-        """Spawn the child (returns once it runs; `execute` waits for it to be ready)."""
+    def start(self, send_init: bool = True) -> None:
+        """Spawn the child (returns once it runs; `execute` waits for it to be ready). `send_init` False: a spare
+        that imports now and gets its battle (`begin`) later."""
         started = time.perf_counter()
         if self.isolation.mechanism == "bubblewrap":
             command = bwrap_command(self.isolation.bwrap.split(" (")[0] if self.isolation.bwrap else "bwrap",
@@ -122,8 +123,16 @@ class CodeSession:
                                          stderr=subprocess.DEVNULL, preexec_fn=child_limits(self.limits, self._cgroup),
                                          cwd="/", env={"PATH": "/usr/bin"}, start_new_session=True)
         self.spawn_s = time.perf_counter() - started
-        self._send({"init": self.init})
         self._started_at = started
+        if send_init:
+            self._send({"init": self.init})
+
+    def begin(self, task_datetime: datetime | str) -> None:
+        """Give a spare (`start(send_init=False)`) its battle's clock; raises ChildFault if it died meanwhile."""
+        if self._process is None or self._process.poll() is not None:
+            raise ChildFault("the spare sandbox is not running")
+        self.init["datetime"] = str(task_datetime)
+        self._send({"init": self.init})
 
     def wait_ready(self) -> None:
         if self._ready:
