@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    apply_unsafe_choice(args)
+    settings = apply_unsafe_choice(args, settings)
     choices = BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             interaction=args.interaction,
                             deadline_s=args.deadline)

@@ -77,7 +77,7 @@ def interval_options(args: argparse.Namespace, settings: Settings) -> IntervalOp
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    apply_unsafe_choice(args)
+    settings = apply_unsafe_choice(args, settings)
     if args.executor == "ray" and not args.ray_address:
         _keep_local_ray_on_loopback(args)
     elif args.ray_address and args.executor != "ray":

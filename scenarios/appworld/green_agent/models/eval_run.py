@@ -70,6 +70,9 @@ class RunManifest(BaseModel):
         "Task id -> digest of its folder in the world (`batch.world_digest.task_digests`), so `compare` can tell "
         "two worlds apart; empty in files written before it existed."))
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
+    isolation: str | None = Field(default=None, description=(
+        "Code mode: the isolation agent code runs under on the machine that started the run (each battle's "
+        "result.json names its own)."))
     created_at: datetime = Field(description="When the run was first started (UTC).")
     nodes: list[RunNode] = Field(default_factory=list, description=(
         "Machines that ran the run's battles, in first-use order (empty in files written before it existed)."))
