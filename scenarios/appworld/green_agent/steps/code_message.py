@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from green_agent.appworld_client import TaskInfo
-from green_agent.steps.task_message import TaskMessage
+from green_agent.steps.task_message import TaskMessage, task_lines
 from kernel.api_names import tool_name
 from kernel.task_message import machine_lines
 from kernel.world_data import ApiDoc
@@ -54,7 +54,6 @@ def build_code_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
     """Step 4 (code mode): the message of a battle whose agent acts through the `execute` tool."""
     mcp_url = f"{gateway_url.rstrip('/')}/mcp" if gateway_url else None
     sse_url = f"{gateway_url.rstrip('/')}/sse" if gateway_url else None
-    sup = task.supervisor
     lines: list[Any] = [
         "You are being evaluated on an AppWorld task. You work in a stateful Python REPL: send Python code to the "
         "MCP tool `execute` ({\"code\": \"...\"}) and read its output; variables persist between executions.",
@@ -62,13 +61,7 @@ def build_code_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
         *machine_lines(task.task_id, mcp_url, sse_url),
         "Interaction: code (one tool, execute)",
         "",
-        "Task instruction:",
-        task.instruction,
-        "",
-        f"Supervisor: {sup.first_name} {sup.last_name}".rstrip(),
-        f"Supervisor email: {sup.email}",
-        f"Supervisor phone: {sup.phone_number}",
-        f"Current date and time: {task.datetime} (datetime.now() in the REPL returns it)",
+        *task_lines(task, " (datetime.now() in the REPL returns it)"),
         "",
         "Call AppWorld APIs as apis.<app>.<api>(**kwargs): each returns the API's JSON and raises an exception on "
         "an API error. print() what you need to see; the output is what your code printed, 'Execution "
