@@ -139,7 +139,9 @@ def _no_relay(call: object) -> object:
     raise RuntimeError("no relay set for this execution")
 
 
-def execute_result(output: str) -> types.CallToolResult:
-    """The `execute` tool's answer: the REPL's output as text (and structured, for clients that read that)."""
+def execute_result(output: str, task_completed: bool = False) -> types.CallToolResult:
+    """The `execute` tool's answer: the REPL's output as text, and structured with `task_completed` (the battle's
+    `complete_task` succeeded, so its episode is over: the in-band bridge ends the conversation on it)."""
     return types.CallToolResult(content=[types.TextContent(type="text", text=output)],
-                                structured_content={"output": output}, is_error=False)
+                                structured_content={"output": output, "task_completed": task_completed},
+                                is_error=False)

@@ -221,7 +221,7 @@ class Gateway:
         outcome = await anyio.to_thread.run_sync(self.code.execute, battle, code, relay)
         if outcome is None:
             return self._result(_refusal(REFUSAL_MESSAGES["episode_over"], in_scope=False))
-        return execute_result(outcome.output)
+        return execute_result(outcome.output, self.scope.completion(battle.battle_id).completed)
 
     async def code_call(self, call: ApiCall, battle_id: str, task_id: str | None, generation: int) -> ApiAnswer:
         """One `apis` call of a code-mode battle: the tool path's checks, forwarding and log; the answer raises

@@ -35,6 +35,8 @@ from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
 from green_agent.runtime.slot import SlotSpec
 from green_agent.models.result_assembly import collect_versions
+from green_agent.a2a.bridge.code_replies import CODE_PROTOCOL
+from green_agent.runtime.code_sandbox import check_code_sandbox
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
 from kernel.settings import Settings
@@ -69,9 +71,10 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
     started = time.monotonic()
     task_ids, shard = plan_shard(assessment, settings)
     config = effective_config(assessment, settings)
+    found = versions(settings, str(config.get("interaction")))  # code mode: no sandbox here refuses now
     events.started(task_ids, shard)
     if not task_ids:  # more shards than tasks: this one is empty
-        return build_data(None, [], shard, assessment.role, config, versions(settings), 0.0, None)
+        return build_data(None, [], shard, assessment.role, config, found, 0.0, None)
     out = out or settings.runs_dir / f"a2a-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-shard{shard.index}"
     counts = {"done": 0, "passed": 0}
 
@@ -88,7 +91,7 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
                           out=out, slot_specs=slot_specs)
     with running_bridge(assessment, config, out / "logs") as bridge_url:
         outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
-    return build_data(outcome.results, task_ids, shard, assessment.role, config, versions(settings),
+    return build_data(outcome.results, task_ids, shard, assessment.role, config, found,
                       time.monotonic() - started, out)
 
 
@@ -103,14 +106,18 @@ def effective_config(assessment: Assessment, settings: Settings) -> dict[str, ob
     return config
 
 
-def versions(settings: Settings) -> dict[str, str]:
+def versions(settings: Settings, interaction: str | None = None) -> dict[str, str]:
+    """The artifact's `versions`; in code mode the code protocol and the isolation agent code runs under."""
     record = collect_versions(settings.appworld_python)
     try:
         a2a = version("a2a-sdk")
     except PackageNotFoundError:
         a2a = "unknown"
-    return {"appworld_green": __version__, "appworld": record.appworld or "unknown", "a2a_sdk": a2a,
-            "protocol": PROTOCOL}
+    found = {"appworld_green": __version__, "appworld": record.appworld or "unknown", "a2a_sdk": a2a,
+             "protocol": PROTOCOL}
+    if interaction == "code":
+        found.update(protocol=CODE_PROTOCOL, isolation=check_code_sandbox("code", settings) or "")
+    return found
 
 
 @contextmanager

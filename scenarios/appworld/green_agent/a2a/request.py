@@ -52,21 +52,13 @@ class AssessmentConfig(BaseModel):
     predictor: str | None = Field(default=None, description="Scope predictor (default Settings.scope_predictor).")
     scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
     interaction: Interaction | None = Field(default=None, description=(
-        "tools | code (the purple writes Python against `apis`; not yet served by the in-band bridge)."))
+        "tools | code (the purple writes Python against `apis`: protocol appworld-a2a-code/1, docs/a2a.md)."))
 
     @field_validator("task_ids", mode="before")
     @classmethod
     def _comma_string(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("interaction")
-    @classmethod
-    def _served_interaction(cls, value: str | None) -> str | None:
-        if value == "code":
-            raise ValueError("code mode is not served on the A2A path yet (the in-band bridge speaks tool calls); "
-                             "use tools, or evaluate a code agent over MCP with `appworld-green eval --interaction code`")
         return value
 
     @field_validator("predictor")

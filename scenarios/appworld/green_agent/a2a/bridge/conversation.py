@@ -10,6 +10,8 @@
    corrective message (and counts as a step);
 4. ends at a successful `supervisor__complete_task`, after `max_steps` replies, at the deadline, or
    at a fault, and says how in a `BridgeReport` (whose fault: see `green_agent.models.bridge`).
+In code mode (the battle lists only `execute`) each reply is one execution and the answer its output
+(`green_agent.a2a.bridge.code_replies`).
 It never raises: every ending is a report.
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from green_agent.a2a.bridge.code_replies import CODE_REPLY_FORMAT, code_call, completed, is_code_battle, render_output
 from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable
 from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
@@ -79,10 +82,12 @@ async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeRep
         return report("bridge_error", f"the engine's task message could not be read: {exc}", "green")
     try:
         async with GatewayTools(task.mcp_url) as tools:
-            text = first_message(task_text, await tools.schemas())
+            schemas = await tools.schemas()
+            code = is_code_battle(schemas)  # code mode: code_replies.py
+            text = first_message(task_text, schemas) + (f"\n\n{CODE_REPLY_FORMAT}" if code else "")
             async with PurpleConversation(purple_url, limits.turn_timeout_s) as purple:
                 context[0] = purple.context_id
-                return await _loop(purple, tools, text, limits, deadline, counts, report, context)
+                return await _loop(purple, tools, text, limits, deadline, counts, report, context, code)
     except PurpleFault as fault:
         return report(fault.ended_by, str(fault), "blue" if fault.delivered else "green")
     except GatewayUnavailable as exc:
@@ -93,7 +98,7 @@ async def converse(task_text: str, purple_url: str, limits: Limits) -> BridgeRep
 
 
 async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limits: Limits, deadline: float,
-                counts: dict[str, Any], report: Any, context: list[str | None]) -> BridgeReport:
+                counts: dict[str, Any], report: Any, context: list[str | None], code: bool = False) -> BridgeReport:
     while True:
         if counts["steps"] >= limits.max_steps:
             return report("max_steps", f"the purple used all {limits.max_steps} steps without completing the task")
@@ -109,7 +114,7 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             counts["purple_s"] += time.perf_counter() - asked
         started = time.perf_counter()
         try:
-            text = await _step(reply, tools, counts)
+            text = await _step(reply, tools, counts, code)
         finally:
             counts["green_s"] += time.perf_counter() - started
         context[0] = purple.context_id
@@ -117,10 +122,12 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             return report("complete_task", f"the purple completed the task ({PROTOCOL})")
 
 
-async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str | None:
+async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: bool = False) -> str | None:
     """One reply -> the next message to the purple (None: it completed the task)."""
     counts["steps"] += 1
     call = parse_tool_call(reply.text, reply.data)
+    if code and isinstance(call, str):
+        call = code_call(reply.text) or call
     if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
         call = f"{call.name!r} is not a tool here: there is no user to talk to"
     if isinstance(call, str):
@@ -132,6 +139,8 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str 
     finally:
         counts["gateway_s"] += time.perf_counter() - called
     counts["tool_calls"] += 1
+    if code:
+        return None if completed(response) else render_output(response)
     if call.name == COMPLETE_TASK_TOOL and not _is_error(response):
         return None
     return render_result(call.name, response)
