@@ -171,3 +171,11 @@ def test_the_same_code_escapes_without_the_sandbox(answer_file: Path) -> None:
             port = listener.getsockname()[1]
             connected = session.execute(f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)")
     assert answer_file.read_text().strip() in leaked and not connected.failed
+
+
+def test_sleeping_past_the_timeout_fails_like_appworld(isolation: Isolation) -> None:
+    with session_of(isolation, timeout_s=1) as session:  # time.sleep is null-patched by the guard; select is not
+        outcome = session.execute("__import__('select').select([], [], [], 30)")
+        assert outcome.timed_out and outcome.killed is None and outcome.duration_ms < 5000
+        assert outcome.output.endswith("Exception: Execution timed out after 1 seconds.")
+        assert session.execute("print('alive')").output == "alive\n"
