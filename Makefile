@@ -12,7 +12,7 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world browser tools demo test test-fast bench image-check clean clean-world
+.PHONY: setup venvs world browser sandbox demo test test-fast bench image-check clean clean-world
 
 setup: venvs world
 
@@ -50,10 +50,14 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 	@command -v jq >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q jq; }
 
+# Debian's bubblewrap: the sandbox code mode runs agent code in (docs/code-mode.md).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; }
+
 demo: setup
 	$(VENV)/bin/appworld-green demo
 
-test: setup browser
+test: setup browser sandbox
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 test-fast: venvs

@@ -157,6 +157,14 @@ def test_completion_quick(appworld_root: Path) -> None:
 
 
 @pytest.mark.e2e
+def test_code_quick(appworld_root: Path) -> None:
+    figures = _run_quick("bench_code.py", appworld_root)
+    trip, start = figures["code_execute_round_trip"], figures["code_sandbox_start"]
+    assert trip["value"] > 0 and trip["baseline"] > 0 and len(trip["runs"]["ours"]["values"]) == 3
+    assert 0 < start["value"] < start["ready_s"] and start["isolation"].startswith("bubblewrap")
+
+
+@pytest.mark.e2e
 def test_world_quick(appworld_root: Path) -> None:
     figures = _run_quick("bench_world.py", appworld_root)
     memory = figures["slot_memory_after_battle"]

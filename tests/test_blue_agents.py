@@ -164,6 +164,9 @@ def test_reference_blue_think_time_waits_before_every_tool_call(monkeypatch: pyt
             stamps.append(time.monotonic() - self.started)
             return gateway(name, arguments)
 
+        def list_tool_names(self) -> list[str]:  # a tools-mode battle (code mode lists only `execute`)
+            return ["supervisor__complete_task"]
+
     monkeypatch.setattr(reference, "GatewaySession", RecordingSession)
     reference.replay_solution(COUNT_SOLUTION, "http://127.0.0.1:1/mcp", think_s)
     assert gateway.answer == 5 and len(stamps) == 8

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from blue_agent.a2a_server import BlueHandler
 from blue_agent.apis_shim import unwrap_response
+from blue_agent.code_mode import execute, is_code_battle
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
 from kernel.task_message import parse_task_message
@@ -26,6 +27,9 @@ COMPLETE_TOOL = "supervisor__complete_task"
 def complete_without_work(mcp_url: str) -> None:
     """Call only `supervisor__complete_task(status="success")` on the gateway at `mcp_url` (blocking)."""
     with GatewaySession(mcp_url) as session:
+        if is_code_battle(session):
+            execute(session, "apis.supervisor.complete_task()")
+            return
         unwrap_response(COMPLETE_TOOL, session.call_tool(COMPLETE_TOOL, {"status": "success"}))
 
 

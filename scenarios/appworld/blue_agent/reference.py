@@ -2,7 +2,8 @@
 
 It reads the task id and the gateway endpoint from the Green's message, loads the solution from
 the world's ground truth (`WorldData.solution_source`) and runs it with an `apis` object whose
-calls are MCP tool calls, over one MCP session. Its trajectory is therefore logged by the gateway
+calls are MCP tool calls, over one MCP session; in code mode (the gateway lists only `execute`) it
+sends the solution as code to the battle's REPL instead. Its trajectory is therefore logged by the gateway
 like any agent's. If the solution fails part-way, it ends the task with status "fail" so the
 Green need not wait for its deadline.
 
@@ -19,6 +20,8 @@ from typing import Any
 
 from blue_agent.a2a_server import BlueHandler
 from blue_agent.apis_shim import run_solution
+from blue_agent.code_mode import FAILED_PREFIX, execute, is_code_battle, solution_code
+from blue_agent.errors import ReferenceSolutionError
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
 from kernel.task_message import parse_task_message
@@ -36,6 +39,9 @@ def replay_solution(source: str, mcp_url: str, think_s: float = 0.0) -> None:
     `think_s` > 0 waits that long before each tool call, like an LLM agent waiting for its model
     (benchmarks use it to measure a model-bound Blue without a model)."""
     with GatewaySession(mcp_url) as session:
+        if is_code_battle(session):
+            _replay_as_code(session, source)
+            return
 
         def call_tool(name: str, arguments: dict[str, Any]) -> Any:
             if think_s:
@@ -47,6 +53,14 @@ def replay_solution(source: str, mcp_url: str, think_s: float = 0.0) -> None:
         except Exception:
             _end_as_failed(session)
             raise
+
+
+def _replay_as_code(session: GatewaySession, source: str) -> None:
+    """Code mode: run the solution in the battle's REPL as one execution; a traceback ends the task as failed."""
+    output = execute(session, solution_code(source))
+    if output.startswith(FAILED_PREFIX):
+        execute(session, 'apis.supervisor.complete_task(status="fail")')
+        raise ReferenceSolutionError(f"the reference solution failed in the REPL: {output[:500]}")
 
 
 def _end_as_failed(session: GatewaySession) -> None:

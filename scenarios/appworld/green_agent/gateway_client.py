@@ -43,6 +43,8 @@ class GatewayClient:
         self.control_url = control_url.rstrip("/")
         self.session = session or session_for(self.control_url)
         self._headers = {"Authorization": f"Bearer {control_secret}"}
+        self.isolation: str | None = None
+        """The isolation of the last code-mode battle set (the gateway says which)."""
 
     @classmethod
     def for_slot(cls, gateway_url: str, apis_url: str, credentials: SlotCredentials | None = None) -> "GatewayClient":
@@ -57,14 +59,17 @@ class GatewayClient:
         self._call("GET", "/control/health")
 
     def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None, policy: str = "advise",
-                     launch_url_allowed: bool = False) -> str:
+                     launch_url_allowed: bool = False, interaction: str = "tools",
+                     task_datetime: str | None = None) -> str:
         """Set the battle with a new token: its scope (`app__api` tools; None = every tool) under `policy`
         (advise | enforce). Returns the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
         token = new_secret()
         register_secrets([token])  # the Blue's key to its battle: scrubbed from every file and output of ours
-        self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
+        state = self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
                                                    "policy": policy, "token": token,
-                                                   "launch_url_allowed": launch_url_allowed})
+                                                   "launch_url_allowed": launch_url_allowed,
+                                                   "interaction": interaction, "task_datetime": task_datetime})
+        self.isolation = state.get("isolation") if isinstance(state, dict) else None
         return f"{self.base_url}/b/{token}"
 
     def end_battle(self) -> dict[str, int]:
@@ -99,7 +104,7 @@ class GatewayClient:
         except requests.RequestException as exc:
             raise GatewayError(f"MCP gateway at {url} is unreachable ({type(exc).__name__}); is it running?") from exc
         if response.status_code >= 300:
-            raise GatewayError(f"MCP gateway at {url} answered HTTP {response.status_code}: {response.text[:200]!r}")
+            raise GatewayError(f"MCP gateway at {url} answered HTTP {response.status_code}: {response.text[:800]!r}")
         if not response.content:
             return None
         try:

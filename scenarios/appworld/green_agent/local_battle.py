@@ -23,8 +23,9 @@ from pydantic import BaseModel, Field
 from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.result import BattleResult
 from green_agent.output_paths import check_output_dir, check_output_file
-from green_agent.engine.config import BattleChoices, build_battle, world_data
+from green_agent.engine.config import BattleChoices, build_battle, resolve_choices, world_data
 from green_agent.engine.sequencer import run_battle
+from green_agent.runtime.code_sandbox import check_code_sandbox
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import free_port
 from kernel.settings import SCENARIO_DIR, Settings
@@ -142,6 +143,7 @@ def run_battle_request(request: BattleRequest, settings: Settings, reporters: li
     """Validate (task, output paths: `OutputPathError` before anything starts), start (or attach to) what the
     battle needs, run it, stop what was started."""
     task = precheck_task(request, settings)
+    check_code_sandbox(resolve_choices(request.choices, settings).interaction, settings)
     battle_id = request.battle_id or new_battle_id()
     task_label = task.task_id if isinstance(task, TaskRef) else resolve_task(request.task, None, "").task_id
     run_dir = check_output_dir(request.out or default_run_dir(settings, task_label, battle_id),

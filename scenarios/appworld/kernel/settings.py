@@ -45,6 +45,10 @@ DEFAULT_SPLIT = "dev"
 ScopePolicy = Literal["advise", "enforce"]
 """How the gateway treats APIs outside a battle's scope: advise (callable, logged) | enforce (refused)."""
 DEFAULT_SCOPE_POLICY: ScopePolicy = "advise"
+Interaction = Literal["tools", "code"]
+"""How the agent under test acts: tools (one MCP tool per API) | code (Python against `apis` in a sandboxed REPL,
+the gateway's one `execute` tool)."""
+DEFAULT_INTERACTION: Interaction = "tools"
 DEFAULT_CONFIDENCE_LEVEL = 0.95
 
 
@@ -66,6 +70,12 @@ class Settings(BaseSettings):
     scope_policy: ScopePolicy = Field(default=DEFAULT_SCOPE_POLICY, description=(
         "advise: the scope is guidance (out-of-scope APIs stay callable, logged in_scope false); "
         "enforce: the gateway refuses APIs outside the scope."))
+    interaction: Interaction = Field(default=DEFAULT_INTERACTION, description=(
+        "tools: one MCP tool per API; code: the agent writes Python against `apis` in a sandboxed REPL "
+        "(the gateway's `execute` tool)."))
+    unsafe_code_in_process: bool = Field(default=False, description=(
+        "UNSAFE: in code mode, run agent code as a plain process when no sandbox (bubblewrap) can run here; "
+        "the agent can then read the task's answers. Recorded in every result."))
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
     max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")

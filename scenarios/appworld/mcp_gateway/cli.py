@@ -29,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="AppWorld root whose api docs define the tools (default: settings appworld_root)")
     parser.add_argument("--output-type", choices=["both", "content_only", "structured_data_only"], default="both",
                         help="tool result form (default both: text for SDK agents + structured)")
+    parser.add_argument("--unsafe-code-in-process", action="store_true",
+                        help="UNSAFE: run code-mode agent code without a sandbox where bubblewrap cannot run")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -43,6 +45,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         appworld_root=args.appworld_root or settings.appworld_root,
         log_path=args.log_path or settings.agentbeats_mcp_log_path,
         app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
+        appworld_python=settings.appworld_python,
+        unsafe_code_in_process=args.unsafe_code_in_process or settings.unsafe_code_in_process,
     )
     serve(config)
     exit_without_teardown(0)

@@ -30,12 +30,16 @@ import anyio
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
+from kernel.api_names import tool_name
 from kernel.call_record import CallRecord
 from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
+from mcp_gateway.code.session import ApiAnswer, ApiCall
+from mcp_gateway.code_mode import (EXECUTE_DEFINITION, EXECUTE_TOOL, MAX_CODE_BYTES, NOT_CODE_TOOL, CodeRunner,
+                                   execute_result)
 from kernel.call_log import CallLogWriter
 from kernel.mcp_results import EPISODE_OVER_META
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
-from mcp_gateway.models import OutputType, RefusalReason
+from mcp_gateway.models import BattleState, OutputType, RefusalReason
 from kernel.redaction import redact, redact_text, secret_values
 from mcp_gateway.refusal_log import RefusalLogLimit
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, MAX_IN_FLIGHT, ScopeController
@@ -98,8 +102,9 @@ class CallOutcome:
 
     def __init__(self, payload: dict[str, Any], *, is_error: bool, success: bool, error: str | None = None,
                  status_code: int | None = None, in_scope: bool = True, result_items: int | None = None,
-                 refused: RefusalReason | None = None, upstream_fault: str | None = None) -> None:
+                 refused: RefusalReason | None = None, upstream_fault: str | None = None, body: Any = None) -> None:
         self.payload = payload
+        self.body = body
         self.is_error = is_error
         self.success = success
         self.error = error
@@ -114,8 +119,9 @@ class Gateway:
     """Tools of one world slot, their scope, forwarding and the call log."""
 
     def __init__(self, specs: dict[str, ToolSpec], forwarder: ApiForwarder, log: CallLogWriter,
-                 output_type: OutputType = "both") -> None:
+                 output_type: OutputType = "both", code: CodeRunner | None = None) -> None:
         self.specs = specs
+        self.code = code
         self.forwarder = forwarder
         self.log = log
         self.output_type = output_type
@@ -130,11 +136,20 @@ class Gateway:
         `ScopeController`), in doc order; none for a caller that does not belong to the running battle."""
         if self.scope.authorize(token) is not None:
             return []
+        if self.is_code_battle:
+            return [EXECUTE_DEFINITION]
         visible = self.scope.visible_tools()
         listed = [tool for name, tool in self._tools.items() if name in visible]
         return listed + [CALL_API_DEFINITION] if self.scope.offers_call_api else listed
 
+    @property
+    def is_code_battle(self) -> bool:
+        """The running battle acts through `execute` (code mode)."""
+        return self.scope.battle is not None and self.scope.battle.interaction == "code"
+
     def input_schema(self, name: str) -> dict[str, Any] | None:
+        if name == EXECUTE_TOOL:
+            return EXECUTE_DEFINITION.input_schema
         if name == CALL_API_TOOL:
             return CALL_API_DEFINITION.input_schema
         spec = self.specs.get(name)
@@ -152,7 +167,10 @@ class Gateway:
         battle = self.scope.battle
         assert battle is not None  # authorized: the running battle
         try:
-            result = await self._battle_call(name, arguments, battle.battle_id, battle.task_id, admitted, started)
+            if battle.interaction == "code":
+                result = await self._execute(name, arguments, battle, admitted, started)
+            else:
+                result = await self._battle_call(name, arguments, battle.battle_id, battle.task_id, admitted, started)
         finally:
             await self.scope.end_call(admitted)
         return _marked(result, self.scope.episode_is_over(admitted))
@@ -175,15 +193,58 @@ class Gateway:
             kept = arguments
         if outcome.refused is not None:  # its battle or episode ended while it was queued
             return self._refused(name, size, outcome.refused, started)
+        self._log_call(name, kept, size if kept is not arguments else None, outcome, started, battle_id, task_id)
+        return self._result(outcome)
+
+    def _log_call(self, name: str, kept: dict[str, Any], omitted_size: int | None, outcome: CallOutcome,
+                  started: "_Clock", battle_id: str, task_id: str | None) -> None:
         secrets = secret_values(kept)
         self.log.append(CallRecord(
             timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
             arguments=redact(kept), success=outcome.success, error=redact_text(outcome.error, secrets),
             status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
             result_items=outcome.result_items, seq=self.log.next_seq(), upstream_fault=outcome.upstream_fault,
-            arguments_bytes=size if kept is not arguments else None,
+            arguments_bytes=omitted_size,
         ))
-        return self._result(outcome)
+
+    async def _execute(self, name: str, arguments: dict[str, Any], battle: BattleState, generation: int,
+                       started: "_Clock") -> types.CallToolResult:
+        """`execute` of a code-mode battle: run the code in its REPL, each `apis` call relayed by `code_call`."""
+        code = arguments.get("code")
+        if name != EXECUTE_TOOL or not isinstance(code, str) or set(arguments) - {"code"}:
+            message = NOT_CODE_TOOL if name != EXECUTE_TOOL else 'execute takes {"code": "<python source>"} only.'
+            return self._log_refusal(name, arguments, message, started, battle.battle_id, battle.task_id)
+        if len(code.encode("utf-8", "replace")) > MAX_CODE_BYTES:
+            return self._result(_refusal(f"The code is too large (the limit is {MAX_CODE_BYTES} bytes)."))
+        assert self.code is not None
+
+        def relay(call: ApiCall) -> ApiAnswer:
+            return anyio.from_thread.run(self.code_call, call, battle.battle_id, battle.task_id, generation)
+
+        outcome = await anyio.to_thread.run_sync(self.code.execute, battle, code, relay)
+        if outcome is None:
+            return self._result(_refusal(REFUSAL_MESSAGES["episode_over"], in_scope=False))
+        return execute_result(outcome.output, self.scope.completion(battle.battle_id).completed)
+
+    async def code_call(self, call: ApiCall, battle_id: str, task_id: str | None, generation: int) -> ApiAnswer:
+        """One `apis` call of a code-mode battle: the tool path's checks, forwarding and log; the answer raises
+        inside the code unless it is a 200 (as AppWorld's requester does)."""
+        started = _Clock()
+        name = tool_name(f"{call.app}.{call.api}")
+        size = arguments_size(call.arguments)
+        if size > MAX_ARGUMENTS_BYTES:
+            outcome = _refusal(f"Arguments of {name} are too large ({size} bytes; the limit is {MAX_ARGUMENTS_BYTES}).")
+            kept: dict[str, Any] = {"omitted": f"{size} bytes"}
+        else:
+            outcome = await self._outcome(name, call.arguments, battle_id, generation, code=True)
+            kept = call.arguments
+        if outcome.refused is not None:
+            self._refused(name, size, outcome.refused, started)
+            return ApiAnswer(error=REFUSAL_MESSAGES[outcome.refused])
+        self._log_call(name, kept, size if kept is not call.arguments else None, outcome, started, battle_id, task_id)
+        if outcome.status_code is None or outcome.upstream_fault is not None:
+            return ApiAnswer(error=outcome.error or outcome.payload["response"]["message"])
+        return ApiAnswer(status_code=outcome.status_code, body=outcome.body)
 
     def _refused(self, name: str, size: int, reason: RefusalReason, started: "_Clock") -> types.CallToolResult:
         """A call that does not (or no longer) belong to a running battle: counted, logged cheaply, refused.
@@ -211,7 +272,10 @@ class Gateway:
             success=False, error=message, duration_ms=started.elapsed_ms(), in_scope=False, seq=self.log.next_seq()))
         return self._result(outcome)
 
-    async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str, generation: int) -> CallOutcome:
+    async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str, generation: int,
+                       code: bool = False) -> CallOutcome:
+        """Check, forward and answer one call. `code`: an `apis` call of code mode, whose arguments go to the APIs
+        server as AppWorld's requester sends them (its own validation answers, as in AppWorld's REPL)."""
         spec = self.specs.get(name)
         if spec is None:
             return _refusal(f"Unknown tool {name[:80]!r}: this gateway has no such tool. "
@@ -222,8 +286,11 @@ class Gateway:
                             f"here. Use tools/list to see the tools in scope.", in_scope=False)
         in_scope = self.scope.in_scope(name)
         known = spec.input_schema["properties"]
-        cleaned = {k: v for k, v in arguments.items() if k in known and (v is not None or k in spec.required)}
-        problems = self._schema_problems(name, spec, cleaned)
+        if code:
+            cleaned = {k: v for k, v in arguments.items() if k in known}
+        else:
+            cleaned = {k: v for k, v in arguments.items() if k in known and (v is not None or k in spec.required)}
+        problems = None if code else self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
         gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL)
@@ -278,7 +345,7 @@ def _from_reply(reply: ApiReply) -> CallOutcome:
                            upstream_fault=reply.fault)
     if not reply.ok:
         return CallOutcome({"response": {"message": reply.agent_message, "is_error": True}}, is_error=False,
-                           success=False, error=reply.error, status_code=reply.status_code)
+                           success=False, error=reply.error, status_code=reply.status_code, body=reply.body)
     items = len(reply.body) if isinstance(reply.body, list) else None
     return CallOutcome({"response": reply.body}, is_error=False, success=True, status_code=reply.status_code,
-                       result_items=items)
+                       result_items=items, body=reply.body)

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from kernel.settings import ScopePolicy
+from kernel.settings import Interaction, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
 OutputType = Literal["both", "content_only", "structured_data_only"]
@@ -30,6 +30,10 @@ class GatewayConfig(BaseModel):
     )
     connect_timeout_s: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0, description="APIs server connect timeout.")
     read_timeout_s: float = Field(default=DEFAULT_READ_TIMEOUT_S, gt=0, description="APIs server read timeout.")
+    appworld_python: Path | None = Field(default=None, description=(
+        "Python of the AppWorld virtualenv, which runs a code-mode battle's sandboxed REPL (None: the default)."))
+    unsafe_code_in_process: bool = Field(default=False, description=(
+        "Run a code-mode battle's REPL without a sandbox where bubblewrap cannot run (unsafe; recorded)."))
 
 
 MIN_TOKEN_LENGTH = 32
@@ -60,10 +64,17 @@ class BattleScope(BaseModel):
         description="advise: list the scope + api_docs tools + call_api, serve any API (out-of-scope calls logged "
                     "in_scope false); enforce: list and serve only the scope (others refused).",
     )
+    interaction: Interaction = Field(default="tools", description=(
+        "tools: one MCP tool per API; code: the one tool `execute` runs Python in the battle's sandboxed REPL, "
+        "whose `apis` calls take the same path (scope, refusals, log) as tool calls."))
+    task_datetime: str | None = Field(default=None, max_length=64, description=(
+        "The task's frozen date and time (ISO 8601); required in code mode (the REPL's clock)."))
 
 
 class BattleState(BattleScope):
     """The active battle as the gateway holds it."""
+
+    isolation: str | None = Field(default=None, description="Code mode: the isolation its REPL runs under.")
 
     set_at: datetime = Field(description="When the battle was set (UTC).")
     unknown_tools: list[str] = Field(default_factory=list, description="Scope names that are not tools here.")

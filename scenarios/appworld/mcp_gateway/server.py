@@ -33,6 +33,7 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
@@ -54,6 +55,8 @@ from kernel.world_data import WorldData
 from mcp_gateway.body_limit import BodyLimitMiddleware
 from kernel.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
+from mcp_gateway.code.sandbox import SandboxUnavailable
+from mcp_gateway.code_mode import CodeRunner
 from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, ClearedReply, ControlHealthReply, GatewayConfig,
                                 HealthReply)
@@ -72,7 +75,8 @@ def build_gateway(config: GatewayConfig, credentials: SlotCredentials | None = N
     forwarder = ApiForwarder(config.remote_apis_url, connect_timeout_s=config.connect_timeout_s,
                              read_timeout_s=config.read_timeout_s,
                              guard_headers=credentials.guard_headers() if credentials else None)
-    return Gateway(specs, forwarder, CallLogWriter(config.log_path), output_type=config.output_type)
+    code = CodeRunner(specs, config.log_path, config.appworld_python, config.unsafe_code_in_process)
+    return Gateway(specs, forwarder, CallLogWriter(config.log_path), output_type=config.output_type, code=code)
 
 
 def build_mcp_server(gateway: Gateway) -> Server[Any]:
@@ -118,6 +122,8 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
         async with manager.run():
             yield
         gateway.forwarder.close()
+        if gateway.code is not None:
+            await anyio.to_thread.run_sync(gateway.code.shutdown)
 
     async def health(_: Request) -> Response:
         return _json(HealthReply())
@@ -154,7 +160,17 @@ def control_routes(gateway: Gateway) -> list[Route]:
             # exc.json() serialises any input (bytes of a non-UTF-8 body too); the input itself is not echoed
             detail = json.loads(exc.json(include_url=False, include_input=False))
             return JSONResponse({"error": "invalid battle body", "detail": detail}, 422)
+        if body.interaction == "code" and (gateway.code is None or not body.task_datetime):
+            return JSONResponse({"error": "a code-mode battle needs task_datetime and a gateway that runs code"}, 422)
+        await _stop_code(gateway)
         state = gateway.scope.set_battle(body)
+        if body.interaction == "code":
+            assert gateway.code is not None
+            try:
+                state.isolation = await anyio.to_thread.run_sync(gateway.code.start, state)
+            except SandboxUnavailable as exc:
+                gateway.scope.clear_battle()
+                return JSONResponse({"error": str(exc)}, 503)
         if state.scope is not None and COMPLETE_TASK_TOOL not in state.scope:
             logger.warning("battle %s: scope lacks %s, so Blue cannot finish the task", state.battle_id,
                            COMPLETE_TASK_TOOL)
@@ -164,6 +180,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
 
     async def delete_battle(_: Request) -> Response:
         generation = gateway.scope.generation
+        await _stop_code(gateway)
         previous = gateway.scope.clear_battle()
         await gateway.scope.drain(generation)  # its queued calls are refused, its forwarded ones logged
         return _json(ClearedReply(cleared=previous.battle_id if previous else None, battle=previous))
@@ -172,6 +189,8 @@ def control_routes(gateway: Gateway) -> list[Route]:
         battle_id = request.query_params.get("battle_id", "")
         if not battle_id:
             return JSONResponse({"error": "battle_id is required"}, 422)
+        if gateway.scope.battle is not None and gateway.scope.battle.battle_id == battle_id:
+            await _stop_code(gateway)  # a running execution ends now, so its call settles before the drain
         return _json(await gateway.scope.end_episode(battle_id))
 
     async def completion(request: Request) -> Response:
@@ -191,6 +210,12 @@ def control_routes(gateway: Gateway) -> list[Route]:
         Route("/control/battle/end", end_episode, methods=["POST"]),
         Route("/control/completion", completion, methods=["GET"]),
     ]
+
+
+async def _stop_code(gateway: Gateway) -> None:
+    """Kill the running code-mode battle's REPL, if any (off the event loop: it waits for its processes)."""
+    if gateway.code is not None:
+        await anyio.to_thread.run_sync(gateway.code.stop)
 
 
 def serve(config: GatewayConfig) -> None:

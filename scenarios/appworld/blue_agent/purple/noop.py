@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from blue_agent.purple.code_mode import CodeNoopPlayer, is_code_task
 from kernel.a2a_tools import COMPLETE_TASK_TOOL, ToolCall, render_call
 
 NAME = "AppWorld no-op purple"
@@ -16,5 +17,5 @@ class NoopPlayer:
         pass
 
 
-def make_player(first_message: str) -> NoopPlayer:
-    return NoopPlayer()
+def make_player(first_message: str) -> NoopPlayer | CodeNoopPlayer:
+    return CodeNoopPlayer() if is_code_task(first_message) else NoopPlayer()

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from blue_agent.apis_shim import run_solution
+from blue_agent.purple.code_mode import CodeReferencePlayer, is_code_task
 from kernel.a2a_tools import COMPLETE_TASK_TOOL, ToolCall, parse_result, render_call, task_id_of
 from kernel.errors import TaskMessageError
 from kernel.world_data import WorldData
@@ -70,10 +71,12 @@ class ReferencePlayer:
 
 
 def player_factory(world: WorldData, think_s: float = 0.0):  # noqa: ANN201 - a PlayerFactory
-    def make_player(first_message: str) -> ReferencePlayer:
+    def make_player(first_message: str) -> ReferencePlayer | CodeReferencePlayer:
         task_id = task_id_of(first_message)
         if task_id is None:
             raise TaskMessageError("the first message names no `AppWorld task id: <id>` line")
+        if is_code_task(first_message):
+            return CodeReferencePlayer(world.solution_source(task_id))
         return ReferencePlayer(world.solution_source(task_id), think_s)
 
     return make_player

@@ -36,6 +36,8 @@ from green_agent.models.result import BattleResult
 from green_agent.runtime.processes import ManagedProcess
 from green_agent.runtime.slot import SlotSpec
 from green_agent.models.result_assembly import collect_versions
+from green_agent.a2a.bridge.code_replies import CODE_PROTOCOL
+from green_agent.runtime.code_sandbox import check_code_sandbox
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
 from kernel.settings import Settings
@@ -70,9 +72,10 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
     started = time.monotonic()
     task_ids, shard = plan_shard(assessment, settings)
     config = effective_config(assessment, settings)
+    found = versions(settings, str(config.get("interaction")))  # code mode: no sandbox here refuses now
     events.started(task_ids, shard)
     if not task_ids:  # more shards than tasks: this one is empty
-        return build_data(None, [], shard, assessment.role, config, versions(settings), 0.0, None)
+        return build_data(None, [], shard, assessment.role, config, found, 0.0, None)
     out = out or settings.runs_dir / f"a2a-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-shard{shard.index}"
     counts = {"done": 0, "passed": 0}
 
@@ -82,13 +85,14 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
         events.finished(result, counts["done"], counts["passed"])
 
     choices = BattleChoices(blue=assessment.purple_url, predictor=config["predictor"],
-                            scope_policy=config["scope_policy"], deadline_s=config["deadline_s"],
+                            scope_policy=config["scope_policy"], interaction=config.get("interaction"),
+                            deadline_s=config["deadline_s"],
                             reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
     request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
                           out=out, slot_specs=slot_specs)
     with running_bridge(assessment, config, out / "logs") as bridge_url:
         outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
-    return build_data(outcome.results, task_ids, shard, assessment.role, config, versions(settings),
+    return build_data(outcome.results, task_ids, shard, assessment.role, config, found,
                       time.monotonic() - started, out)
 
 
@@ -97,19 +101,24 @@ def effective_config(assessment: Assessment, settings: Settings) -> dict[str, ob
     config = assessment.config.model_dump()
     config.update(predictor=config["predictor"] or settings.scope_predictor,
                   scope_policy=config["scope_policy"] or settings.scope_policy,
+                  interaction=config.get("interaction") or settings.interaction,
                   deadline_s=config["deadline_s"] or settings.completion_deadline_s,
                   split=None if config["task_ids"] else (config["split"] or settings.default_split))
     return config
 
 
-def versions(settings: Settings) -> dict[str, str]:
+def versions(settings: Settings, interaction: str | None = None) -> dict[str, str]:
+    """The artifact's `versions`; in code mode the code protocol and the isolation agent code runs under."""
     record = collect_versions(settings.appworld_python)
     try:
         a2a = version("a2a-sdk")
     except PackageNotFoundError:
         a2a = "unknown"
-    return {"appworld_green": __version__, "appworld": record.appworld or "unknown", "a2a_sdk": a2a,
-            "protocol": PROTOCOL}
+    found = {"appworld_green": __version__, "appworld": record.appworld or "unknown", "a2a_sdk": a2a,
+             "protocol": PROTOCOL}
+    if interaction == "code":
+        found.update(protocol=CODE_PROTOCOL, isolation=check_code_sandbox("code", settings) or "")
+    return found
 
 
 @contextmanager

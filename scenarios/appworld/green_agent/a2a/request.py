@@ -12,7 +12,7 @@ task ids. Both run before any world starts. Unknown config keys are refused, nev
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -22,6 +22,7 @@ from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
 from kernel.errors import BadInputError
 from kernel.redaction import register_secrets
+from kernel.settings import Interaction, ScopePolicy
 from kernel.settings import MAX_SLOTS
 from kernel.task_ids import validate_task_id
 from kernel.world_data import WorldData
@@ -53,7 +54,9 @@ class AssessmentConfig(BaseModel):
     turn_timeout_s: float = Field(default=DEFAULT_TURN_TIMEOUT_S, gt=0, le=MAX_TURN_TIMEOUT_S,
                                   description="Seconds the purple may take for one reply (< 300).")
     predictor: str | None = Field(default=None, description="Scope predictor (default Settings.scope_predictor).")
-    scope_policy: Literal["advise", "enforce"] | None = Field(default=None, description="advise | enforce.")
+    scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
+    interaction: Interaction | None = Field(default=None, description=(
+        "tools | code (the purple writes Python against `apis`: protocol appworld-a2a-code/1, docs/a2a.md)."))
 
     @field_validator("task_ids", mode="before")
     @classmethod

@@ -10,6 +10,7 @@ task = "1"                 # task id, or N = the N-th task of `split` (1-based)
 split = "dev"
 predictor = "auto"         # auto | llm | lexical | ground_truth | all | none | upstream_first20 | appworld_agents
 scope_policy = "advise"    # advise: other APIs stay callable (logged); enforce: the gateway refuses them
+interaction = "tools"      # tools: one MCP tool per API; code: Python against `apis` in a sandboxed REPL
 deadline_s = 1200          # how long Blue may work
 green_mode = "llm"         # llm: the model follows the card; deterministic: no model call at all
 env_url = "http://127.0.0.1:8000"
@@ -20,7 +21,7 @@ gateway_url = "http://127.0.0.1:10000"   # the AppWorld MCP gateway Blue uses
 The Green's process runs with the scenario directory as its working directory (tmux `cd`), so
 `find_scenario_file()` looks there first. Relative paths in the table are resolved against the
 file's directory. Unset keys fall back to `Settings` (environment / `.env`): the battle's choices
-(predictor, scope_policy, deadline_s, split) in the engine's `build_battle`, the rest in `resolve`.
+(predictor, scope_policy, interaction, deadline_s, split) in the engine's `build_battle`, the rest in `resolve`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from green_agent.agentbeats.battle_start import describe_errors
 from green_agent.engine.config import BattleChoices
 from kernel.errors import BadInputError
-from kernel.settings import SCENARIO_DIR, ScopePolicy, Settings
+from kernel.settings import SCENARIO_DIR, Interaction, ScopePolicy, Settings
 
 SCENARIO_FILE = "scenario.toml"
 TABLE = "appworld"
@@ -50,6 +51,7 @@ class AppWorldScenarioConfig(BaseModel):
     split: str | None = Field(default=None, description="Split an index refers to.")
     predictor: str | None = Field(default=None, description="Scope predictor.")
     scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
+    interaction: Interaction | None = Field(default=None, description="tools | code (docs/code-mode.md).")
     deadline_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="Blue's deadline.")
     green_mode: GreenMode = Field(default="llm", description="llm | deterministic.")
     env_url: str | None = Field(default=None, description="AppWorld env server.")
@@ -121,7 +123,8 @@ def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_tas
     return ResolvedConfig(
         task=task, task_source=source, green_mode=config.green_mode,
         choices=BattleChoices(
-            blue=blue, predictor=config.predictor, scope_policy=config.scope_policy, deadline_s=config.deadline_s,
+            blue=blue, predictor=config.predictor, scope_policy=config.scope_policy, interaction=config.interaction,
+            deadline_s=config.deadline_s,
             split=config.split, reply_grace_s=config.reply_grace_s,
             launch_url_allowed=True),  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
         env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),

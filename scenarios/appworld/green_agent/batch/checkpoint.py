@@ -69,6 +69,8 @@ def digest(task_ids: list[str]) -> str:
 def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
     """sha256 over what changes results: Blue, predictor, split, trials, deadline and the task set."""
     payload = {name: getattr(config, name) for name in _FINGERPRINTED} | {"tasks": digest(task_ids)}
+    if config.interaction != "tools":  # only then, so the runs made before the choice existed keep their fingerprint
+        payload["interaction"] = config.interaction
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

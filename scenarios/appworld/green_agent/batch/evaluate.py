@@ -33,6 +33,7 @@ from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
 from green_agent.models.result import BattleResult
 from green_agent.engine.config import BattleChoices, resolve_choices
+from green_agent.runtime.code_sandbox import check_code_sandbox
 from green_agent.output_paths import check_output_dir
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
@@ -98,6 +99,7 @@ def new_run_id() -> str:
 def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
     choices = resolve_choices(request.choices, settings)  # recorded as run: what the fingerprint covers
     config = RunConfig(blue=choices.blue, predictor=choices.predictor, scope_policy=choices.scope_policy,
+                       interaction=choices.interaction or "tools",
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
                        executor=request.executor)
@@ -105,6 +107,7 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        config=config, task_ids=task_ids, appworld_root=str(settings.appworld_root),
                        task_digests=task_digests(settings.appworld_root, task_ids),
                        versions=collect_versions(settings.appworld_python).model_dump(),
+                       isolation=check_code_sandbox(choices.interaction, settings),
                        created_at=datetime.now(timezone.utc))
 
 

@@ -143,7 +143,7 @@ def _headline(results: EvalResults) -> str:
         cards.append(_card("incomplete", "scenarios incomplete (not in SGC): "
                            + ", ".join(agg.scenarios_incomplete[:8]), str(len(agg.scenarios_incomplete))))
     meta = (f"run {results.manifest.run_id} · status {results.status} · blue {cfg.blue} · "
-            f"predictor {cfg.predictor} · scope policy {cfg.scope_policy} · "
+            f"predictor {cfg.predictor} · scope policy {cfg.scope_policy} · interaction {cfg.interaction} · "
             f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "
             f"generated {results.generated_at:%Y-%m-%d %H:%M:%S} UTC")
     outcomes = ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v)

@@ -107,6 +107,7 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
     agg = results.aggregates
     summary = {"kind": "summary", "run_id": results.manifest.run_id, "split": results.manifest.config.split,
                "predictor": results.manifest.config.predictor, "scope_policy": results.manifest.config.scope_policy,
+               "interaction": results.manifest.config.interaction,
                "trials": agg.trials,
                "tasks": len(results.manifest.task_ids), "battles": agg.battles, "judged": agg.judged,
                "infra_errors": agg.infra_errors, "scope_errors": agg.scope_errors, "tgc": agg.tgc, "sgc": agg.sgc,

@@ -18,6 +18,7 @@ from pathlib import Path
 from green_agent.batch.checkpoint import AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalRequest, run_eval
 from green_agent.batch.executor_plan import EXECUTORS
+from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
+    add_code_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
     parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
     parser.add_argument("--out", type=Path, required=True, help="run directory")
@@ -75,6 +77,7 @@ def interval_options(args: argparse.Namespace, settings: Settings) -> IntervalOp
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    settings = apply_unsafe_choice(args, settings)
     if args.executor == "ray" and not args.ray_address:
         _keep_local_ray_on_loopback(args)
     elif args.ray_address and args.executor != "ray":
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     request = EvalRequest(
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None,
         choices=BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
+                              interaction=args.interaction,
                               deadline_s=args.deadline),
         workers=args.workers, trials=args.trials, out=args.out, resume=args.resume, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,

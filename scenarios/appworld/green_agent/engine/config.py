@@ -21,7 +21,7 @@ from green_agent.runtime.slot import SlotLock
 from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.steps.report import Reporter
 from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S
-from kernel.settings import ScopePolicy, Settings
+from kernel.settings import Interaction, ScopePolicy, Settings
 from kernel.task_ids import TaskRef
 from kernel.world_data import WorldData
 
@@ -33,6 +33,8 @@ class BattleChoices(BaseModel):
     blue: str = Field(description="Label of the Blue under test (reference | noop | llm | URL, or its AgentBeats name).")
     predictor: str | None = Field(default=None, description="Scope predictor (`all`/`none`: no scoping).")
     scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce (see mcp_gateway.scope).")
+    interaction: Interaction | None = Field(default=None, description=(
+        "tools: one MCP tool per API | code: Python against `apis` in a sandboxed REPL (the gateway's `execute`)."))
     deadline_s: float | None = Field(default=None, gt=0, description="How long Blue may work.")
     split: str | None = Field(default=None, description="Split a bare task index refers to.")
     reply_grace_s: float | None = Field(default=None, gt=0, description="Wait after Blue's reply for its complete_task.")
@@ -50,6 +52,7 @@ def resolve_choices(choices: BattleChoices, settings: Settings) -> BattleChoices
     return choices.model_copy(update={
         "predictor": choices.predictor or settings.scope_predictor,
         "scope_policy": choices.scope_policy or settings.scope_policy,
+        "interaction": choices.interaction or settings.interaction,
         "deadline_s": choices.deadline_s or settings.completion_deadline_s,
         "split": choices.split or settings.default_split,
         "reply_grace_s": choices.reply_grace_s or REPLY_GRACE_S})

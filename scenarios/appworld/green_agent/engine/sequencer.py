@@ -44,6 +44,8 @@ from green_agent.steps.report import report
 from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
+from green_agent.steps.code_message import build_code_message
+from green_agent.trajectory.code_metrics import code_metrics, read_executions
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
@@ -112,6 +114,7 @@ class Battle:
         """The record so far (see `green_agent.models.result_assembly.build_result`)."""
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
+                            interaction=config.choices.interaction or "tools",
                             deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
                             started=self.started, finished=finished)
@@ -144,16 +147,23 @@ class Battle:
         self.state.scope = choose_scope(task.task_id, task.instruction, self.config.choices.predictor, self.deps.settings,
                                         self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
-                                              self.config.choices.launch_url_allowed)
+                                              self.config.choices.launch_url_allowed,
+                                              self.config.choices.interaction or "tools", task.datetime)
         self.state.gateway_set = self.state.mcp_base_url is not None
+        self.state.isolation = getattr(self.deps.gateway, "isolation", None)
         scope = self.state.scope
         return {"predictor": scope.predictor, "policy": scope.policy, "apis": scope.apis, "recall": scope.recall,
                 "missed_gold": scope.missed_gold, "fallback_reason": scope.fallback_reason,
                 "gateway_scoped": self.state.gateway_set}
 
     def _task_message(self) -> StepOutput:
-        self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis, self.state.mcp_base_url,
-                                                self.state.scope.policy)
+        if self.config.choices.interaction == "code":
+            self.state.message = build_code_message(self.state.setup.task, self.state.scope.apis,
+                                                    self.state.mcp_base_url, self.state.scope.policy,
+                                                    self.deps.world.api_docs if self.deps.world else None)
+        else:
+            self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis,
+                                                    self.state.mcp_base_url, self.state.scope.policy)
         return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
                 "mcp_url": self.state.message.mcp_url}
 
@@ -194,6 +204,9 @@ class Battle:
         state.metrics = collect_metrics(self.deps.client, state.ref.task_id, self.config.battle_id, call_log,
                                         state.scope.gold_apis, state.scope.apis, paginated_apis(self.deps.world),
                                         state.archive.call_log_problem)
+        if state.metrics.trajectory is not None and state.archive.executions_log:
+            records = read_executions(Path(state.archive.executions_log), self.config.battle_id)
+            state.metrics.trajectory.code = code_metrics(records)
         state.scope = account_calls(state.scope, state.metrics.trajectory)
         evaluation = state.metrics.evaluation
         trajectory = state.metrics.trajectory

@@ -28,6 +28,7 @@ class BattleState:
     episode: EpisodeEndedReply | None = None
     """The gateway's answer when the episode ended (step 6): later calls refused, calls in flight settled."""
     mcp_base_url: str | None = None
+    isolation: str | None = None
     """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
     scope: ScopeRecord | None = None
     message: TaskMessage | None = None

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.cost import CostFigures
 from green_agent.models.result import BattleOutcome, BattleStatus
-from kernel.settings import ScopePolicy
+from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
 """2: outcome `scope_error`, `aggregates.scope_errors`, `config.scope_policy`, `rows[].missed_gold`.
@@ -38,6 +38,7 @@ class RunConfig(BaseModel):
     blue: str = Field(description="Blue under test: reference | noop | llm | an A2A URL.")
     predictor: str = Field(description="Scope predictor asked for.")
     scope_policy: ScopePolicy = Field(default="advise", description="advise | enforce.")
+    interaction: Interaction = Field(default="tools", description="tools | code (Python in a sandboxed REPL).")
     split: str | None = Field(default=None, description="Split evaluated (None when task ids were given).")
     trials: int = Field(default=1, ge=1, description="Battles per task.")
     deadline_s: float = Field(gt=0, description="Seconds Blue may work per battle.")
@@ -70,6 +71,9 @@ class RunManifest(BaseModel):
         "Task id -> digest of its folder in the world (`batch.world_digest.task_digests`), so `compare` can tell "
         "two worlds apart; empty in files written before it existed."))
     versions: dict[str, str | None] = Field(default_factory=dict, description="Versions of the parts involved.")
+    isolation: str | None = Field(default=None, description=(
+        "Code mode: the isolation agent code runs under on the machine that started the run (each battle's "
+        "result.json names its own)."))
     created_at: datetime = Field(description="When the run was first started (UTC).")
     nodes: list[RunNode] = Field(default_factory=list, description=(
         "Machines that ran the run's battles, in first-use order (empty in files written before it existed)."))

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
-from kernel.settings import ScopePolicy
+from kernel.settings import Interaction, ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
 RESULT_SCHEMA_VERSION = 5
@@ -127,6 +127,7 @@ class ArchiveRecord(BaseModel):
     outputs_dir: str | None = Field(default=None, description="Copy of AppWorld's task outputs, if made.")
     call_log: str | None = Field(default=None, description="This battle's call records, if any log existed.")
     call_records: int = Field(default=0, description="Number of this battle's call records.")
+    executions_log: str | None = Field(default=None, description="Code mode: this battle's execution records.")
     appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
     problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
     call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
@@ -150,6 +151,10 @@ class BattleResult(BaseModel):
     instruction: str | None = Field(default=None, description="The task's instruction (None before step 2 ran).")
     blue: str = Field(description="Blue under test: reference | noop | llm | its URL.")
     blue_agent_name: str | None = Field(default=None, description="Name on Blue's agent card.")
+    interaction: Interaction = Field(default="tools", description="tools (MCP tool per API) | code (Python REPL).")
+    isolation: str | None = Field(default=None, description=(
+        "Code mode: the isolation the agent's code ran under (a bubblewrap sandbox, or NO sandbox when the operator "
+        "passed --unsafe-code-in-process)."))
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
     outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")

@@ -29,7 +29,8 @@ RESULT_FILE = "result.json"
 
 
 def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: float, run_dir: Path,
-                 appworld_python: Path | None, started: datetime, finished: bool = False) -> BattleResult:
+                 appworld_python: Path | None, started: datetime, finished: bool = False,
+                 interaction: str = "tools") -> BattleResult:
     """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now).
 
     With no verdict yet (an error before the judge ran) the record is an unjudged infra_error."""
@@ -39,6 +40,7 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
     appworld_version = state.archive.appworld_version if state.archive else None
     return BattleResult(
         battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
+        interaction=interaction, isolation=state.isolation,
         instruction=state.setup.task.instruction if state.setup else None,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,

@@ -29,6 +29,20 @@ class PaginationReport(BaseModel):
     pages_fetched: int = Field(ge=0, description="Successful calls of the API (each returns one page).")
 
 
+class CodeMetrics(BaseModel):
+    """Code mode: the battle's executions, from the gateway's executions log (its calls are the call metrics)."""
+
+    executions: int = Field(ge=0, description="`execute` calls that ran code (empty and refused ones included).")
+    failed_executions: int = Field(ge=0, description="Executions whose output was a traceback ('Execution failed.').")
+    timeouts: int = Field(ge=0, description="Executions that hit the time limit.")
+    killed: int = Field(ge=0, description="Executions during which the sandbox was ended for a limit.")
+    api_calls: int = Field(ge=0, description="apis calls made by the code, summed over executions.")
+    api_calls_per_execution: float | None = Field(default=None, description="api_calls / executions (None: none).")
+    max_api_calls_in_execution: int = Field(default=0, ge=0, description="Most apis calls one execution made.")
+    execution_s: float = Field(ge=0, description="Wall seconds spent executing, summed.")
+    isolation: str | None = Field(default=None, description="The isolation the code ran under.")
+
+
 class TrajectoryMetrics(BaseModel):
     """Metrics the Green computes itself from the gateway's call records of one battle/task."""
 
@@ -103,3 +117,6 @@ class TrajectoryMetrics(BaseModel):
         default=None, description="The `answer` argument of the Blue's last successful supervisor.complete_task call "
         "(a non-string answer as JSON); None when it gave none (Blue-derived text: data). Added without a version "
         "bump: older records load with None.")
+    code: CodeMetrics | None = Field(default=None, description=(
+        "Code mode only: the executions' metrics (`CodeMetrics`). Added without a version bump: older records "
+        "load with None."))

@@ -7,7 +7,8 @@
    from the DB change logs (`dbs/*.jsonl` insert the supervisor's account passwords). The copy is
    evidence for people; AppWorld's own outputs dir keeps the exact, replayable state.
 3. Copy this battle's records out of the gateway's shared JSONL call log (filtered by `battle_id`,
-   malformed lines skipped) to `<run_dir>/mcp_calls.jsonl`.
+   malformed lines skipped) to `<run_dir>/mcp_calls.jsonl`, and in code mode its execution records
+   (`kernel.execution_record`) to `<run_dir>/mcp_executions.jsonl`.
 
 Steps 2-3 are evidence, not inputs of the verdict: a failure there is recorded, not fatal. A call log
 that exists but cannot be read (a directory, unreadable, an I/O error) is named in `call_log_problem`
@@ -27,11 +28,13 @@ from pathlib import Path
 from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import ArchiveRecord
 from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
+from kernel.execution_record import executions_log_path
 from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
 
 log = logging.getLogger(__name__)
 
 CALLS_FILE = "mcp_calls.jsonl"
+EXECUTIONS_FILE = "mcp_executions.jsonl"
 OUTPUTS_DIR = "appworld"
 def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Path:
     return Path(appworld_root) / "experiments" / "outputs" / experiment_name / "tasks" / task_id
@@ -60,6 +63,7 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
         result.problems.append(f"no AppWorld outputs at {source} (env server serving another root?)")
     if call_log_path is not None:
         _copy_calls(Path(call_log_path), battle_id, run_dir / CALLS_FILE, result)
+        _copy_executions(executions_log_path(Path(call_log_path)), battle_id, run_dir / EXECUTIONS_FILE, result)
     return result
 
 
@@ -86,6 +90,17 @@ def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecor
             problem = f"the call log {source} could not be read or copied ({exc.strerror or exc})"
     result.call_log_problem = problem
     result.problems.append(problem)
+
+
+def _copy_executions(source: Path, battle_id: str, target: Path, result: ArchiveRecord) -> None:
+    """Code mode: this battle's execution records (the gateway writes them beside the call log)."""
+    if not source.is_file():
+        return
+    try:
+        if filter_call_log(source, battle_id, target):
+            result.executions_log = str(target)
+    except OSError as exc:
+        result.problems.append(f"the executions log {source} could not be read or copied ({exc.strerror or exc})")
 
 
 def filter_call_log(source: Path, battle_id: str, target: Path) -> int:

@@ -43,19 +43,12 @@ def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
     tools = [tool_name(a) for a in scope_apis] if scope_apis is not None else []
     mcp_url = f"{gateway_url.rstrip('/')}/mcp" if gateway_url else None
     sse_url = f"{gateway_url.rstrip('/')}/sse" if gateway_url else None
-    sup = task.supervisor
     lines = [
         "You are being evaluated on an AppWorld task. Act on the supervisor's behalf using the AppWorld tools.",
         "",
         *machine_lines(task.task_id, mcp_url, sse_url),
         "",
-        "Task instruction:",
-        task.instruction,
-        "",
-        f"Supervisor: {sup.first_name} {sup.last_name}".rstrip(),
-        f"Supervisor email: {sup.email}",
-        f"Supervisor phone: {sup.phone_number}",
-        f"Current date and time: {task.datetime}",
+        *task_lines(task),
         "",
     ]
     lines += _tool_lines(tools, scope_apis is None, policy)
@@ -68,6 +61,14 @@ def build_task_message(task: TaskInfo, scope_apis: list[str] | None, gateway_url
         "answer as answer=<value>; otherwise call it with no answer. Use status=\"fail\" only if you cannot do the task.",
     ]
     return TaskMessage(text="\n".join(lines), tool_names=tools, mcp_url=mcp_url, sse_url=sse_url)
+
+
+def task_lines(task: TaskInfo, clock_note: str = "") -> list[str]:
+    """The instruction, the supervisor and the task's date and time (both interaction modes)."""
+    sup = task.supervisor
+    return ["Task instruction:", task.instruction, "",
+            f"Supervisor: {sup.first_name} {sup.last_name}".rstrip(), f"Supervisor email: {sup.email}",
+            f"Supervisor phone: {sup.phone_number}", f"Current date and time: {task.datetime}{clock_note}"]
 
 
 def _tool_lines(tools: list[str], unscoped: bool, policy: str) -> list[str]:

@@ -11,6 +11,8 @@
 4. ends when the gateway says the episode is over (a successful `complete_task`, called directly or
    through `call_api`), after `max_steps` replies, at the deadline, or at a fault, and says how in a
    `BridgeReport` (whose fault: see `green_agent.models.bridge`).
+   In code mode (the battle lists only `execute`) each reply is one execution and the answer its output
+   (`green_agent.a2a.bridge.code_replies`).
 It never raises: every ending is a report.
 
 Whose fault is decided by where it happened (docs/outcomes.md): anything that arose while reading or
@@ -29,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from green_agent.a2a.bridge.code_replies import CODE_REPLY_FORMAT, code_call, is_code_battle, render_output
 from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable, PurpleCallRefused
 from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
@@ -88,10 +91,12 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
         return report("bridge_error", f"the engine's task message could not be read: {exc}", "green")
     try:
         async with GatewayTools(task.mcp_url) as tools:
-            text = first_message(task_text, await tools.schemas())
+            schemas = await tools.schemas()
+            code = is_code_battle(schemas)  # code mode: code_replies.py
+            text = first_message(task_text, schemas) + (f"\n\n{CODE_REPLY_FORMAT}" if code else "")
             async with PurpleConversation(purple_url, limits.turn_timeout_s, auth) as purple:
                 context[0] = purple.context_id
-                return await _loop(purple, tools, text, limits, deadline, counts, report, context)
+                return await _loop(purple, tools, text, limits, deadline, counts, report, context, code)
     except PurpleFault as fault:
         return report(fault.ended_by, str(fault), "blue" if fault.delivered else "green")
     except PurpleCallRefused as exc:
@@ -104,7 +109,7 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
 
 
 async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limits: Limits, deadline: float,
-                counts: dict[str, Any], report: Any, context: list[str | None]) -> BridgeReport:
+                counts: dict[str, Any], report: Any, context: list[str | None], code: bool = False) -> BridgeReport:
     while True:
         if counts["steps"] >= limits.max_steps:
             return report("max_steps", f"the purple used all {limits.max_steps} steps without completing the task")
@@ -121,7 +126,7 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
         counts["usage"].add(reply.metadata)
         started = time.perf_counter()
         try:
-            text = await _step(reply, tools, counts)
+            text = await _step(reply, tools, counts, code)
         finally:
             counts["green_s"] += time.perf_counter() - started
         context[0] = purple.context_id
@@ -129,11 +134,13 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             return report("complete_task", f"the gateway ended the episode after the purple's call ({PROTOCOL})")
 
 
-async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str | None:
+async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: bool = False) -> str | None:
     """One reply -> the next message to the purple (None: the gateway says the episode is over)."""
     counts["steps"] += 1
     try:
         call = parse_tool_call(reply.text, reply.data)
+        if code and isinstance(call, str):
+            call = code_call(reply.text) or call
     except Exception as exc:  # noqa: BLE001 - it arose reading the purple's bytes: its fault, never ours
         raise PurpleFault("purple_malformed", f"the purple's reply could not be read as a tool call "
                           f"({type(exc).__name__})", delivered=True) from None
@@ -150,4 +157,6 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any]) -> str 
     counts["tool_calls"] += 1
     if outcome.episode_over:
         return None
+    if code:
+        return render_output(outcome.response)
     return render_result(call.name, outcome.response)

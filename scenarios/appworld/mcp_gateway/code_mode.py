@@ -1,0 +1,147 @@
+"""The gateway's code mode: the `execute` tool of a code-mode battle and the battle's sandboxed REPL.
+
+A battle set with `interaction: "code"` lists one tool, `execute` (`{"code": str}` -> the REPL's output
+text, AppWorld's `/execute` strings). `CodeRunner` starts the battle's `CodeSession` when the battle is
+set and kills it when the battle is cleared, replaced or its episode ends (a running execution is ended
+then; its output says so). From the first code battle on, one spare REPL is kept spawned (a fresh
+process that has run no code, importing while the next battle is set up), so later battles do not wait
+for IPython and AppWorld's helpers to import; no process ever serves two battles. Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
+which runs it through the same per-battle path as a tool call of that battle (`Gateway.code_call`): the
+sandbox never sees a token. One execution runs at a time per battle; one `ExecutionRecord` per
+execution is appended to the executions log beside the call log (`executions_log_path`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import mcp_types as types
+
+from kernel.call_log import append_line
+from kernel.execution_record import ExecutionRecord, executions_log_path
+from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
+from mcp_gateway.code.session import ChildFault, CodeSession, ExecutionOutcome, Relay
+from mcp_gateway.models import BattleState
+from mcp_gateway.tools import ToolSpec
+
+logger = logging.getLogger(__name__)
+EXECUTE_TOOL = "execute"
+MAX_CODE_BYTES = 200_000
+EXECUTE_DEFINITION = types.Tool(
+    name=EXECUTE_TOOL,
+    description=("Run Python code in this task's stateful Python REPL (variables persist between calls). Call "
+                 "AppWorld APIs as apis.<app>.<api>(**kwargs): each returns the API's JSON and raises on an API error. "
+                 "print() what you need to see. The output is what the code printed, 'Execution successful.', or "
+                 "'Execution failed. Traceback: ...'. Finish with apis.supervisor.complete_task(answer=..., "
+                 "status='success')."),
+    input_schema={"type": "object", "properties": {"code": {"type": "string", "description": "Python code to run."}},
+                  "required": ["code"]},
+)
+NOT_CODE_TOOL = "This battle is in code mode: its only tool is `execute` ({\"code\": \"...\"})."
+
+
+def api_map(specs: dict[str, ToolSpec]) -> dict[str, list[str]]:
+    """`{app: [api, ...]}` of the gateway's tools: the REPL's `apis` (the scope policy applies when called)."""
+    apps: dict[str, list[str]] = {}
+    for spec in specs.values():
+        apps.setdefault(spec.app_name, []).append(spec.api_name)
+    return apps
+
+
+class CodeRunner:
+    """The sandboxed REPL of the running code-mode battle (at most one)."""
+
+    def __init__(self, specs: dict[str, ToolSpec], call_log: Path, python: Path | None = None,
+                 unsafe_in_process: bool = False, limits: SandboxLimits | None = None) -> None:
+        self.apis = api_map(specs)
+        self.python = python or default_python()
+        self.unsafe_in_process = unsafe_in_process
+        self.limits = limits or SandboxLimits()
+        self.log_path = executions_log_path(call_log)
+        self._session: CodeSession | None = None
+        self._spare: CodeSession | None = None
+        self._battle_id: str | None = None
+        self._one_at_a_time = threading.Lock()
+
+    def isolation(self) -> Isolation:
+        """The isolation code runs under here (raises SandboxUnavailable, saying what to install)."""
+        return require_isolation(self.python, self.unsafe_in_process)
+
+    def start(self, battle: BattleState) -> str:
+        """Start `battle`'s REPL (ending any other); returns the isolation's summary.
+
+        The REPL is a fresh process that has run nothing: the spare spawned when the previous code battle
+        started (it has imported IPython and AppWorld's helpers meanwhile), else a new one. A new spare is
+        spawned for the next battle at once; no process ever serves two battles."""
+        self.stop()
+        isolation = self.isolation()
+        session, self._spare = self._spare, None
+        try:
+            if session is None:
+                raise ChildFault("no spare")
+            session.begin(battle.task_datetime or "")
+        except ChildFault:
+            if session is not None:
+                session.close()
+            session = self._new_session(isolation)
+            session.start(send_init=False)
+            session.begin(battle.task_datetime or "")
+        self._session, self._battle_id = session, battle.battle_id
+        self._spare = self._new_session(isolation)
+        self._spare.start(send_init=False)
+        return isolation.summary()
+
+    def _new_session(self, isolation: Isolation) -> CodeSession:
+        return CodeSession(python=self.python, isolation=isolation, task_datetime="", apis=self.apis,
+                           relay=_no_relay, limits=self.limits)
+
+    def shutdown(self) -> None:
+        """Kill the running REPL and the spare (the gateway is stopping)."""
+        self.stop()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
+
+    def stop(self) -> None:
+        """Kill the REPL (its whole sandbox), if any. Idempotent."""
+        session, self._session, self._battle_id = self._session, None, None
+        if session is not None:
+            session.close()
+
+    def execute(self, battle: BattleState, code: str, relay: Relay) -> ExecutionOutcome | None:
+        """Run `code` in `battle`'s REPL (blocking; one at a time); None if the battle has no REPL any more."""
+        with self._one_at_a_time:
+            session = self._session
+            if session is None or self._battle_id != battle.battle_id:
+                return None
+            started = datetime.now(timezone.utc)
+            session.relay = relay
+            outcome = session.execute(code)
+        self._log(battle, code, outcome, started, session.isolation.summary())
+        return outcome
+
+    def _log(self, battle: BattleState, code: str, outcome: ExecutionOutcome, started: datetime,
+             isolation: str) -> None:
+        record = ExecutionRecord(timestamp=started, battle_id=battle.battle_id, task_id=battle.task_id,
+                                 code_chars=len(code), api_calls=outcome.api_calls, failed=outcome.failed,
+                                 timed_out=outcome.timed_out, killed=outcome.killed, duration_ms=outcome.duration_ms,
+                                 isolation=isolation)
+        try:
+            append_line(self.log_path, record.model_dump_json().encode() + b"\n")
+        except OSError as exc:
+            logger.error("could not append to the executions log %s: %s", self.log_path, exc)
+
+
+def _no_relay(call: object) -> object:
+    raise RuntimeError("no relay set for this execution")
+
+
+def execute_result(output: str, task_completed: bool = False) -> types.CallToolResult:
+    """The `execute` tool's answer: the REPL's output as text, and structured with `task_completed` (the battle's
+    `complete_task` succeeded, so its episode is over: the in-band bridge ends the conversation on it)."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=output)],
+                                structured_content={"output": output, "task_completed": task_completed},
+                                is_error=False)
