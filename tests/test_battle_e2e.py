@@ -30,6 +30,7 @@ from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill
 from a2a.utils import new_agent_text_message
 
+from green_agent.models.result import BattleResult
 from green_agent.engine.config import BattleChoices
 from green_agent.runtime.slot_clients import slot_env_client
 from green_agent.steps.archive import outputs_path
@@ -177,6 +178,9 @@ def test_noop_blue_loses_with_failed(e2e_settings: Settings, slot: SlotUrls, tas
         result = _battle(e2e_settings, slot, task_id, "noop", blue_url, "noop", predictor="lexical")
     assert (result.status, result.winner, result.outcome) == ("completed", "green_agent", "failed"), result.reason
     assert result.evaluation is not None and not result.evaluation.success
+    on_disk = BattleResult.model_validate_json((Path(result.run_dir) / "result.json").read_text())
+    assert on_disk.explanation is not None and on_disk.explanation.headline.startswith("Green wins")
+    assert len(on_disk.explanation.failed_requirements) == len(result.evaluation.failures) > 0  # what the CLI prints
     _assert_closed(slot, task_id)
 
 

@@ -91,6 +91,16 @@ def test_no_library_module_imports_a_driver() -> None:
     assert offenders == []
 
 
+def test_the_records_import_only_records_and_the_kernel() -> None:
+    """`green_agent/models` is the floor the rest of the Green builds on: it never reaches up into the engine,
+    the steps or the batch layer (assembling a result from the engine's state is the engine's own work)."""
+    offenders = [f"{path.relative_to(SCENARIO_DIR)}: {module}"
+                 for path in python_files(SCENARIO_DIR / "green_agent" / "models")
+                 for module in sorted(imported_modules(path))
+                 if module.startswith("green_agent.") and not module.startswith("green_agent.models")]
+    assert offenders == []
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(SCENARIO_DIR).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -34,7 +34,8 @@ from green_agent.diagnose import explain
 from green_agent.engine.config import BattleConfig, BattleDeps
 from green_agent.engine.state import BattleState
 from green_agent.models.result import BattleResult, ErrorRecord
-from green_agent.models.result_assembly import build_result, trajectory_summary, write_result
+from green_agent.engine.result_builder import build_result
+from green_agent.models.result_assembly import trajectory_summary, write_result
 from green_agent.steps.archive import archive
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
@@ -111,7 +112,7 @@ class Battle:
     """Complete whatever is left (finished steps are not rerun)."""
 
     def build_result(self, finished: bool = False) -> BattleResult:
-        """The record so far (see `green_agent.models.result_assembly.build_result`)."""
+        """The record so far (see `green_agent.engine.result_builder.build_result`)."""
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
                             interaction=config.choices.interaction or "tools",

@@ -15,14 +15,16 @@ from green_agent.models.scope import ScopeUsage
 from kernel.settings import Interaction, ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
-RESULT_SCHEMA_VERSION = 5
+RESULT_SCHEMA_VERSION = 6
 """2: `outcome` may be `scope_error`; `scope` gained missed_gold, policy, out_of_scope_calls, refused_gold.
 3: `trajectory`, `archive` and `scope.usage` are typed records (TrajectoryMetrics, ArchiveRecord, ScopeUsage)
 where 2 declared plain dicts; the JSON is the same shape, so version-2 files still load.
 4: status and outcome may be `blue_error` (the Blue's own fault after it was given the task: judged, charged),
 with `blue_fault` naming it; older files still load.
 5: `instruction` (the task's instruction, from step 2) so a verdict can be explained from the record alone
-(`green_agent.models.explanation`); `trajectory.submitted_answer` (the Blue's answer); older files still load."""
+(`green_agent.models.explanation`); `trajectory.submitted_answer` (the Blue's answer); older files still load.
+6: `explanation` (the verdict in plain words: its headline and the failed requirements), so a script reading
+result.json gets what the CLI prints; older files still load."""
 
 BattleStatus = Literal["completed", "timeout", "blue_error", "infra_error"]
 BattleOutcome = Literal["passed", "partial", "collateral_damage", "failed", "timeout", "blue_error", "scope_error",
@@ -142,10 +144,18 @@ class VersionsRecord(BaseModel):
     agentbeats: str | None = Field(default=None, description="AgentBeats SDK.")
 
 
+class ExplanationRecord(BaseModel):
+    """The verdict explained, as `appworld-green battle` prints it (without the expected answer)."""
+
+    headline: str = Field(description="The outcome in one plain sentence, starting with who won.")
+    failed_requirements: list[str] = Field(default_factory=list, description=(
+        "What each failed AppWorld test checked, in AppWorld's words, with the kind of check (at most 10)."))
+
+
 class BattleResult(BaseModel):
     """One battle, judged or not."""
 
-    schema_version: Literal[2, 3, 4, 5] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
+    schema_version: Literal[2, 3, 4, 5, 6] = Field(default=RESULT_SCHEMA_VERSION, description="Record format version.")
     battle_id: str = Field(description="Battle id (also in the call log records).")
     task_id: str | None = Field(default=None, description="AppWorld task id (None if it could not be read).")
     instruction: str | None = Field(default=None, description="The task's instruction (None before step 2 ran).")
@@ -159,6 +169,9 @@ class BattleResult(BaseModel):
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
     outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")
     reason: str | None = Field(default=None, description="One line explaining the verdict.")
+    explanation: ExplanationRecord | None = Field(default=None, description=(
+        "The verdict in plain words (`green_agent.models.explanation`, never the expected answer); filled whenever "
+        "the record is built or written."))
     difficulty: int | None = Field(default=None, description="Task difficulty 1-3, when known.")
     experiment_name: str | None = Field(default=None, description="AppWorld experiment of this battle's outputs.")
     evaluation: EvaluationRecord | None = Field(default=None, description="AppWorld's evaluation (None if not reached).")

@@ -1,9 +1,10 @@
 """Assemble `result.json` from a battle's state and write it: the one place a `BattleResult` is put together.
 
-Beside `green_agent.models.result` (the record itself): `build_result` (the engine's state -> the
-record), `trajectory_summary` (the figures a step output shows), `write_result` (atomic, secrets
-scrubbed), `collect_versions`. The engine, the batch layer (infra-error and relabelled records) and
-the Ray executor (a result shipped back from a node) all write through `write_result`.
+Beside `green_agent.models.result` (the record itself): `explained` (the record with its verdict explained in
+plain words), `trajectory_summary` (the figures a step output shows), `write_result` (explained, atomic,
+secrets scrubbed), `collect_versions`. The engine builds the record from its state
+(`green_agent.engine.result_builder`); the engine, the batch layer (infra-error and relabelled records) and the
+Ray executor (a result shipped back from a node) all write through `write_result`.
 """
 
 from __future__ import annotations
@@ -11,56 +12,17 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from green_agent import __version__
-from green_agent.models.result import BattleResult, CompletionRecord, VersionsRecord
+from green_agent.models.explanation import explain
+from green_agent.models.result import BattleResult, ExplanationRecord, VersionsRecord
 from green_agent.models.trajectory import TrajectoryMetrics
-from green_agent.steps.judge import judge
 from kernel.atomic import atomic_write_text
 from kernel.redaction import scrub_data
 
-if TYPE_CHECKING:
-    from green_agent.engine.state import BattleState
-
 RESULT_FILE = "result.json"
-
-
-def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: float, run_dir: Path,
-                 appworld_python: Path | None, started: datetime, finished: bool = False,
-                 interaction: str = "tools") -> BattleResult:
-    """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now).
-
-    With no verdict yet (an error before the judge ran) the record is an unjudged infra_error."""
-    verdict = state.judgement or judge(None, False, True)
-    evaluation = state.metrics.evaluation if state.metrics else None
-    completion = state.completion
-    appworld_version = state.archive.appworld_version if state.archive else None
-    return BattleResult(
-        battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
-        interaction=interaction, isolation=state.isolation,
-        instruction=state.setup.task.instruction if state.setup else None,
-        blue_agent_name=state.handle.result.agent.name if state.handle else None,
-        status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,
-        reason=state.error.message if state.error else verdict.reason,
-        difficulty=evaluation.difficulty if evaluation else None,
-        experiment_name=state.setup.experiment_name if state.setup else None,
-        evaluation=evaluation, scope=state.scope,
-        completion=CompletionRecord(deadline_s=deadline_s, **completion.model_dump(
-            include={"completed", "ended_by", "detected_via", "waited_s", "blue_reply", "detection_latency_s",
-                     "bridge_report"}))
-        if completion else None,
-        trajectory=state.metrics.trajectory if state.metrics else None,
-        trajectory_error=state.metrics.trajectory_error if state.metrics else None,
-        archive=state.archive, report_problems=list(state.report_problems), timings=dict(state.timings),
-        error=state.error, blue_fault=completion.blue_fault if completion and not state.error else None,
-        cleanup=state.cleanup if state.cleanup else None,
-        versions=collect_versions(appworld_python, appworld_version),
-        run_dir=str(run_dir), started_at=started,
-        finished_at=datetime.now(timezone.utc) if finished else None,
-    )
 
 
 SUMMARY_FIGURES = {"total_calls", "successful_calls", "failed_calls", "error_rate", "avg_duration_ms", "unique_tools",
@@ -78,9 +40,20 @@ def scrubbed(result: BattleResult) -> BattleResult:
     return BattleResult.model_validate(scrub_data(result.model_dump(mode="json")))
 
 
+MAX_EXPLAINED_FAILURES = 10
+
+
+def explained(result: BattleResult) -> BattleResult:
+    """`result` with `explanation` filled from the record itself (`explain`, never the expected answer)."""
+    verdict = explain(result)
+    record = ExplanationRecord(headline=verdict.headline, failed_requirements=[
+        f"{f.requirement} ({f.kind})" for f in verdict.failed[:MAX_EXPLAINED_FAILURES]])
+    return result.model_copy(update={"explanation": record})
+
+
 def write_result(result: BattleResult, run_dir: Path) -> Path:
-    """Write `<run_dir>/result.json` atomically (temp file + rename)."""
-    return atomic_write_text(run_dir / RESULT_FILE, scrubbed(result).model_dump_json(indent=2))
+    """Write `<run_dir>/result.json` atomically (temp file + rename), its verdict explained."""
+    return atomic_write_text(run_dir / RESULT_FILE, scrubbed(explained(result)).model_dump_json(indent=2))
 
 
 def collect_versions(appworld_python: Path | None, appworld_version: str | None = None) -> VersionsRecord:
