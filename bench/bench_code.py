@@ -11,6 +11,9 @@ alternately:
 Figures: `code_execute_round_trip` (ours vs AppWorld's, ratio value/baseline; target <= 1.2x) and
 `code_sandbox_start` (spawning one battle's sandbox vs the battle's `/initialize`, ratio value/baseline;
 target <= 0.2 s), with the REPL's ready time (IPython and AppWorld's helpers imported) beside it.
+Then `code_battle_vs_tools`: whole battles of one dev task by the reference Blue (its reference solution),
+alternately in tools mode and in code mode on the same slot and Blue, wall time per battle (engine start to
+result), median code / median tools (target <= 1.2x). The first battle of each mode is a warm-up, dropped.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ import argparse
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import bench_settings, dev_tasks, emit, figure, print_machine, remove_experiments, start_slot  # noqa: E402
 
 CODE = "print(apis.supervisor.show_profile()['email'])"
+BATTLE_TARGET_RATIO = 1.2
 TARGET_RATIO = 1.2
 TARGET_START_S = 0.2
 
@@ -75,6 +80,7 @@ def run_bench(trials: int, root: str | None) -> list[dict]:
         finally:
             slot.stop()
             remove_experiments(settings.appworld_root, ["bench-code"])
+        battles = battle_times(settings, trials=max(1, trials // 6), workdir=workdir)
     median = sorted(ours)[len(ours) // 2]
     baseline = sorted(theirs)[len(theirs) // 2]
     spawn = sorted(spawns)[len(spawns) // 2]
@@ -87,7 +93,42 @@ def run_bench(trials: int, root: str | None) -> list[dict]:
                "up; ready_s is when the first execution can run)", ratio="value/baseline",
                target=f"<= {TARGET_START_S} s", meets_target=spawn <= TARGET_START_S,
                extra={"ready_s": sorted(readies)[len(readies) // 2], "isolation": isolation.summary()}),
+        battle_figure(*battles),
     ]
+
+
+def battle_times(settings: Any, trials: int, workdir: str) -> tuple[list[float], list[float]]:
+    """Wall seconds of `trials` reference battles per mode, alternating tools and code on one fresh slot."""
+    from green_agent.engine.config import BattleChoices
+    from green_agent.local_battle import open_blue, run_on_slot
+
+    slot = start_slot(settings, workdir)
+    task_id = dev_tasks(settings)[0]
+    times: dict[str, list[float]] = {"tools": [], "code": []}
+    try:
+        with open_blue("reference", settings, slot.urls, Path(workdir) / "logs") as blue_url:
+            for i in range(trials + 1):
+                for mode in ("tools", "code"):
+                    choices = BattleChoices(blue="reference", predictor="ground_truth", interaction=mode)
+                    started = time.perf_counter()
+                    result = run_on_slot(task_id, choices, settings, slot.urls, blue_url,
+                                         Path(workdir) / f"battle-{mode}-{i}", f"bench-code-{mode}-{i}")
+                    if result.outcome != "passed":
+                        raise SystemExit(f"the {mode} battle did not pass ({result.outcome}: {result.reason})")
+                    if i:  # the first of each mode warms up
+                        times[mode].append(time.perf_counter() - started)
+    finally:
+        slot.stop()
+        remove_experiments(settings.appworld_root, [f"bench-code-{m}-{i}" for m in times for i in range(trials + 1)])
+    return times["code"], times["tools"]
+
+
+def battle_figure(code: list[float], tools: list[float]) -> dict:
+    median, baseline = sorted(code)[len(code) // 2], sorted(tools)[len(tools) // 2]
+    return figure("code_battle_vs_tools", "s", median, baseline, code, tools,
+                  "one reference battle of the same task in code mode vs tools mode (same slot and Blue, "
+                  "alternating; wall time per battle)", ratio="value/baseline", target=f"<= {BATTLE_TARGET_RATIO}x",
+                  meets_target=median <= BATTLE_TARGET_RATIO * baseline)
 
 
 def main(argv: list[str] | None = None) -> int:
