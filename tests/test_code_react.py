@@ -67,3 +67,37 @@ def test_an_execute_call_goes_into_the_history_as_a_fenced_block() -> None:
 def test_a_long_output_is_cut_saying_so() -> None:
     text = output_message("y" * (code_react.MAX_OUTPUT_CHARS + 5))
     assert text.startswith("Output:\n") and text.endswith(f"first {code_react.MAX_OUTPUT_CHARS} shown]")
+
+
+def _play(replies: list[SimpleNamespace], outputs: list[Any], monkeypatch: Any, max_turns: int = 5) -> tuple[str, list[str]]:
+    """`code_llm_blue.play` with `execute` standing for the gateway's (code -> output text, or it raises)."""
+    from blue_agent import code_llm_blue
+
+    ran: list[str] = []
+
+    def execute(session: Any, code: str) -> str:
+        ran.append(code)
+        out = outputs.pop(0)
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    monkeypatch.setattr(code_llm_blue, "execute", execute)
+    react = CodeReact(_Client(replies), "m")  # type: ignore[arg-type]
+    return asyncio.run(code_llm_blue.play(react, "the task", session=None, max_turns=max_turns)), ran  # type: ignore[arg-type]
+
+
+def test_the_blue_loop_ends_on_a_complete_task_that_did_not_fail(monkeypatch: Any) -> None:
+    replies = [_message("```python\napis.supervisor.complete_task(answer=1)\n```"), _message("no code"),
+               _message("```python\napis.supervisor.complete_task(answer=2)\n```")]
+    ended, ran = _play(replies, ["Execution failed. Traceback:\nException: x", "Execution successful."], monkeypatch)
+    assert ended == "Completed the task in 3 replies (code mode)." and len(ran) == 2
+
+
+def test_the_blue_loop_stops_when_the_gateway_refuses_or_turns_run_out(monkeypatch: Any) -> None:
+    from blue_agent.errors import GatewayCallError
+
+    ended, _ = _play([_message("```python\nx = 1\n```")], [GatewayCallError("execute was refused: over")], monkeypatch)
+    assert ended.startswith("Stopped after 1 replies: execute was refused")
+    ended, ran = _play([_message("thinking")] * 3, [], monkeypatch, max_turns=3)
+    assert ended == "Stopped after 3 replies without completing the task." and ran == []
