@@ -92,6 +92,7 @@ def install() -> bool:
             log.exception("code-mode LLM Blue failed")
             return f"error: {type(exc).__name__}: {str(exc)[:300]}"
         finally:
+            await client.close()
             await asyncio.to_thread(session.close)
 
     AgentBeatsExecutor.invoke_agent = invoke_agent
