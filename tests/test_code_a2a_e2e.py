@@ -55,7 +55,8 @@ def test_the_llm_purple_reads_its_traceback_and_solves_the_task_in_code_mode(gre
     assert "appworld-a2a-code/1" in last_user_message(requests[0])
     fed_back = last_user_message(requests[1])  # the sandbox's traceback, as the Green relayed it
     assert fed_back.startswith("Output:\nExecution failed. Traceback:") and "KeyError: 'e_mail'" in fed_back
-    assert "not a tool call" in last_user_message(requests[2])  # the Green's corrective message
+    corrected = last_user_message(requests[2])  # the Green's corrective message, in code mode's terms
+    assert corrected.startswith("Your last message held no code to run (") and "```python" in corrected
     result = result_of(outcome.data, TASK)
     assert (result.outcome, result.interaction) == ("passed", "code"), result.reason
     report = result.completion.bridge_report
