@@ -2,7 +2,8 @@
 
 The in-band bridge offers the purple one tool, `execute` (protocol appworld-a2a-code/1): the reference
 purple replies with its task's reference solution as one fenced python block and must win; the no-op
-purple sends only `apis.supervisor.complete_task()` and must lose.
+purple sends only `apis.supervisor.complete_task()` and must lose. The `llm` purple, against the scripted
+OpenAI-compatible stand-in, reads the traceback of its first code, is corrected once, and wins.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from a2a_support import start
+from blue_agent.code_react import SYSTEM_PROMPT
+from code_llm_script import SCRIPT, TASK, last_user_message
+from fake_openai import FakeOpenAI
 from test_a2a_e2e import assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
@@ -32,3 +37,29 @@ def test_the_reference_purple_wins_and_the_noop_loses_in_code_mode(green, purple
                               "config": {"task_ids": tasks[:1], "interaction": "code"}})
     assert lost.state == "completed" and lost.data is not None and lost.data["tgc"] == 0.0
     assert result_of(lost.data, tasks[0]).outcome == "failed"
+
+
+def test_the_llm_purple_reads_its_traceback_and_solves_the_task_in_code_mode(green, env, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    with FakeOpenAI(chat_replies=list(SCRIPT)) as fake:
+        llm_env = {**env, "OPENAI_API_KEY": "sk-test-code", "OPENAI_BASE_URL": fake.base_url}
+        process, url, _ = start(["purple", "--kind", "llm"], llm_env, tmp_path / "llm.log")
+        try:
+            outcome = assess(green.url, {"participants": {"agent": url}, "config": {
+                "task_ids": [TASK], "interaction": "code", "predictor": "ground_truth"}})
+        finally:
+            process.stop()
+        requests = [r["body"] for r in fake.requests if r["path"].endswith("/chat/completions")]
+    assert outcome.state == "completed", outcome.statuses
+    assert len(requests) == 3
+    assert requests[0]["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT} and "tools" not in requests[0]
+    assert "appworld-a2a-code/1" in last_user_message(requests[0])
+    fed_back = last_user_message(requests[1])  # the sandbox's traceback, as the Green relayed it
+    assert fed_back.startswith("Output:\nExecution failed. Traceback:") and "KeyError: 'e_mail'" in fed_back
+    corrected = last_user_message(requests[2])  # the Green's corrective message, in code mode's terms
+    assert corrected.startswith("Your last message held no code to run (") and "```python" in corrected
+    result = result_of(outcome.data, TASK)
+    assert (result.outcome, result.interaction) == ("passed", "code"), result.reason
+    report = result.completion.bridge_report
+    assert (report.ended_by, report.tool_calls, report.corrections) == ("complete_task", 2, 1)
+    code = result.trajectory.code
+    assert (code.executions, code.failed_executions) == (2, 1)

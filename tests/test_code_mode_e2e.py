@@ -3,7 +3,8 @@
 The reference Blue sends each task's reference solution as one execution to the gateway's `execute` tool;
 the calls its code makes are the gateway's records like any tool call's. The no-op Blue only calls
 `apis.supervisor.complete_task()`. Under `enforce`, an API outside the scope fails inside the code (on
-f0f4d44_2 the lexical predictor leaves out gold APIs), as an AppWorld API error would.
+f0f4d44_2 the lexical predictor leaves out gold APIs), as an AppWorld API error would. The `llm` Blue, against
+the scripted OpenAI-compatible stand-in, reads the traceback of its first code, is corrected once, and wins.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
+import subprocess
+
+from blue_agent.code_react import NO_CODE, SYSTEM_PROMPT
+from code_llm_script import SCRIPT, TASK, last_user_message
+from fake_openai import FakeOpenAI
 from green_agent.models.eval_run import EvalResults
+from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
 from test_scope_policy_e2e import result_of, run_eval
 
 pytestmark = pytest.mark.e2e
@@ -58,3 +65,28 @@ def test_an_enforced_scope_fails_inside_the_code(tmp_path: Path, appworld_root: 
                                            / "mcp_calls.jsonl").read_text().splitlines()]
     refused = [c for c in calls if not c["in_scope"]]
     assert refused and "outside this battle's scope" in refused[0]["error"]
+
+
+def test_the_llm_blue_reads_its_traceback_and_solves_the_task_in_code_mode(tmp_path: Path, appworld_root: Path) -> None:
+    out = tmp_path / "llm"
+    ports_arg, ports = slot_ports(1)
+    with FakeOpenAI(chat_replies=list(SCRIPT)) as fake:
+        env = {**cli_env(appworld_root, tmp_path), "OPENAI_API_KEY": "sk-test-code", "OPENAI_BASE_URL": fake.base_url,
+               "OPENAI_AGENTS_DISABLE_TRACING": "1"}
+        proc = subprocess.run([CLI, "eval", "--task-ids", TASK, "--blue", "llm", "--interaction", "code",
+                               "--predictor", "ground_truth", "--workers", "1", "--out", str(out), "--slot-ports",
+                               ports_arg, "--deadline", "120"], capture_output=True, text=True, env=env, timeout=600)
+        requests = [r["body"] for r in fake.requests if r["path"].endswith("/chat/completions")]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_nothing_left(ports)
+    assert len(requests) == 3 and not [r for r in fake.requests if r["path"].endswith("/responses")]
+    assert requests[0]["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT} and "tools" not in requests[0]
+    assert f"AppWorld task id: {TASK}" in last_user_message(requests[0])
+    fed_back = last_user_message(requests[1])  # the sandbox's traceback, straight from the gateway's execute
+    assert fed_back.startswith("Output:\nExecution failed. Traceback:") and "KeyError: 'e_mail'" in fed_back
+    assert last_user_message(requests[2]) == NO_CODE
+    results = EvalResults.model_validate_json((out / "results.json").read_text())
+    result = result_of(results, out, TASK)
+    assert (result.outcome, result.interaction) == ("passed", "code"), result.reason
+    code = result.trajectory.code
+    assert (code.executions, code.failed_executions) == (2, 1)

@@ -11,7 +11,7 @@ import os
 
 import agentbeats as ab
 
-from blue_agent import llm_tools, sdk_log
+from blue_agent import code_llm_blue, llm_tools, sdk_log
 from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
 
 # The agent process prints what its model endpoint answers (errors and tracebacks included): keep
@@ -19,6 +19,7 @@ from kernel.redaction import register_secrets, scrub_process_output, secrets_in_
 register_secrets(secrets_in_environment(dict(os.environ)))
 scrub_process_output()
 sdk_log.silence()  # the Green posts this Blue's calls from the gateway's log, under the Blue's name
+code_llm_blue.install()  # a code-mode battle (the gateway lists only `execute`) runs our ReAct loop
 
 
 @ab.tool

@@ -29,6 +29,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.report",
     "green_agent.commands.compare",
     "green_agent.commands.a2a",
+    "green_agent.commands.doctor",
 ]
 """Subcommand modules, in help order. Add a module here to add a subcommand."""
 

@@ -5,6 +5,12 @@ chat completion; each Green message is a user message. A reply with `tool_calls`
 protocol's tool call (the first one); a reply without is passed on as its text (the Green parses
 it, or answers with its corrective message). History is kept per conversation, bounded by
 `MAX_HISTORY` messages after the first.
+
+In code mode (`appworld-a2a-code/1`: the first message offers only `execute`) the player is a
+`CodeLlmPlayer`: our own ReAct prompt (`blue_agent.code_react`), no tools offered; each reply is the
+code of the model's reply as the protocol's `execute` tool call (JSON, so code holding backticks survives),
+or, when it held none, its text, which the Green answers with its corrective message; the Green's next
+message is the REPL's output.
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ from typing import Any
 
 from openai import AsyncOpenAI
 
+from blue_agent.code_react import CodeReact
+from blue_agent.code_mode import EXECUTE_TOOL
+from blue_agent.purple.code_mode import is_code_task
 from kernel.a2a_tools import ToolCall, render_call, tools_of
 from kernel.a2a_usage import usage_metadata
 
@@ -57,10 +66,30 @@ class LlmPlayer:
         pass
 
 
+class CodeLlmPlayer:
+    """Code mode: one model reply -> one execution (an `execute` call) or its text when it held no code."""
+
+    def __init__(self, client: AsyncOpenAI, model: str) -> None:
+        self.react = CodeReact(client, model)
+        self.last_usage: dict[str, Any] | None = None
+
+    async def turn(self, text: str) -> str:
+        said, code = await self.react.reply(text)
+        self.last_usage = self.react.last_usage
+        if code is None:
+            return said
+        return render_call(ToolCall(name=EXECUTE_TOOL, arguments={"code": code}))
+
+    def close(self) -> None:
+        pass
+
+
 def player_factory(api_key: str, base_url: str | None, model: str = DEFAULT_MODEL):  # noqa: ANN201
     client = AsyncOpenAI(api_key=api_key, base_url=base_url)
 
-    def make_player(first_message: str) -> LlmPlayer:
+    def make_player(first_message: str) -> LlmPlayer | CodeLlmPlayer:
+        if is_code_task(first_message):
+            return CodeLlmPlayer(client, model)
         return LlmPlayer(client, model, tools_of(first_message))
 
     return make_player

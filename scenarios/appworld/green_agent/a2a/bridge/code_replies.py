@@ -4,7 +4,8 @@ A code-mode battle's gateway lists one tool, `execute` (`is_code_battle`). The f
 `CODE_REPLY_FORMAT` to the tool mode's (the task and the `execute` schema): each reply is one execution,
 either the tool call `{"name": "execute", "arguments": {"code": ...}}` or one fenced python block (the
 convention of AppWorld's own ReAct prompt; `code_call`). The next message is the REPL's output
-(`render_output`: `Output:` and AppWorld's `/execute` text). The conversation ends once the code's
+(`render_output`: `Output:` and AppWorld's `/execute` text); a reply holding neither gets
+`render_code_correction`. The conversation ends once the code's
 `apis.supervisor.complete_task(...)` succeeded: the gateway marks that execution's result as ending the
 episode (`kernel.mcp_results.episode_over`), as in tool mode.
 """
@@ -28,6 +29,13 @@ print(apis.supervisor.show_profile())
 or the tool call {{"name": "execute", "arguments": {{"code": "..."}}}}. The next message is its output, as
 `{OUTPUT_PREFIX.strip()}` and what the code printed, 'Execution successful.' or 'Execution failed. Traceback: ...'.
 Finish with apis.supervisor.complete_task(...) in your code."""
+
+
+def render_code_correction(problem: str) -> str:
+    """The corrective message for a code-mode reply that holds no execution (the tool mode's names a JSON tool call)."""
+    return (f"Your last message held no code to run ({problem}). Reply with ONE fenced block ```python ... ``` "
+            f"or the tool call {{\"name\": \"{EXECUTE_TOOL}\", \"arguments\": {{\"code\": \"...\"}}}}; "
+            "finish with apis.supervisor.complete_task(...) in your code.")
 
 
 def is_code_battle(schemas: list[dict[str, Any]]) -> bool:

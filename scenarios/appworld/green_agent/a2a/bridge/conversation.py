@@ -31,7 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from green_agent.a2a.bridge.code_replies import CODE_REPLY_FORMAT, code_call, is_code_battle, render_output
+from green_agent.a2a.bridge.code_replies import (CODE_REPLY_FORMAT, code_call, is_code_battle, render_code_correction,
+                                                 render_output)
 from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable, PurpleCallRefused
 from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
@@ -148,7 +149,7 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: b
         call = f"{call.name!r} is not a tool here: there is no user to talk to"
     if isinstance(call, str):
         counts["corrections"] += 1
-        return render_correction(call)
+        return render_code_correction(call) if code else render_correction(call)
     called = time.perf_counter()
     try:
         outcome = await tools.call(call.name, call.arguments)
