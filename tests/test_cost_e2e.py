@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from a2a_support import CLI, Server, env, green  # noqa: F401 - fixtures
 from fake_openai import FakeOpenAI, FakeReply
 from green_agent.a2a.local_runner import AgentEntry, Scenario, send_request
 from green_agent.runtime.processes import ManagedProcess
@@ -28,23 +27,6 @@ from kernel.settings import REPO_ROOT
 from kernel.world_data import WorldData
 
 pytestmark = pytest.mark.e2e
-CLI = str(Path(sys.executable).parent / "appworld-green")
-
-
-@pytest.fixture(scope="module")
-def env(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    runs = tmp_path_factory.mktemp("cost") / "runs"
-    return {**os.environ, "APPWORLD_ROOT": str(appworld_root), "RUNS_DIR": str(runs), "OPENAI_API_KEY": ""}
-
-
-@pytest.fixture(scope="module")
-def green(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    slots = ":".join(str(free_port()) for _ in range(3))
-    port = free_port()
-    process = ManagedProcess("green", [CLI, "serve", "--port", str(port), "--slot-ports", slots],
-                             tmp_path_factory.mktemp("g") / "green.log", env=env)
-    with process.running(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout_s=60):
-        yield f"http://127.0.0.1:{port}"
 
 
 def started(argv: list[str], env: dict[str, str], log: Path) -> tuple[ManagedProcess, str]:
@@ -62,7 +44,7 @@ def assess(green: str, purple: str, tasks: list[str]) -> tuple[dict[str, Any], l
     return data, json.loads((Path(data["run_dir"]) / "results.json").read_text())["rows"]
 
 
-def test_the_llm_purples_cost_per_solved_task_reaches_every_output(green: str, env: dict[str, str], mini_tasks:
+def test_the_llm_purples_cost_per_solved_task_reaches_every_output(green: Server, env: dict[str, str], mini_tasks:
                                                                     tuple[str, str], appworld_root: Path,
                                                                     tmp_path: Path) -> None:
     action, question = mini_tasks
@@ -74,7 +56,7 @@ def test_the_llm_purples_cost_per_solved_task_reaches_every_output(green: str, e
         llm_env = {**env, "OPENAI_API_KEY": "sk-test-cost", "OPENAI_BASE_URL": fake.base_url}
         process, url = started([CLI, "purple", "--kind", "llm", "--model", "gpt-4o-mini"], llm_env, tmp_path / "l.log")
         with process.running(f"{url}/.well-known/agent-card.json", timeout_s=60):
-            data, rows = assess(green, url, [question, action])
+            data, rows = assess(green.url, url, [question, action])
     assert data["score"] == 1 and data["task_rewards"] == {question: 1, action: 0}
     assert all(r["purple_usage_note"] == "priced by the Green at gpt-4o-mini's list price" for r in rows)
     expected = sum(approximate_cost_usd("gpt-4o-mini", r["purple_input_tokens"], r["purple_output_tokens"])
@@ -97,7 +79,7 @@ def test_the_llm_purples_cost_per_solved_task_reaches_every_output(green: str, e
     assert f"${cost['cost_per_solved_task_usd']:.4f}/solved task" in done.stdout
 
 
-def test_hostile_usage_never_changes_a_verdict_and_leaves_the_cost_unknown(green: str, env: dict[str, str],
+def test_hostile_usage_never_changes_a_verdict_and_leaves_the_cost_unknown(green: Server, env: dict[str, str],
                                                                           appworld_root: Path, tmp_path: Path) -> None:
     tasks = WorldData(appworld_root).split("dev")[:3]
     hostile = dict(zip(tasks, ({"input_tokens": -5, "cost_usd": -1.0}, {"output_tokens": 10**15, "cost_usd": 1e12},
@@ -105,7 +87,7 @@ def test_hostile_usage_never_changes_a_verdict_and_leaves_the_cost_unknown(green
     process, url = started([sys.executable, str(REPO_ROOT / "tests" / "mixed_purple.py"), "--solve", ",".join(tasks),
                             "--usage-by-task", json.dumps(hostile)], env, tmp_path / "m.log")
     with process.running(f"{url}/.well-known/agent-card.json", timeout_s=60):
-        data, rows = assess(green, url, tasks)
+        data, rows = assess(green.url, url, tasks)
     assert data["tgc"] == 100.0 and data["score"] == 3  # the reference solution passes whatever it reports
     assert data["cost"]["total_cost_usd"] is None and data["cost"]["cost_per_solved_task_usd"] is None
     assert data["cost"]["unknown_because"].startswith("3 of 3 battle(s) without a known purple cost")
