@@ -13,12 +13,15 @@ Figures: `code_execute_round_trip` (ours vs AppWorld's, ratio value/baseline; ta
 target <= 0.2 s), with the REPL's ready time (IPython and AppWorld's helpers imported) beside it.
 Then `code_battle_vs_tools`: whole battles of one dev task by the reference Blue (its reference solution),
 alternately in tools mode and in code mode on the same slot and Blue, wall time per battle (engine start to
-result), median code / median tools (target <= 1.2x). The first battle of each mode is a warm-up, dropped.
+result), median code / median tools (target <= 1.2x): the steady state of a run. The first `WARMUP` battles of
+each mode are set apart (`warmup_s`): the first code battle starts a cold REPL (about 1.5 CPU-s of imports)
+and spawns the gateway's spares, the second claims a spare that has had one battle's time to import.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +33,7 @@ from common import bench_settings, dev_tasks, emit, figure, print_machine, remov
 
 CODE = "print(apis.supervisor.show_profile()['email'])"
 BATTLE_TARGET_RATIO = 1.2
+WARMUP = 2
 TARGET_RATIO = 1.2
 TARGET_START_S = 0.2
 
@@ -93,12 +97,12 @@ def run_bench(trials: int, root: str | None) -> list[dict]:
                "up; ready_s is when the first execution can run)", ratio="value/baseline",
                target=f"<= {TARGET_START_S} s", meets_target=spawn <= TARGET_START_S,
                extra={"ready_s": sorted(readies)[len(readies) // 2], "isolation": isolation.summary()}),
-        battle_figure(*battles),
+        battle_figure(battles),
     ]
 
 
-def battle_times(settings: Any, trials: int, workdir: str) -> tuple[list[float], list[float]]:
-    """Wall seconds of `trials` reference battles per mode, alternating tools and code on one fresh slot."""
+def battle_times(settings: Any, trials: int, workdir: str) -> dict[str, list[float]]:
+    """Wall seconds of `WARMUP + trials` reference battles per mode, alternating tools and code on one fresh slot."""
     from green_agent.engine.config import BattleChoices
     from green_agent.local_battle import open_blue, run_on_slot
 
@@ -107,7 +111,7 @@ def battle_times(settings: Any, trials: int, workdir: str) -> tuple[list[float],
     times: dict[str, list[float]] = {"tools": [], "code": []}
     try:
         with open_blue("reference", settings, slot.urls, Path(workdir) / "logs") as blue_url:
-            for i in range(trials + 1):
+            for i in range(WARMUP + trials):
                 for mode in ("tools", "code"):
                     choices = BattleChoices(blue="reference", predictor="ground_truth", interaction=mode)
                     started = time.perf_counter()
@@ -115,20 +119,22 @@ def battle_times(settings: Any, trials: int, workdir: str) -> tuple[list[float],
                                          Path(workdir) / f"battle-{mode}-{i}", f"bench-code-{mode}-{i}")
                     if result.outcome != "passed":
                         raise SystemExit(f"the {mode} battle did not pass ({result.outcome}: {result.reason})")
-                    if i:  # the first of each mode warms up
-                        times[mode].append(time.perf_counter() - started)
+                    times[mode].append(time.perf_counter() - started)
     finally:
         slot.stop()
-        remove_experiments(settings.appworld_root, [f"bench-code-{m}-{i}" for m in times for i in range(trials + 1)])
-    return times["code"], times["tools"]
+        remove_experiments(settings.appworld_root, [f"bench-code-{m}-{i}" for m in times
+                                                    for i in range(WARMUP + trials)])
+    return times
 
 
-def battle_figure(code: list[float], tools: list[float]) -> dict:
-    median, baseline = sorted(code)[len(code) // 2], sorted(tools)[len(tools) // 2]
+def battle_figure(times: dict[str, list[float]]) -> dict:
+    code, tools = times["code"][WARMUP:], times["tools"][WARMUP:]
+    median, baseline = statistics.median(code), statistics.median(tools)
     return figure("code_battle_vs_tools", "s", median, baseline, code, tools,
                   "one reference battle of the same task in code mode vs tools mode (same slot and Blue, "
-                  "alternating; wall time per battle)", ratio="value/baseline", target=f"<= {BATTLE_TARGET_RATIO}x",
-                  meets_target=median <= BATTLE_TARGET_RATIO * baseline)
+                  "alternating; wall time per battle, after the warm-up)", ratio="value/baseline",
+                  target=f"<= {BATTLE_TARGET_RATIO}x", meets_target=median <= BATTLE_TARGET_RATIO * baseline,
+                  extra={"warmup_s": {mode: [round(t, 4) for t in times[mode][:WARMUP]] for mode in times}})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -164,6 +164,7 @@ def test_code_quick(appworld_root: Path) -> None:
     assert 0 < start["value"] < start["ready_s"] and start["isolation"].startswith("bubblewrap")
     battle = figures["code_battle_vs_tools"]  # a whole code battle beside the same battle in tools mode
     assert battle["value"] > 0 and battle["baseline"] > 0 and battle["ratio"] == pytest.approx(battle["value"] / battle["baseline"], abs=2e-3)
+    assert {mode: len(times) for mode, times in battle["warmup_s"].items()} == {"tools": 2, "code": 2}
 
 
 @pytest.mark.e2e

@@ -3,9 +3,10 @@
 A battle set with `interaction: "code"` lists one tool, `execute` (`{"code": str}` -> the REPL's output
 text, AppWorld's `/execute` strings). `CodeRunner` starts the battle's `CodeSession` when the battle is
 set and kills it when the battle is cleared, replaced or its episode ends (a running execution is ended
-then; its output says so). From the first code battle on, one spare REPL is kept spawned (a fresh
-process that has run no code, importing while the next battle is set up), so later battles do not wait
-for IPython and AppWorld's helpers to import; no process ever serves two battles. Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
+then; its output says so). From the first code battle on, `SPARES` spare REPLs are kept spawned (fresh
+sandboxes that have run no code, importing IPython and AppWorld's helpers, about 1.5 CPU-seconds each, at
+idle CPU priority so they never slow a running battle), so later battles do not wait for the imports; no
+process ever serves two battles (see docs/code-mode.md, "Start-up"). Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
 which runs it through the same per-battle path as a tool call of that battle (`Gateway.code_call`): the
 sandbox never sees a token. One execution runs at a time per battle; one `ExecutionRecord` per
 execution is appended to the executions log beside the call log (`executions_log_path`).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,6 +42,9 @@ EXECUTE_DEFINITION = types.Tool(
     input_schema={"type": "object", "properties": {"code": {"type": "string", "description": "Python code to run."}},
                   "required": ["code"]},
 )
+SPARES = 2
+"""Spare REPLs kept importing per gateway: two give back-to-back battles a ready one (one is still
+importing when a quick battle ends)."""
 NOT_CODE_TOOL = "This battle is in code mode: its only tool is `execute` ({\"code\": \"...\"})."
 
 
@@ -55,14 +60,15 @@ class CodeRunner:
     """The sandboxed REPL of the running code-mode battle (at most one)."""
 
     def __init__(self, specs: dict[str, ToolSpec], call_log: Path, python: Path | None = None,
-                 unsafe_in_process: bool = False, limits: SandboxLimits | None = None) -> None:
+                 unsafe_in_process: bool = False, limits: SandboxLimits | None = None, spares: int = SPARES) -> None:
         self.apis = api_map(specs)
         self.python = python or default_python()
         self.unsafe_in_process = unsafe_in_process
         self.limits = limits or SandboxLimits()
         self.log_path = executions_log_path(call_log)
         self._session: CodeSession | None = None
-        self._spare: CodeSession | None = None
+        self.spares = spares
+        self._spares: deque[CodeSession] = deque()
         self._battle_id: str | None = None
         self._one_at_a_time = threading.Lock()
 
@@ -73,26 +79,33 @@ class CodeRunner:
     def start(self, battle: BattleState) -> str:
         """Start `battle`'s REPL (ending any other); returns the isolation's summary.
 
-        The REPL is a fresh process that has run nothing: the spare spawned when the previous code battle
-        started (it has imported IPython and AppWorld's helpers meanwhile), else a new one. A new spare is
-        spawned for the next battle at once; no process ever serves two battles."""
+        The REPL is a fresh process that has run nothing: the oldest spare still alive (spawned when an earlier
+        code battle started, importing meanwhile), else a new one. The spares are topped up at once; no process
+        ever serves two battles."""
         self.stop()
         isolation = self.isolation()
-        session, self._spare = self._spare, None
-        try:
-            if session is None:
-                raise ChildFault("no spare")
-            session.begin(battle.task_datetime or "")
-        except ChildFault:
-            if session is not None:
-                session.close()
+        session = self._claim_spare(battle)
+        if session is None:
             session = self._new_session(isolation)
             session.start(send_init=False)
             session.begin(battle.task_datetime or "")
         self._session, self._battle_id = session, battle.battle_id
-        self._spare = self._new_session(isolation)
-        self._spare.start(send_init=False)
+        while len(self._spares) < self.spares:
+            spare = self._new_session(isolation)
+            spare.start(send_init=False, idle=True)
+            self._spares.append(spare)
         return isolation.summary()
+
+    def _claim_spare(self, battle: BattleState) -> CodeSession | None:
+        """The oldest spare that takes `battle` (back at normal priority), or None; dead ones are discarded."""
+        while self._spares:
+            spare = self._spares.popleft()
+            try:
+                spare.begin(battle.task_datetime or "")
+                return spare
+            except ChildFault:
+                spare.close()
+        return None
 
     def _new_session(self, isolation: Isolation) -> CodeSession:
         return CodeSession(python=self.python, isolation=isolation, task_datetime="", apis=self.apis,
@@ -101,9 +114,8 @@ class CodeRunner:
     def shutdown(self) -> None:
         """Kill the running REPL and the spare (the gateway is stopping)."""
         self.stop()
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.close()
+        while self._spares:
+            self._spares.popleft().close()
 
     def stop(self) -> None:
         """Kill the REPL (its whole sandbox), if any. Idempotent."""

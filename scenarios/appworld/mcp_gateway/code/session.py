@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from mcp_gateway.code import priority
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
                                       in_process_command, python_prefixes)
 
@@ -93,6 +94,7 @@ class CodeSession:
         self._cgroup: Cgroup | None = None
         self._buffer = b""
         self._ready = False
+        self._idle = False
         self.executions = 0
         self.spawn_s: float | None = None
         self.ready_s: float | None = None
@@ -108,9 +110,10 @@ class CodeSession:
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
-    def start(self, send_init: bool = True) -> None:
+    def start(self, send_init: bool = True, idle: bool = False) -> None:
         """Spawn the child (returns once it runs; `execute` waits for it to be ready). `send_init` False: a spare
-        that imports now and gets its battle (`begin`) later."""
+        that imports now and gets its battle (`begin`) later; `idle`: it imports at idle CPU priority until then
+        (where the priority can be restored: `priority.py`)."""
         started = time.perf_counter()
         if self.isolation.mechanism == "bubblewrap":
             command = bwrap_command(self.isolation.bwrap.split(" (")[0] if self.isolation.bwrap else "bwrap",
@@ -119,8 +122,12 @@ class CodeSession:
                 self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
         else:
             command = in_process_command(self.python)
+        preexec = child_limits(self.limits, self._cgroup)
+        self._idle = idle and priority.can_restore()
+        if self._idle:
+            preexec = priority.idle_then(preexec)
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, preexec_fn=child_limits(self.limits, self._cgroup),
+                                         stderr=subprocess.DEVNULL, preexec_fn=preexec,
                                          cwd="/", env={"PATH": "/usr/bin"}, start_new_session=True)
         self.spawn_s = time.perf_counter() - started
         self._started_at = started
@@ -131,6 +138,12 @@ class CodeSession:
         """Give a spare (`start(send_init=False)`) its battle's clock; raises ChildFault if it died meanwhile."""
         if self._process is None or self._process.poll() is not None:
             raise ChildFault("the spare sandbox is not running")
+        if self._idle:
+            try:
+                priority.restore(self._process.pid)
+            except OSError as exc:
+                raise ChildFault(f"the spare sandbox's priority could not be restored: {exc}") from None
+            self._idle = False
         self.init["datetime"] = str(task_datetime)
         self._send({"init": self.init})
 

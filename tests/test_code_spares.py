@@ -1,0 +1,96 @@
+"""The gateway's spare REPLs (`CodeRunner`), with real sandboxes: ready sooner, never shared, never starving.
+
+A spare is a sandbox that has run no code, importing while earlier battles run. What must hold: each battle
+gets a process no other battle had (nothing of one battle's code reaches the next), spares import at idle CPU
+priority and the battle that claims one runs at normal priority (every thread of every process in its
+sandbox), a spare that died is discarded for a fresh one, and shutdown leaves no process.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from mcp_gateway.code import priority
+from mcp_gateway.code.session import ApiAnswer, ApiCall
+from mcp_gateway.code_mode import CodeRunner
+from mcp_gateway.models import BattleState
+
+pytestmark = pytest.mark.e2e
+TASK_DATETIME = "2023-05-18T12:00:00"
+
+
+def battle(n: int) -> BattleState:
+    return BattleState(battle_id=f"spares-{n}", task_id="t", interaction="code", task_datetime=TASK_DATETIME,
+                       set_at=datetime.now(timezone.utc))
+
+
+def relay(call: ApiCall) -> ApiAnswer:
+    return ApiAnswer(status_code=200, body={"api": call.api})
+
+
+def policies(root_pid: int) -> set[int]:
+    """The scheduling policy of every thread of `root_pid`'s process tree."""
+    return {os.sched_getscheduler(task) for pid in priority._process_tree(root_pid) for task in priority._threads(pid)}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+@pytest.fixture
+def runner(tmp_path: Path):
+    code = CodeRunner({}, tmp_path / "calls.jsonl", spares=2)
+    yield code
+    code.shutdown()
+
+
+def test_each_battle_gets_its_own_fresh_process_and_spares_are_topped_up(runner: CodeRunner) -> None:
+    first, second = battle(1), battle(2)
+    runner.start(first)
+    assert len(runner._spares) == 2
+    first_pid = runner._session.pid
+    out = runner.execute(first, "secret = 'from battle 1'\nprint(secret)", relay)
+    assert out is not None and out.output == "from battle 1\n"
+
+    spare_pids = [spare.pid for spare in runner._spares]
+    runner.start(second)
+    assert runner._session.pid == spare_pids[0] != first_pid  # the oldest spare, never the old REPL
+    assert not alive(first_pid)  # the first battle's sandbox is gone
+    assert len(runner._spares) == 2 and runner._spares[0].pid == spare_pids[1]
+    out = runner.execute(second, "print(secret)", relay)
+    assert out is not None and "NameError" in out.output  # nothing of battle 1's code reached battle 2
+    assert runner.execute(first, "print(1)", relay) is None  # the first battle has no REPL any more
+
+
+def test_spares_import_at_idle_priority_and_the_claimed_one_runs_at_normal(runner: CodeRunner) -> None:
+    runner.start(battle(1))
+    spare_policy = os.SCHED_IDLE if priority.can_restore() else os.SCHED_OTHER  # idle only where restorable
+    for spare in runner._spares:
+        assert policies(spare.pid) == {spare_policy}
+    runner.start(battle(2))
+    assert policies(runner._session.pid) == {os.SCHED_OTHER}
+    out = runner.execute(battle(2), "import math\nprint(math.sqrt(16))", relay)
+    assert out is not None and out.output == "4.0\n"
+    assert policies(runner._session.pid) == {os.SCHED_OTHER}  # after its imports and its code too
+
+
+def test_a_dead_spare_is_discarded_and_shutdown_leaves_no_process(runner: CodeRunner) -> None:
+    runner.start(battle(1))
+    dead = runner._spares[0]
+    os.killpg(dead.pid, 9)
+    dead._process.wait()
+    runner.start(battle(2))
+    assert runner._session.pid not in (None, dead.pid)
+    out = runner.execute(battle(2), "print('ok')", relay)
+    assert out is not None and out.output == "ok\n"
+    pids = [runner._session.pid] + [spare.pid for spare in runner._spares]
+    runner.shutdown()
+    assert not any(alive(pid) for pid in pids)
