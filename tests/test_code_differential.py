@@ -134,6 +134,7 @@ def appworld_run(client: AppWorldClient, apis_url: str, root: Path, task_id: str
     dbs = outputs_path(root, name, task_id) / "dbs"
     try:
         start, outputs, known = read_change_log(dbs), [], []
+        assert {"admin", "supervisor"} <= set(start), f"AppWorld logged only {sorted(start)}: not its change log?"
         for key, code in zip(case_keys(codes), codes):
             before = read_change_log(dbs) if key in KNOWN else None  # AppWorld saves the log after every execute
             outputs.append(client.execute(task_id, code))
