@@ -3,27 +3,40 @@
 The same code runs (a) through AppWorld's `POST /execute` on a world initialised with `remote_apis_url`, as
 AppWorld's own agents run, and (b) through our sandboxed REPL via the gateway's core (`Gateway.call_tool`
 of `execute`, the per-battle forwarding path, the real APIs server) on an identical fresh world of the same
-slot. Compared: every output string (byte for byte, after the documented normalisations in
-`normalised`), and the end state as AppWorld's evaluator judges it (success, passed and failed
-requirements: the evaluator compares the DB changes against the expected ones).
+slot. Compared, per case: every output string (byte for byte, after the documented normalisations in
+`normalised`); the end state as AppWorld's evaluator judges it (success, passed and failed requirements);
+and the DB change log itself (`tests/change_log_support.py`): per app DB (the task's allowed apps, admin,
+supervisor), the SQL statements with their parameters, in order, that the case appended to the start
+state's log, compared exactly. Both logs are read from the files the environment server writes at
+`/initialize` (start) and at `persist_state` (end), so no round trip is added; the start logs of the two
+fresh worlds are compared too. Changes AppWorld made in an execution listed in KNOWN are excised from its
+log first (ours refuses that execution). Each side's outputs dir is removed after its case.
 
 Corpus: every reference solution of the pack (run as `solution(apis, requester)`), and snippets that
 print, raise, mistype, loop past a short timeout (2 s on both sides), use datetime, define and reuse
-variables, call a missing API, call with a wrong argument, call complete_task twice. The match count is
-printed (`-s`) and asserted; the known differences are documented in docs/quirks.md and listed in KNOWN.
+variables, call a missing API, call with a wrong argument, call complete_task twice (the second time with
+another answer, which AppWorld writes over the first and we refuse: docs/quirks.md, B6). The match counts
+(outputs, verdicts, change logs) are printed (`-s`) and asserted; the known differences are documented in
+docs/quirks.md and listed in KNOWN. `test_a_different_db_change_is_caught` shows the change-log comparison
+fails when the two sides change the DB differently.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import shutil
+import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from green_agent.appworld_client import AppWorldClient
 from green_agent.runtime.slot import SlotSpec, WorldSlot
+from green_agent.steps.archive import outputs_path
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.world_data import WorldData
@@ -33,9 +46,12 @@ from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope, GatewayConfig
 from mcp_gateway.server import build_gateway
 
+from change_log_support import ChangeLog, agent_changes, count, diff_change_logs, excise, read_change_log
+
 pytestmark = pytest.mark.e2e
 TIMEOUT_S = 2
 TOKEN = "t" * 40
+RUN = uuid.uuid4().hex[:8]  # experiment names of this run: a concurrent run of this test uses others
 SNIPPETS = [
     "x = 20",
     "print(x * 2 + 2)",
@@ -59,12 +75,23 @@ SNIPPETS = [
     "import subprocess",
     "open('/etc/hostname')",
     "apis.supervisor.complete_task()",
-    "apis.supervisor.complete_task()",
+    "apis.supervisor.complete_task(answer='overwritten')",
 ]
 KNOWN = {
-    "apis.supervisor.complete_task()#2": "the gateway ends the episode at the first complete_task: later executions "
-                                         "are refused (docs/quirks.md)",
+    "apis.supervisor.complete_task(answer='overwritten')": "the gateway ends the "
+        "episode at the first complete_task and refuses later executions; AppWorld runs it and UPDATEs the task's "
+        "answer, so that statement is in its change log only (docs/quirks.md, B6)",
 }
+
+
+class Run(NamedTuple):
+    """One side's case: the outputs, the evaluator's verdict, the start change log and what the case changed."""
+
+    outputs: list[str]
+    verdict: tuple[bool, int, int]
+    start: ChangeLog
+    changes: ChangeLog
+    excised: int = 0  # AppWorld's statements of KNOWN executions, left out of `changes`
 
 
 @pytest.fixture(scope="module")
@@ -100,28 +127,51 @@ def initialize(client: AppWorldClient, apis_url: str, task_id: str, name: str) -
     return client._request("POST", "/initialize", body, timeout_s=120)["datetime"]
 
 
-def appworld_run(client: AppWorldClient, apis_url: str, task_id: str, codes: list[str]) -> tuple[list[str], tuple]:
-    initialize(client, apis_url, task_id, f"diff-appworld-{task_id}")
+def appworld_run(client: AppWorldClient, apis_url: str, root: Path, task_id: str, codes: list[str],
+                 case: str) -> Run:
+    name = f"diff-{RUN}-appworld-{case}"
+    initialize(client, apis_url, task_id, name)
+    dbs = outputs_path(root, name, task_id) / "dbs"
     try:
-        outputs = [client.execute(task_id, code) for code in codes]
-        return outputs, verdict(client, task_id)
+        start, outputs, known = read_change_log(dbs), [], []
+        assert {"admin", "supervisor"} <= set(start), f"AppWorld logged only {sorted(start)}: not its change log?"
+        for key, code in zip(case_keys(codes), codes):
+            before = read_change_log(dbs) if key in KNOWN else None  # AppWorld saves the log after every execute
+            outputs.append(client.execute(task_id, code))
+            if before is not None:
+                known.append((before, read_change_log(dbs)))
+        result = verdict(client, task_id)
+        end = read_change_log(dbs)
+        for before, after in reversed(known):
+            end = excise(end, before, after)
+        excised = sum(count(agent_changes(before, after)) for before, after in known)
+        return Run(outputs, result, start, agent_changes(start, end), excised)
     finally:
-        client.close(task_id)
+        close(client, root, task_id, name)
 
 
-def our_run(client: AppWorldClient, gateway: Gateway, apis_url: str, task_id: str,
-            codes: list[str]) -> tuple[list[str], tuple]:
-    when = initialize(client, apis_url, task_id, f"diff-ours-{task_id}")
+def our_run(client: AppWorldClient, gateway: Gateway, apis_url: str, root: Path, task_id: str,
+            codes: list[str], case: str) -> Run:
+    name = f"diff-{RUN}-ours-{case}"
+    when = initialize(client, apis_url, task_id, name)
+    dbs = outputs_path(root, name, task_id) / "dbs"
     try:
+        start = read_change_log(dbs)
         state = gateway.scope.set_battle(BattleScope(battle_id=f"diff-{task_id}", token=TOKEN, task_id=task_id,
                                                      interaction="code", task_datetime=when))
         gateway.code.start(state)
         outputs = [asyncio.run(_execute(gateway, code)) for code in codes]
         gateway.code.stop()
         gateway.scope.clear_battle()
-        return outputs, verdict(client, task_id)
+        result = verdict(client, task_id)
+        return Run(outputs, result, start, agent_changes(start, read_change_log(dbs)))
     finally:
-        client.close(task_id)
+        close(client, root, task_id, name)
+
+
+def close(client: AppWorldClient, root: Path, task_id: str, name: str) -> None:
+    client.close(task_id)
+    shutil.rmtree(outputs_path(root, name, task_id).parent.parent, ignore_errors=True)
 
 
 async def _execute(gateway: Gateway, code: str) -> str:
@@ -130,7 +180,7 @@ async def _execute(gateway: Gateway, code: str) -> str:
     return structured["output"] if "output" in structured else result.content[0].text  # a refusal: its text
 
 
-def verdict(client: AppWorldClient, task_id: str) -> tuple:
+def verdict(client: AppWorldClient, task_id: str) -> tuple[bool, int, int]:
     client.persist_state(task_id)
     evaluation = client.evaluate(task_id)
     return evaluation.success, len(evaluation.passes), len(evaluation.failures)
@@ -141,46 +191,90 @@ def normalised(output: str) -> str:
     return re.sub(r"\s+$", "", output)
 
 
-def compare(label: str, ours: list[str], theirs: list[str], codes: list[str]) -> list[str]:
-    differences = []
+def case_keys(codes: list[str]) -> list[str]:
+    """Each code's key in KNOWN: the code, with `#n` on its n-th repeat."""
     seen: dict[str, int] = {}
-    for code, mine, oracle in zip(codes, ours, theirs):
+    keys = []
+    for code in codes:
         seen[code] = seen.get(code, 0) + 1
-        key = code if seen[code] == 1 else f"{code}#{seen[code]}"
-        if normalised(mine) != normalised(oracle) and key not in KNOWN:
-            differences.append(f"{label} {key!r}:\n  ours:     {mine[:300]!r}\n  appworld: {oracle[:300]!r}")
-    return differences
+        keys.append(code if seen[code] == 1 else f"{code}#{seen[code]}")
+    return keys
+
+
+class Differences(NamedTuple):
+    """Where one case differs from AppWorld's REPL, by what was compared (each a readable message)."""
+
+    outputs: list[str]
+    verdict: list[str]
+    changes: list[str]
+
+
+def compare(label: str, codes: list[str], ours: Run, theirs: Run) -> Differences:
+    outputs = [f"{label} {key!r}:\n  ours:     {mine[:300]!r}\n  appworld: {oracle[:300]!r}"
+               for key, mine, oracle in zip(case_keys(codes), ours.outputs, theirs.outputs)
+               if normalised(mine) != normalised(oracle) and key not in KNOWN]
+    verdicts = ([] if ours.verdict == theirs.verdict
+                else [f"{label} verdict (success, passed, failed): ours {ours.verdict}, appworld {theirs.verdict}"])
+    changes = (diff_change_logs(f"{label} start", ours.start, theirs.start)
+               + diff_change_logs(label, ours.changes, theirs.changes))
+    return Differences(outputs, verdicts, changes)
 
 
 def test_snippets_match_appworlds_repl(world: tuple[AppWorldClient, Gateway, str], diff_settings: Settings) -> None:
     client, gateway, apis_url = world
-    task_id = WorldData(diff_settings.appworld_root).split("dev")[0]
-    theirs, their_verdict = appworld_run(client, apis_url, task_id, SNIPPETS)
-    ours, our_verdict = our_run(client, gateway, apis_url, task_id, SNIPPETS)
-    assert len(ours) == len(theirs) == len(SNIPPETS)
-    assert theirs[1] == "42\n" and "timed out after 2 seconds" in theirs[SNIPPETS.index("while True:\n    pass")]
-    differences = compare("snippet", ours, theirs, SNIPPETS)
-    print(f"\nsnippets: {len(SNIPPETS) - len(differences)}/{len(SNIPPETS)} outputs match AppWorld's REPL "
-          f"({len(KNOWN)} documented difference(s))")
-    assert not differences, "\n".join(differences)
-    assert our_verdict == their_verdict
+    root = diff_settings.appworld_root
+    task_id = WorldData(root).split("dev")[0]
+    theirs = appworld_run(client, apis_url, root, task_id, SNIPPETS, "snippets")
+    ours = our_run(client, gateway, apis_url, root, task_id, SNIPPETS, "snippets")
+    assert len(ours.outputs) == len(theirs.outputs) == len(SNIPPETS)
+    assert theirs.outputs[1] == "42\n"
+    assert "timed out after 2 seconds" in theirs.outputs[SNIPPETS.index("while True:\n    pass")]
+    assert theirs.changes["supervisor"], "complete_task left no change in AppWorld's log: the log reader reads nothing"
+    assert theirs.excised == 1, "AppWorld's second complete_task no longer overwrites the answer (B6): revisit KNOWN"
+    found = compare("snippet", SNIPPETS, ours, theirs)
+    print(f"\nsnippets: {len(SNIPPETS) - len(found.outputs)}/{len(SNIPPETS)} outputs match AppWorld's REPL "
+          f"({len(KNOWN)} documented difference(s)); verdict {'matches' if not found.verdict else 'DIFFERS'}; "
+          f"DB change log {'matches' if not found.changes else 'DIFFERS'} ({count(ours.changes)} statement(s); "
+          f"{theirs.excised} of AppWorld's excised, from the documented difference)")
+    assert not any(found), "\n".join(found.outputs + found.verdict + found.changes)
 
 
 def test_every_reference_solution_matches_appworlds_repl(world: tuple[AppWorldClient, Gateway, str],
                                                          diff_settings: Settings) -> None:
     client, gateway, apis_url = world
-    data = WorldData(diff_settings.appworld_root)
+    root = diff_settings.appworld_root
+    data = WorldData(root)
     task_ids = sorted({t for split in data.splits() for t in data.split(split)})
-    matches, problems = 0, []
+    matched, problems, statements = Counter(), [], 0
     for task_id in task_ids:
         code = [data.solution_source(task_id).rstrip() + "\n\nsolution(apis, requester)\n"]
-        theirs, their_verdict = appworld_run(client, apis_url, task_id, code)
-        ours, our_verdict = our_run(client, gateway, apis_url, task_id, code)
-        assert len(ours) == len(theirs) == 1
-        found = compare(task_id, ours, theirs, code)
-        if our_verdict != their_verdict:
-            found.append(f"{task_id} verdict: ours {our_verdict}, appworld {their_verdict}")
-        problems += found
-        matches += not found
-    print(f"\nreference solutions: {matches}/{len(task_ids)} match AppWorld's REPL (output and verdict)")
+        theirs = appworld_run(client, apis_url, root, task_id, code, task_id)
+        ours = our_run(client, gateway, apis_url, root, task_id, code, task_id)
+        assert len(ours.outputs) == len(theirs.outputs) == 1
+        assert count(theirs.changes), f"{task_id}: the reference solution left no change in AppWorld's log"
+        found = compare(task_id, code, ours, theirs)
+        matched.update({field: not differences for field, differences in found._asdict().items()})
+        matched["all"] += not any(found)
+        problems += found.outputs + found.verdict + found.changes
+        statements += count(theirs.changes)
+    total = len(task_ids)
+    print(f"\nreference solutions: {matched['all']}/{total} match AppWorld's REPL "
+          f"(outputs {matched['outputs']}/{total}, verdicts {matched['verdict']}/{total}, "
+          f"DB change logs {matched['changes']}/{total}: {statements} statement(s) compared)")
     assert not problems, "\n".join(problems)
+
+
+def test_a_different_db_change_is_caught(world: tuple[AppWorldClient, Gateway, str], diff_settings: Settings) -> None:
+    """The change-log comparison can fail: the two sides deliberately complete the task with different answers."""
+    client, gateway, apis_url = world
+    root = diff_settings.appworld_root
+    task_id = WorldData(root).split("dev")[0]
+    theirs = appworld_run(client, apis_url, root, task_id, ["apis.supervisor.complete_task(answer='from-appworld')"],
+                          "negative")
+    ours = our_run(client, gateway, apis_url, root, task_id, ["apis.supervisor.complete_task(answer='from-ours')"],
+                   "negative")
+    found = compare("negative", ["complete_task"], ours, theirs)
+    assert not found.outputs and not found.verdict  # both "Execution successful.", both judged the same
+    assert len(found.changes) == 1 and "negative change log of supervisor" in found.changes[0], found.changes
+    assert "\n  -" in found.changes[0] and "from-appworld" in found.changes[0]
+    assert "\n  +" in found.changes[0] and "from-ours" in found.changes[0]
