@@ -22,7 +22,7 @@ from green_agent.runtime.slot import SlotSpec
 from kernel.ports import port_is_free
 from kernel.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, REPO_ROOT,
                              SLOT_PORT_STRIDE, Interaction, Settings)
-from mcp_gateway.code.sandbox import INSTALL_HINT, detect_isolation
+from mcp_gateway.code.sandbox import INSTALL_HINT, Mechanism, detect_isolation
 
 APPWORLD_IMPORT_TIMEOUT_S = 60.0
 NeededFor = Literal["tools", "code", "extra"]
@@ -43,7 +43,7 @@ class DoctorReport(BaseModel):
 
     checks: list[Check] = Field(description="Every prerequisite, in the order printed.")
     isolation: str = Field(description="The isolation code mode would run agent code under (its summary).")
-    isolation_mechanism: str = Field(description="bubblewrap | unsafe_in_process | unavailable.")
+    isolation_mechanism: Mechanism = Field(description="bubblewrap | landlock | unsafe_in_process | unavailable.")
     code_refusal: str | None = Field(default=None, description="The sentence code mode refuses with, if it would.")
     free_slots: list[int] = Field(description="World slots whose three ports are all free.")
     tools_ready: bool = Field(description="battle/eval in tools mode can run here.")
@@ -95,7 +95,7 @@ def _free_slots() -> list[int]:
 
 def diagnose(settings: Settings) -> DoctorReport:
     """Check every prerequisite (see the module docstring); starts nothing, changes nothing."""
-    isolation = detect_isolation(str(settings.appworld_python), settings.unsafe_code_in_process)
+    isolation = detect_isolation(str(settings.appworld_python), settings.unsafe_code_in_process, settings.code_sandbox)
     refusal = f"{isolation.problem}. {INSTALL_HINT}" if isolation.mechanism == "unavailable" else None
     free = _free_slots()
     checks = [
