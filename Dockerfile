@@ -8,8 +8,10 @@
 ARG BASE=python:3.11-slim-bookworm
 FROM --platform=linux/amd64 ${BASE}
 
-# bubblewrap: code mode's sandbox. It runs as root in the container (see docs/a2a.md, "The image").
-RUN apt-get update && apt-get install -y --no-install-recommends make git bubblewrap ca-certificates \
+# bubblewrap: code mode's sandbox where the container may make namespaces; libseccomp2: its landlock fallback's
+# seccomp filter where it may not (Docker's default profile). The Green runs as root in the container, which the
+# fallback needs to give each battle a uid of its own (docs/security.md, "Code mode's sandbox").
+RUN apt-get update && apt-get install -y --no-install-recommends make git bubblewrap libseccomp2 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . /app

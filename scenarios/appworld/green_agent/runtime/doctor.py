@@ -3,7 +3,8 @@
 `diagnose(settings)` checks, without starting anything: the Green's virtualenv (`.venv`, `make venvs`), the
 AppWorld virtualenv (its python imports `appworld`), the built world (`appworld-green world build`), the
 isolation code mode would use (the sandbox module's own `detect_isolation`: the same probe a code-mode
-battle makes, so the two never disagree), `bwrap`, `chromium` and `jq` on PATH, and which world slots'
+battle makes, so the two never disagree; bubblewrap, else the landlock fallback, or the one `code_sandbox`
+forces), `bwrap` (needed unless the fallback is in force), `chromium` and `jq` on PATH, and which world slots'
 ports are free. Each `Check` says what it is `needed_for`: `tools` (battle/eval in tools mode), `code`
 (code mode, on top of tools) or `extra` (tests and optional tools). `ready(report, interaction)` is True
 when everything the mode needs is there.
@@ -101,8 +102,10 @@ def diagnose(settings: Settings) -> DoctorReport:
     checks = [
         _venv_check(), _appworld_venv_check(settings.appworld_python), _world_check(settings.appworld_root),
         Check(name="code isolation", ok=refusal is None, needed_for="code", detail=isolation.summary(),
-              fix=None if refusal is None else "make sandbox, or allow user namespaces (docs/code-mode.md)"),
-        _program_check("bwrap", "code", "the sandbox of code mode", "make sandbox"),
+              fix=None if refusal is None else "make sandbox, or allow user namespaces, or what the landlock fallback "
+                                               "needs (docs/security.md)"),
+        _program_check("bwrap", "extra" if isolation.mechanism == "landlock" else "code",
+                       "the sandbox of code mode; the landlock fallback does without it", "make sandbox"),
         _program_check("chromium", "extra", "the HTML report's test opens it", "make browser"),
         _program_check("jq", "extra", "the leaderboard merge's test runs it", "make browser"),
         Check(name="world-slot ports", ok=bool(free), needed_for="extra",
