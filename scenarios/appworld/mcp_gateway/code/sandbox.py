@@ -93,7 +93,8 @@ class Isolation(BaseModel):
     bwrap: str | None = Field(default=None, description="bubblewrap's path and version.")
     landlock_abi: int | None = Field(default=None, description="The kernel's Landlock ABI (landlock only).")
     process_cap: ProcessCap = Field(default="none", description="Process and memory cap beyond rlimits.")
-    problem: str | None = Field(default=None, description="Why no sandbox can run here (or bubblewrap cannot).")
+    problem: str | None = Field(default=None, description=(
+        "unavailable and unsafe_in_process: why no sandbox can run here; landlock: why bubblewrap could not."))
 
     def summary(self) -> str:
         if self.mechanism == "bubblewrap":
@@ -236,8 +237,8 @@ def detect_isolation(python: str, unsafe_in_process: bool = False, choice: Sandb
     for probe in ((_bubblewrap,) if choice == "bubblewrap" else (_landlock,) if choice == "landlock"
                   else (_bubblewrap, _landlock)):
         found = probe(Path(python))
-        if isinstance(found, Isolation):
-            return found
+        if isinstance(found, Isolation):  # a fallback says why bubblewrap was not used
+            return found.model_copy(update={"problem": "; and ".join(problems) or None})
         problems.append(found)
     problem = "; and ".join(problems)
     if unsafe_in_process:
