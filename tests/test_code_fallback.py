@@ -114,3 +114,21 @@ def test_ordinary_code_works_under_the_fallback(unprivileged_work: Path) -> None
         assert session.execute("print(r, [1, 2])").output == "{'song_id': 7} [1, 2]\n"
         assert session.execute("x = 1").output == "Execution successful."
     assert calls == [ApiCall(app="spotify", api="show_song", arguments={"song_id": 7})]
+
+
+def test_the_slot_reaper_sweeps_what_a_killed_gateway_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gateway SIGKILLed mid-battle: its REPL's daemon runs on as the battle's uid, no one's child; once the
+    slot owner is gone its reaper kills it (no later lease is needed)."""
+    from green_agent.runtime.reaper import TAG_ENV, start_reaper
+    monkeypatch.setenv(TAG_ENV, "restored-by-monkeypatch")  # start_reaper sets its own tag in our environment
+    owner = subprocess.Popen(["/usr/bin/sleep", "60"])
+    reaper = start_reaper(owner.pid)
+    lease = BattleUid.lease()
+    daemon = subprocess.Popen(["/usr/bin/sleep", "60"], user=lease.uid, group=lease.uid, extra_groups=[],
+                              start_new_session=True, env={})  # the REPL's environment is cleared: no reaper tag
+    os.close(lease._lock_fd)  # the gateway died: the kernel freed its lock, it ran no teardown
+    lease._lock_fd = -1
+    owner.kill()
+    owner.wait()
+    assert reaper.wait(timeout=30) == 0
+    assert daemon.wait(timeout=5) == -9 and not lease.scratch.exists()

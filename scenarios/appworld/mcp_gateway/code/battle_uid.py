@@ -10,8 +10,9 @@ no supplementary groups. Because the uid is the battle's alone:
   uid sends `kill(-1, SIGKILL)` (every process it may signal, i.e. of that uid) until none is left;
 - `release()` (the battle's teardown) kills them all, removes the scratch dir and frees the uid.
 
-A gateway killed without its teardown leaves its lock free: the next lease of any uid sweeps such abandoned
-uids (processes of a uid of the range, or a scratch dir, whose lock nobody holds) before picking one.
+A gateway killed without its teardown leaves its lock free: `sweep_abandoned()` kills the processes and removes
+the scratch dir of every uid of the range whose lock nobody holds. The next lease runs it before it picks a
+uid, and so does the slot reaper (`green_agent/runtime/reaper.py`) once the slot owner it watched is gone.
 """
 
 from __future__ import annotations
@@ -107,8 +108,7 @@ class BattleUid:
     def lease(cls) -> "BattleUid":
         """A uid no other battle holds, with a fresh scratch dir; raises NoFreeUid if there is none."""
         base = _lease_dir()
-        in_use = uids_in_use()
-        _sweep_abandoned(base, in_use | {int(p.name) for p in base.iterdir() if p.name.isdigit()})
+        in_use = sweep_abandoned()
         for uid in UID_RANGE:
             if uid in in_use or _has_account(uid):
                 continue
@@ -144,17 +144,23 @@ def _try_lock(base: Path, uid: int) -> int | None:
     return fd
 
 
-def _sweep_abandoned(base: Path, candidates: set[int]) -> None:
-    """Kill the processes and remove the scratch dir of every uid in `candidates` whose lock nobody holds."""
-    for uid in sorted(u for u in candidates if u in UID_RANGE):
-        fd = _try_lock(base, uid)
+def sweep_abandoned() -> set[int]:
+    """Kill the processes and remove the scratch dir of every uid of the range whose lock nobody holds (its battle's
+    gateway died without teardown); returns the uids still in use (by running battles)."""
+    if not LEASE_DIR.is_dir():
+        return uids_in_use()
+    in_use = uids_in_use()
+    for uid in sorted(in_use | {int(p.name) for p in LEASE_DIR.iterdir() if p.name.isdigit()}):
+        fd = _try_lock(LEASE_DIR, uid) if uid in UID_RANGE else None
         if fd is None:
             continue
         try:
             kill_all(uid)
-            shutil.rmtree(base / str(uid), ignore_errors=True)
+            shutil.rmtree(LEASE_DIR / str(uid), ignore_errors=True)
+            in_use.discard(uid)
         finally:
             os.close(fd)
+    return in_use
 
 
 def _has_account(uid: int) -> bool:
