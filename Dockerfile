@@ -16,7 +16,10 @@ RUN apt-get update && apt-get install -y --no-install-recommends make git bubble
 WORKDIR /app
 COPY . /app
 # The two virtualenvs and the offline world (`make world`; not the test-only .venv-a2a1), then drop the caches.
-RUN make world PYTHON=python3 && rm -rf /root/.cache
+# The world and the runs are root's alone: the landlock fallback's uids cannot even look up a path in them (Landlock
+# refuses opening, not lookup); /app stays passable, so they can run the AppWorld virtualenv.
+RUN make world PYTHON=python3 && rm -rf /root/.cache && mkdir -p /app/runs && chmod 0711 /app \
+    && chmod 0700 /app/.appworld /app/runs
 ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
 EXPOSE 9009
 ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]
