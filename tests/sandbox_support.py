@@ -55,7 +55,8 @@ def unprivileged_python(work: Path) -> Path:
         subprocess.run(["cp", "-al", str(prefixes[0]), str(venv)], check=True)
         for name in ("pyvenv.cfg", f"bin/python{version}", "bin/python3", "bin/python"):
             (venv / name).unlink(missing_ok=True)
-        (venv / "pyvenv.cfg").write_text(f"home = /usr/bin\ninclude-system-site-packages = false\nversion = {version}\n")
+        (venv / "pyvenv.cfg").write_text(f"home = /usr/bin\ninclude-system-site-packages = false\n"
+                                         f"version = {version}\n")
         (venv / f"bin/python{version}").symlink_to(system)
         (venv / "bin/python").symlink_to(f"python{version}")
     return venv / "bin" / "python"

@@ -12,7 +12,8 @@ process that carries the tag (a server whose parent died first is no one's desce
 SIGKILL to those left after `GRACE_S`, removes the actor's scratch directory if it was given one (a
 killed actor never ran its own cleanup), sweeps the code-mode sandbox uids its gateways left (the landlock
 fallback's processes run as a uid of their own, with a cleared environment and perhaps no parent of ours:
-`battle_uid.sweep_abandoned`, which touches only uids no live battle holds), and exits. An actor that stopped its slot leaves nothing to kill.
+`battle_uid.sweep_abandoned`, which touches only uids no live battle holds), and exits. An actor that
+stopped its slot leaves nothing to kill.
 """
 
 from __future__ import annotations

