@@ -50,10 +50,14 @@ def _lease_dir() -> Path:
 def live_processes(uids: range | set[int]) -> list[psutil.Process]:
     """The running (not zombie) processes whose real uid is in `uids`."""
     found = []
-    for proc in psutil.process_iter(["uids", "status"]):
+    for proc in psutil.process_iter(["uids"]):  # the status only of those that match: a scan costs ~4 ms
         uids_of = proc.info.get("uids")
-        if uids_of is not None and uids_of.real in uids and proc.info.get("status") != psutil.STATUS_ZOMBIE:
-            found.append(proc)
+        if uids_of is not None and uids_of.real in uids:
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(proc)
+            except psutil.Error:
+                continue
     return found
 
 
