@@ -127,13 +127,14 @@ def confined(rlimits: list[tuple[int, int]], uid: int, join_cgroup: Callable[[],
 
 def unreachable_by_others(paths: list[Path]) -> str | None:
     """The first directory on the way to `paths` that an unprivileged uid may not pass through, said as a
-    problem (the REPL's uid owns nothing of ours: the interpreter must be world-readable), or None."""
+    problem (the REPL's uid owns nothing of ours: the interpreter and the scratch dirs' parent must be
+    reachable by other users), or None."""
     for path in paths:
         for directory in [*reversed(path.parents), path]:
             mode = directory.stat().st_mode
             if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
                 return (f"{directory} (on the way to {path}) is not searchable by other users (mode "
-                        f"{stat.S_IMODE(mode):04o}), so the sandbox's unprivileged uid cannot run the AppWorld python")
+                        f"{stat.S_IMODE(mode):04o}), so the sandbox's unprivileged uid cannot reach it")
     return None
 
 
@@ -183,7 +184,9 @@ def probe_problem(command: list[str], prefixes: list[Path], rlimits: list[tuple[
     """Run `command` + `-c PROBE` under the whole confinement; None if it ran and was confined, else why not."""
     import subprocess
 
-    problem = unreachable_by_others([Path(command[0]), *prefixes])
+    from mcp_gateway.code.battle_uid import LEASE_DIR
+
+    problem = unreachable_by_others([Path(command[0]), *prefixes, LEASE_DIR.parent])
     if problem is not None:
         return problem
     try:
