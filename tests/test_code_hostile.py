@@ -133,8 +133,11 @@ def test_no_socket_reaches_our_servers(repl: CodeSession, unprivileged_work: Pat
     assert local.failed and "connected" not in local.output, local.output
 
 
-def test_writes_outside_the_scratch_dir_fail_and_scratch_is_private(sandbox: Sandbox, tmp_path: Path) -> None:
-    target = tmp_path / "planted.txt"
+def test_writes_outside_the_scratch_dir_fail_and_scratch_is_private(sandbox: Sandbox, unprivileged_work: Path) -> None:
+    open_to_all = unprivileged_work / f"open-to-all-{os.getpid()}"  # any uid may write here: only the sandbox stops it
+    open_to_all.mkdir(exist_ok=True)
+    open_to_all.chmod(0o777)
+    target = open_to_all / "planted.txt"
     with session_of(sandbox) as first, session_of(sandbox) as neighbour:
         outside = first.execute(f"__import__('io').FileIO({str(target)!r}, 'w').write(b'x')")
         usr = first.execute("__import__('io').FileIO('/usr/planted', 'w').write(b'x')")
