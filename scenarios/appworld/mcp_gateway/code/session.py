@@ -2,8 +2,8 @@
 
 `CodeSession(...).start()` spawns the child (bubblewrap, the landlock fallback's confined process, or a
 plain process under `--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's
-helpers while the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends the code
-and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
+helpers while the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends
+the code and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
 per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a limit
 (`MAX_LINE_BYTES`) and validated before use: the child runs the agent's code, so its messages are the
 agent's. App and API names must be plain identifiers (`../x` never reaches the relay).
@@ -115,17 +115,14 @@ class CodeSession:
         """Spawn the child (returns once it runs; `execute` waits for it to be ready). `send_init` False: a spare
         that imports now and gets its battle (`begin`) later."""
         started = time.perf_counter()
+        if self.isolation.process_cap == "cgroup_v1":
+            self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
+        command = in_process_command(self.python)
+        preexec, cwd, env = child_limits(self.limits, self._cgroup), "/", {"PATH": "/usr/bin"}
         if self.isolation.mechanism == "bubblewrap":
             command = bwrap_command(self.isolation.bwrap.split(" (")[0] if self.isolation.bwrap else "bwrap",
                                     self.python, python_prefixes(self.python))
-            if self.isolation.process_cap == "cgroup_v1":
-                self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
-        else:
-            command = in_process_command(self.python)
-        preexec, cwd, env = child_limits(self.limits, self._cgroup), "/", {"PATH": "/usr/bin"}
-        if self.isolation.mechanism == "landlock":
-            if self.isolation.process_cap == "cgroup_v1":
-                self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
+        elif self.isolation.mechanism == "landlock":
             self._confinement = Confinement(python_prefixes(self.python), rlimits(self.limits, processes=True),
                                             self._cgroup.join if self._cgroup else None)
             preexec, cwd, env = self._confinement.preexec, self._confinement.cwd, self._confinement.env
