@@ -21,6 +21,7 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -28,8 +29,8 @@ from pathlib import Path
 
 import psutil
 
-from kernel.errors import InfrastructureError
 from kernel import file_lock
+from kernel.errors import InfrastructureError
 
 UID_RANGE = range(62000, 62512)
 """Below 65536 (a rootless container maps only that many uids), above Debian's normal users (1000-59999)."""
@@ -43,6 +44,9 @@ class NoFreeUid(InfrastructureError):
 
 def _lease_dir() -> Path:
     LEASE_DIR.mkdir(mode=0o711, exist_ok=True)
+    found = LEASE_DIR.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():  # in /tmp: anyone could have made it first
+        raise InfrastructureError(f"{LEASE_DIR} is not a directory of ours: remove it (code mode's sandbox uids)")
     os.chmod(LEASE_DIR, 0o711)  # others may pass through to their own scratch dir, never list it
     return LEASE_DIR
 
