@@ -7,11 +7,14 @@ What it stops is in `test_code_hostile.py` (every hostile case runs under both s
   weaker second case (`shutil.which` patched; its contract: an executable's path on PATH, or None);
 - `doctor` names it when it is forced (`CODE_SANDBOX=landlock`);
 - two battles never share a uid, and a battle whose gateway died without teardown is swept by the next lease;
-- ordinary code (an `apis` call, print, the frozen datetime) works under it.
+- ordinary code (an `apis` call, print, the frozen datetime) works under it, and the syscalls its seccomp
+  filter lists are refused (called by number through ctypes).
 """
 
 from __future__ import annotations
 
+import ast
+import errno
 import json
 import os
 import subprocess
@@ -132,3 +135,24 @@ def test_the_slot_reaper_sweeps_what_a_killed_gateway_left(monkeypatch: pytest.M
     owner.wait()
     assert reaper.wait(timeout=30) == 0
     assert daemon.wait(timeout=5) == -9 and not lease.scratch.exists()
+
+
+SYSCALLS = """c = __import__('ctypes')
+libc = c.CDLL(None, use_errno=True)
+def errno_of(*args):
+    c.set_errno(0)
+    return (libc.syscall(*args), c.get_errno())
+print(repr({'socketpair': errno_of(53, 1, 1, 0, c.create_string_buffer(8)), 'unshare': errno_of(272, 0x10000000),
+            'ptrace': errno_of(101, 0, 0, 0, 0), 'io_uring_setup': errno_of(425, 1, c.create_string_buffer(120)),
+            'bpf': errno_of(321, 0, 0, 0), 'keyctl': errno_of(250, 0, 0, 0, 0, 0), 'clone3': errno_of(435, 0, 0),
+            'uid': __import__('os').getuid(), 'groups': __import__('os').getgroups()}))"""
+
+
+def test_the_fallback_refuses_the_syscalls_it_lists(unprivileged_work: Path) -> None:
+    """x86_64 numbers, through ctypes: what a hostile agent would call to get round `socket` or out of its uid."""
+    fallback = sandbox_of("landlock", unprivileged_work)
+    with fallback.session(lambda call: ApiAnswer(status_code=200)) as session:
+        found = ast.literal_eval(session.execute(SYSCALLS).output.strip())
+    assert found.pop("clone3") == (-1, errno.ENOSYS) and found.pop("groups") == []
+    assert 62000 <= found.pop("uid") < 62512
+    assert found == dict.fromkeys(found, (-1, errno.EPERM)), found
