@@ -191,7 +191,10 @@ def probe_problem(command: list[str], prefixes: list[Path], rlimits: list[tuple[
         return problem
     try:
         confinement = Confinement(prefixes, rlimits)
-    except Exception as exc:  # noqa: BLE001 - whatever stops it (no libseccomp, no uid to switch to) is the answer
+    except PermissionError as exc:
+        return (f"the Green is not root, nor has CAP_SETUID, CAP_SETGID and CAP_CHOWN, so it cannot give each battle "
+                f"a uid of its own ({exc})")
+    except Exception as exc:  # noqa: BLE001 - whatever stops it (no libseccomp, no free uid) is the answer
         return f"{type(exc).__name__}: {exc}"
     try:
         probe = subprocess.run([*command, "-c", PROBE], capture_output=True, text=True, timeout=60, cwd=confinement.cwd,
