@@ -156,3 +156,19 @@ def test_the_fallback_refuses_the_syscalls_it_lists(unprivileged_work: Path) -> 
     assert found.pop("clone3") == (-1, errno.ENOSYS) and found.pop("groups") == []
     assert 62000 <= found.pop("uid") < 62512
     assert found == dict.fromkeys(found, (-1, errno.EPERM)), found
+
+
+I386_SOCKET = """c, m = __import__('ctypes'), __import__('mmap')
+page = m.mmap(-1, 4096, prot=m.PROT_READ | m.PROT_WRITE | m.PROT_EXEC)
+page.write(bytes.fromhex('53' 'b867010000' 'bb02000000' 'b901000000' '31d2' 'cd80' '5b' 'c3'))
+print('fd', c.CFUNCTYPE(c.c_int)(c.addressof(c.c_char.from_buffer(page)))())"""
+"""push rbx; socket(AF_INET, SOCK_STREAM, 0) as i386's syscall 359 through `int 0x80`; pop rbx; ret: a filter of
+x86_64's numbers alone would let it through (this kernel runs i386 code: outside the sandbox it returns an fd)."""
+
+
+def test_a_socket_through_the_i386_abi_kills_the_repl(unprivileged_work: Path) -> None:
+    fallback = sandbox_of("landlock", unprivileged_work)
+    with fallback.session(lambda call: ApiAnswer(status_code=200)) as session:
+        outcome = session.execute(I386_SOCKET)
+        assert outcome.killed and "SIGSYS" in outcome.killed and "fd" not in outcome.output, outcome
+        assert session.execute("print('fresh')").output == "fresh\n"
