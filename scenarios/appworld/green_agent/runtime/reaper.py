@@ -29,8 +29,6 @@ from collections.abc import Iterator
 
 import psutil
 
-from mcp_gateway.code.battle_uid import sweep_abandoned
-
 POLL_S = 0.5
 GRACE_S = 3.0
 TAG_ENV = "APPWORLD_GREEN_SLOT_TAG"
@@ -158,6 +156,7 @@ def _finish(noted: dict[int, float], tag: str, skip: set[int], scratch: str | No
     reap({**noted, **tagged(tag, skip=skip)})
     if scratch:
         shutil.rmtree(scratch, ignore_errors=True)
+    from mcp_gateway.code.battle_uid import sweep_abandoned  # here: the reaper starts with every run, lean
     sweep_abandoned()
 
 
