@@ -8,13 +8,18 @@
 ARG BASE=python:3.11-slim-bookworm
 FROM --platform=linux/amd64 ${BASE}
 
-# bubblewrap: code mode's sandbox. It runs as root in the container (see docs/a2a.md, "The image").
-RUN apt-get update && apt-get install -y --no-install-recommends make git bubblewrap ca-certificates \
+# bubblewrap: code mode's sandbox where the container may make namespaces; libseccomp2: its landlock fallback's
+# seccomp filter where it may not (Docker's default profile). The Green runs as root in the container, which the
+# fallback needs to give each battle a uid of its own (docs/security.md, "Code mode's sandbox").
+RUN apt-get update && apt-get install -y --no-install-recommends make git bubblewrap libseccomp2 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . /app
 # The two virtualenvs and the offline world (`make world`; not the test-only .venv-a2a1), then drop the caches.
-RUN make world PYTHON=python3 && rm -rf /root/.cache
+# The world and the runs are root's alone: the landlock fallback's uids cannot even look up a path in them (Landlock
+# refuses opening, not lookup); /app stays passable, so they can run the AppWorld virtualenv.
+RUN make world PYTHON=python3 && rm -rf /root/.cache && mkdir -p /app/runs && chmod 0711 /app \
+    && chmod 0700 /app/.appworld /app/runs
 ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
 EXPOSE 9009
 ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]

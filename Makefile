@@ -50,9 +50,11 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 	@command -v jq >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q jq; }
 
-# Debian's bubblewrap: the sandbox code mode runs agent code in (docs/code-mode.md).
+# Debian's bubblewrap: the sandbox code mode runs agent code in (docs/code-mode.md); libseccomp2: its landlock
+# fallback's seccomp filter (pyseccomp, in requirements.txt, loads it), for where namespaces are not allowed.
 sandbox:
 	@command -v bwrap >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; }
+	@ldconfig -p | grep -q 'libseccomp\.so\.2 ' || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libseccomp2; }
 
 demo: setup
 	$(VENV)/bin/appworld-green demo

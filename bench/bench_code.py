@@ -1,6 +1,7 @@
 """Code mode: one `execute` round trip with one API call, ours vs AppWorld's own `/execute`; the sandbox's start.
 
-Run: `.venv/bin/python bench/bench_code.py [--trials N] [--root DIR] [--quick]`.
+Run: `.venv/bin/python bench/bench_code.py [--trials N] [--root DIR] [--quick]`; with `CODE_SANDBOX=landlock`
+(and an `APPWORLD_PYTHON` other users can run) every figure is taken under the landlock fallback, not bubblewrap.
 
 One world slot (APIs server + env server + MCP gateway, free ports) is started once and one task world is
 opened in remote-APIs mode. The same code, `print(apis.supervisor.show_profile()['email'])`, then runs
@@ -43,7 +44,7 @@ def run_bench(trials: int, root: str | None) -> list[dict]:
     from blue_agent.gateway_client import GatewaySession
     from green_agent.appworld_client import AppWorldClient
     from green_agent.gateway_client import GatewayClient
-    from mcp_gateway.code.sandbox import default_python, require_isolation
+    from mcp_gateway.code.sandbox import require_isolation
     from mcp_gateway.code.session import ApiAnswer, CodeSession
 
     with tempfile.TemporaryDirectory() as workdir:
@@ -72,8 +73,8 @@ def run_bench(trials: int, root: str | None) -> list[dict]:
                     theirs.append(time.perf_counter() - t0)
             control.end_battle()
             client.close(task_id)
-            python = default_python()
-            isolation = require_isolation(python)
+            python = settings.appworld_python  # CODE_SANDBOX=landlock measures the fallback (the slot's gateway too)
+            isolation = require_isolation(python, choice=settings.code_sandbox)
             spawns, readies = [], []
             for _ in range(max(3, trials // 5)):
                 with CodeSession(python=python, isolation=isolation, task_datetime=task.datetime, apis={},

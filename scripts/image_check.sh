@@ -12,15 +12,17 @@
 #    the image's own ENTRYPOINT + CMD, in the host's network namespace, bound to 127.0.0.1 only.
 # 4. Checks from outside: card within 30 s at the --card-url; an a2a-sdk 0.3 client sends
 #    {participants, config} streaming: 3 dev tasks against the reference purple (TGC 100) and the
-#    no-op purple (TGC 0), each purple in a second container of the same image; SIGTERM stops the green
-#    within 10 s; the image size; no secret in the layers (.env, keys).
+#    no-op purple (TGC 0), each purple in a second container of the same image, then the reference purple
+#    in code mode (TGC 100) under the isolation `doctor` finds inside (bubblewrap, else the landlock
+#    fallback: it must be one of them); SIGTERM stops the green within 10 s; the image size; no secret in
+#    the layers (.env, keys).
 # Figures are printed at the end and written to $WORK/figures.txt.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${IMAGE_CHECK_WORK:-/var/tmp/appworld-image-check}"
 BASE_IMAGE="localhost/appworld-base:bookworm"
-IMAGE="localhost/appworld-green:check"
+IMAGE="${IMAGE_CHECK_IMAGE:-localhost/appworld-green:check}"
 GREEN_PORT="${GREEN_PORT:-19109}"
 PURPLE_PORT="${PURPLE_PORT:-19119}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -135,8 +137,8 @@ green_ctr=$last_ctr
 t=$(card_within "$green_url" 30) || { tail -20 "$WORK/green.log"; fail "no card at $green_url within 30 s"; }
 fig "green card: ${t} s after buildah run"
 
-assess() {  # assess KIND EXPECTED_TGC
-  local kind=$1 want=$2 purl="http://127.0.0.1:$PURPLE_PORT/"
+assess() {  # assess KIND EXPECTED_TGC [INTERACTION]
+  local kind=$1 want=$2 interaction=${3:-tools} purl="http://127.0.0.1:$PURPLE_PORT/"
   run_image "$WORK/purple-$kind.log" /app/.venv/bin/appworld-green purple --kind "$kind" --host 127.0.0.1 --port "$PURPLE_PORT"
   local ppid=${pids[-1]}
   card_within "$purl" 60 >/dev/null || { tail -20 "$WORK/purple-$kind.log"; fail "purple $kind: no card"; }
@@ -150,6 +152,7 @@ endpoint = "$purl"
 split = "dev"
 num_tasks = 3
 workers = 2
+interaction = "$interaction"
 TOML
   local s; s=$(date +%s)
   (cd "$WORK" && PYTHONPATH="$REPO/scenarios/appworld" RUNS_DIR="$WORK/host-runs" "$REPO/.venv/bin/appworld-green" assess \
@@ -158,11 +161,20 @@ TOML
   local tgc; tgc=$(jq '.results[0].tgc' "$WORK/results-$kind.json")
   [ "$(jq '.results[0].max_score' "$WORK/results-$kind.json")" = 3 ] || fail "$kind: not 3 tasks"
   awk -v a="$tgc" -v b="$want" 'BEGIN{exit !(a+0 == b+0)}' || fail "$kind: TGC $tgc, expected $want"
-  fig "assessment vs $kind purple (3 dev tasks, streaming, a2a-sdk 0.3 client): TGC $tgc in $(( $(date +%s) - s )) s"
+  fig "assessment vs $kind purple ($interaction mode, 3 dev tasks, streaming, a2a-sdk 0.3 client): TGC $tgc in $(( $(date +%s) - s )) s"
   kill -TERM "$ppid"; wait "$ppid" 2>/dev/null || true
 }
 assess reference 100
 assess noop 0
+
+# code mode's isolation inside the image, as `doctor` (the same probe a battle makes) finds it
+dc=$(buildah from -q "$IMAGE"); ctrs+=("$dc")
+buildah run --isolation chroot "$dc" -- /app/.venv/bin/appworld-green doctor --interaction code --json \
+  > "$WORK/doctor-code.json" 2> "$WORK/doctor-code.log" || true
+mechanism=$(jq -r '.isolation_mechanism' "$WORK/doctor-code.json" 2>/dev/null || echo "?")
+case "$mechanism" in bubblewrap|landlock) ;; *) fail "code mode has no sandbox in the image: $(head -c 400 "$WORK/doctor-code.json")";; esac
+fig "code mode's isolation in the container: $(jq -r '.isolation' "$WORK/doctor-code.json")"
+assess reference 100 code
 
 s=$(date +%s%N)
 kill -TERM "$green_pid"
@@ -183,5 +195,7 @@ fig "SIGTERM -> green (buildah run) exited in $ms ms; no process left in its con
 bw=$(buildah from -q "$IMAGE"); ctrs+=("$bw")
 if buildah run --isolation chroot "$bw" -- bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent \
      /bin/true > "$WORK/bwrap.log" 2>&1; then fig "bubblewrap in the container (root, --unshare-all): works"
-else fig "bubblewrap in the container (root, --unshare-all): FAILS here: $(head -c 200 "$WORK/bwrap.log")"; fi
+else fig "bubblewrap in the container (root, --unshare-all): FAILS here: $(head -c 200 "$WORK/bwrap.log")"
+  [ "$mechanism" = landlock ] || fail "bubblewrap fails in the container, yet code mode's isolation is $mechanism, not landlock"
+fi
 echo "IMAGE CHECK PASSED (figures: $FIG)"

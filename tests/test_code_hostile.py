@@ -1,13 +1,17 @@
-"""Hostile agent code against the real sandbox: each attempt is contained, the agent's own fault, leaves nothing.
+"""Hostile agent code against the real sandboxes: each attempt is contained, the agent's own fault, leaves nothing.
 
-The code evades AppWorld's safety guard on purpose (`__import__` of a module the guard forbids by name,
-or an API it does not patch): the guard is not the sandbox, so these tests are what the sandbox must
-stop. `test_the_same_code_escapes_without_the_sandbox` runs two of them with `--unsafe-code-in-process`
-and sees them succeed, so each check here is one that can fail.
+Every test runs under both mechanisms (`sandbox` is parametrised: bubblewrap, and the landlock fallback
+forced as an unprivileged container would choose it; `sandbox_support.py`). The code evades AppWorld's
+safety guard on purpose (`__import__` of a module the guard forbids by name, or an API it does not patch):
+the guard is not the sandbox, so these tests are what the sandbox must stop.
+`test_the_same_code_escapes_without_the_sandbox` runs them with `--unsafe-code-in-process`, and
+`test_the_fallback_without_landlock_and_seccomp_lets_it_out` under the fallback with its Landlock and
+seccomp layers off, and sees them succeed, so each check here is one that can fail.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -16,9 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_support import MECHANISMS, Sandbox, sandbox_of, unprivileged_work  # noqa: F401 - a fixture
 
 from kernel.world_data import WorldData
-from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
+from mcp_gateway.code import battle_uid, session as session_module
+from mcp_gateway.code.confine import Confinement
+from mcp_gateway.code.sandbox import Isolation, default_python
 from mcp_gateway.code.session import ApiAnswer, ApiCall, CodeSession
 
 pytestmark = pytest.mark.e2e
@@ -36,14 +43,13 @@ class Recorder:
         return ApiAnswer(status_code=200, body={"ok": True})
 
 
-def session_of(isolation: Isolation, relay: Recorder | None = None, **limits: int) -> CodeSession:
-    return CodeSession(python=default_python(), isolation=isolation, task_datetime="2023-05-18T12:00:00",
-                       apis={"spotify": ["login"]}, relay=relay or Recorder(), limits=SandboxLimits(**limits))
+def session_of(sandbox: Sandbox, relay: Recorder | None = None, **limits: int) -> CodeSession:
+    return sandbox.session(relay or Recorder(), **limits)
 
 
-@pytest.fixture(scope="module")
-def isolation() -> Isolation:
-    return require_isolation(default_python())
+@pytest.fixture(scope="module", params=MECHANISMS)
+def sandbox(request: pytest.FixtureRequest, unprivileged_work: Path) -> Sandbox:
+    return sandbox_of(request.param, unprivileged_work)
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +62,10 @@ def answer_file(appworld_root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def repl(isolation: Isolation) -> Iterator[CodeSession]:
+def repl(sandbox: Sandbox) -> Iterator[CodeSession]:
     os.environ[MARKER] = "secret-of-the-green"
     try:
-        with session_of(isolation, timeout_s=5) as session:
+        with session_of(sandbox, timeout_s=5) as session:
             yield session
     finally:
         os.environ.pop(MARKER, None)
@@ -83,38 +89,67 @@ def test_ground_truth_cannot_be_read(repl: CodeSession, answer_file: Path, index
     assert outcome.killed is None
     assert outcome.failed or outcome.output.strip() in ("None", "0"), outcome.output  # fopen -> NULL
     assert answer_file.read_text().strip() not in outcome.output or answer_file.read_text().strip() in ("", "null")
-    assert "No such file" in outcome.output or outcome.output.strip() in ("None", "0")
+    # bubblewrap: the file is not in its root at all; landlock: it is there, and Landlock refuses to open it
+    assert "No such file" in outcome.output or "Permission denied" in outcome.output \
+        or outcome.output.strip() in ("None", "0")
+
+
+PROC_WALK = ("seen = []\ntry:\n    pids = [d for d in __import__('posix').listdir('/proc') if d.isdigit()]\n"
+             "except OSError as e:\n    pids = [type(e).__name__]\nfor d in pids + ['{ours}']:\n    seen.append(d)\n"
+             "    try:\n        seen.append(__import__('io').FileIO(f'/proc/{{d}}/environ').read().decode())\n"
+             "    except Exception as e:\n        seen.append(type(e).__name__)\nprint(repr(seen))")
 
 
 def test_no_process_or_environment_of_ours_is_visible(repl: CodeSession) -> None:
-    code = ("p = __import__('pathlib')\nseen = []\nfor d in __import__('posix').listdir('/proc'):\n"
-            "    if d.isdigit():\n        seen.append(d)\n"
-            "        try:\n            seen.append(__import__('io').FileIO(f'/proc/{d}/environ').read().decode())\n"
-            "        except Exception as e:\n            seen.append(type(e).__name__)\n"
-            f"print(seen, p.Path('/proc/{os.getpid()}/environ').exists())")
-    output = repl.execute(code).output
+    output = repl.execute(PROC_WALK.format(ours=os.getpid())).output
     assert MARKER not in output and "secret-of-the-green" not in output
-    assert output.startswith("['1', ") and output.rstrip().endswith("False"), output  # its own pid namespace
+    if repl.isolation.mechanism == "bubblewrap":  # its own pid namespace: 1 is bwrap's init, our pid is not there
+        assert output.startswith("['1', "), output
+        assert output.rstrip().endswith(f"'{os.getpid()}', 'FileNotFoundError']"), output
+    else:  # our pid namespace, but neither the listing nor our environ may be read (Landlock: no /proc at all)
+        assert output.strip().endswith(f"'{os.getpid()}', 'PermissionError']"), output
+        assert output.startswith("['PermissionError', ")
 
 
-def test_no_socket_reaches_our_servers(repl: CodeSession) -> None:
-    with socket.socket() as listener:
+def test_no_socket_reaches_our_servers(repl: CodeSession, unprivileged_work: Path) -> None:
+    path = unprivileged_work / f"server-{os.getpid()}.sock"  # a unix socket any uid may write to
+    with socket.socket() as listener, socket.socket(socket.AF_UNIX) as unix:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
+        unix.bind(str(path))
+        path.chmod(0o777)
+        unix.listen()
         port = listener.getsockname()[1]
-        outcome = repl.execute(f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)")
-    assert outcome.failed and ("ConnectionRefusedError" in outcome.output or "OSError" in outcome.output)
+        tcp = repl.execute(f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)")
+        local = repl.execute(f"s = __import__('socket').socket(1)\ns.connect({str(path)!r})\nprint('connected')")
+        listener.setblocking(False)
+        unix.setblocking(False)
+        for server in (listener, unix):
+            with pytest.raises(BlockingIOError):
+                server.accept()
+    path.unlink()
+    assert tcp.failed and ("ConnectionRefusedError" in tcp.output or "OSError" in tcp.output
+                           or "PermissionError" in tcp.output), tcp.output
+    assert local.failed and "connected" not in local.output, local.output
 
 
-def test_writes_outside_the_scratch_dir_fail_and_scratch_is_private(isolation: Isolation, tmp_path: Path) -> None:
-    target = tmp_path / "planted.txt"
-    with session_of(isolation) as first:
+def test_writes_outside_the_scratch_dir_fail_and_scratch_is_private(sandbox: Sandbox, unprivileged_work: Path) -> None:
+    open_to_all = unprivileged_work / f"open-to-all-{os.getpid()}"  # any uid may write here: only the sandbox stops it
+    open_to_all.mkdir(exist_ok=True)
+    open_to_all.chmod(0o777)
+    target = open_to_all / "planted.txt"
+    with session_of(sandbox) as first, session_of(sandbox) as neighbour:
         outside = first.execute(f"__import__('io').FileIO({str(target)!r}, 'w').write(b'x')")
         usr = first.execute("__import__('io').FileIO('/usr/planted', 'w').write(b'x')")
-        first.execute("__import__('io').FileIO('/scratch/planted', 'w').write(b'x')")
+        first.execute("__import__('io').FileIO('planted', 'w').write(b'x')")  # its scratch dir is its cwd
+        scratch = first.execute("print(__import__('os').getcwd())").output.strip()
+        peek = neighbour.execute(f"print(__import__('io').FileIO({scratch + '/planted'!r}).read())")
     assert outside.failed and usr.failed and not target.exists() and not Path("/usr/planted").exists()
-    with session_of(isolation) as second:
-        assert "False" in second.execute("import pathlib; print(pathlib.Path('/scratch/planted').exists())").output
+    assert peek.failed and "b'x'" not in peek.output, peek.output  # another battle's scratch: not reachable
+    if sandbox.isolation.mechanism == "landlock":
+        assert not Path(scratch).exists()  # removed at teardown
+    with session_of(sandbox) as second:
+        assert "False" in second.execute("import pathlib; print(pathlib.Path('planted').exists())").output
 
 
 def test_memory_and_output_bombs_fail_inside_the_code(repl: CodeSession) -> None:
@@ -125,27 +160,37 @@ def test_memory_and_output_bombs_fail_inside_the_code(repl: CodeSession) -> None
     assert repl.execute("print('alive')").output.endswith("alive\n")
 
 
-def test_a_fork_bomb_is_capped_and_reaped(isolation: Isolation) -> None:
-    assert isolation.process_cap == "cgroup_v1"
-    with session_of(isolation, timeout_s=3) as session:
+def test_a_fork_bomb_is_capped_and_reaped(sandbox: Sandbox) -> None:
+    if sandbox.isolation.mechanism == "landlock":  # as in an unprivileged container: no cgroup, RLIMIT_NPROC alone
+        sandbox = Sandbox(sandbox.isolation.model_copy(update={"process_cap": "rlimit_nproc"}), sandbox.python)
+    else:
+        assert sandbox.isolation.process_cap == "cgroup_v1"
+    with session_of(sandbox, timeout_s=3) as session:
         outcome = session.execute("f = __import__('posix').fork\nwhile True:\n    try:\n        f()\n"
                                   "    except OSError:\n        pass")
         assert outcome.failed and outcome.timed_out, outcome
         cgroup = session._cgroup  # None when the REPL, starved by its own bomb, missed its alarm and was killed
         assert cgroup is None or len(cgroup.pids()) <= 3  # bwrap, its init, the REPL: the bomb was reaped
+        if session._confinement is not None:  # the REPL alone is left of its uid
+            assert [p.pid for p in battle_uid.live_processes({session._confinement.lease.uid})] in ([], [session.pid])
         assert session.execute("print('alive')").output == "alive\n"
 
 
-def test_a_background_process_or_thread_does_not_outlive_its_battle(isolation: Isolation) -> None:
+def test_a_background_process_or_thread_does_not_outlive_its_battle(sandbox: Sandbox) -> None:
     relay = Recorder()
-    session = session_of(isolation, relay)
+    session = session_of(sandbox, relay)
     session.start()
     session.execute("t = __import__('threading')\ndef loop():\n    while True:\n        apis.spotify.login()\n"
                     "t.Thread(target=loop, daemon=True).start()\n"
-                    "if __import__('posix').fork() == 0:\n    while True:\n        pass")
-    pid, cgroup = session.pid, session._cgroup
+                    "o = __import__('posix')\nif o.fork() == 0:\n    o.setsid()\n    if o.fork() == 0:\n"
+                    "        while True:\n            pass\n    o._exit(0)")  # a daemon: no one's child, own session
+    pid, cgroup, confinement = session.pid, session._cgroup, session._confinement
     session.close()
-    assert pid is not None and cgroup is not None and cgroup.pids() == []
+    assert pid is not None
+    if confinement is not None:
+        assert battle_uid.live_processes({confinement.lease.uid}) == [] and not confinement.lease.scratch.exists()
+    else:
+        assert cgroup is not None and cgroup.pids() == []
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     calls = len(relay.calls)
@@ -162,7 +207,7 @@ def test_forged_protocol_lines_with_a_bad_app_name_are_refused(repl: CodeSession
 
 
 def test_the_same_code_escapes_without_the_sandbox(answer_file: Path) -> None:
-    unsafe = Isolation(mechanism="unsafe_in_process")
+    unsafe = Sandbox(Isolation(mechanism="unsafe_in_process"), default_python())
     with session_of(unsafe) as session:
         leaked = session.execute(reads(answer_file)[0]).output
         with socket.socket() as listener:
@@ -173,8 +218,25 @@ def test_the_same_code_escapes_without_the_sandbox(answer_file: Path) -> None:
     assert answer_file.read_text().strip() in leaked and not connected.failed
 
 
-def test_sleeping_past_the_timeout_fails_like_appworld(isolation: Isolation) -> None:
-    with session_of(isolation, timeout_s=1) as session:  # time.sleep is null-patched by the guard; select is not
+def test_the_fallback_without_landlock_and_seccomp_lets_it_out(answer_file: Path, unprivileged_work: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The landlock fallback with only its uid and rlimits: its own uid does not keep the code from the world's
+    files (world-readable) nor from our servers, so Landlock and seccomp are what the tests above see."""
+    fallback = sandbox_of("landlock", unprivileged_work)
+    monkeypatch.setattr(session_module, "Confinement", functools.partial(Confinement, landlock=False, seccomp=False))
+    with session_of(fallback) as session, socket.socket() as listener:
+        leaked = session.execute(reads(answer_file)[0]).output
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        connected = session.execute(f"__import__('socket').create_connection(('127.0.0.1', {port}), 2)")
+        environ = session.execute(PROC_WALK.format(ours=os.getpid())).output
+    assert answer_file.read_text().strip() in leaked and not connected.failed
+    assert environ.startswith("['1', ") and MARKER not in environ  # /proc is listed; our environ: not our uid
+
+
+def test_sleeping_past_the_timeout_fails_like_appworld(sandbox: Sandbox) -> None:
+    with session_of(sandbox, timeout_s=1) as session:  # time.sleep is null-patched by the guard; select is not
         outcome = session.execute("__import__('select').select([], [], [], 30)")
         assert outcome.timed_out and outcome.killed is None and outcome.duration_ms < 5000
         assert outcome.output.endswith("Exception: Execution timed out after 1 seconds.")

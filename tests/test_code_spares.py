@@ -18,6 +18,7 @@ from mcp_gateway.code import priority
 from mcp_gateway.code.session import ApiAnswer, ApiCall
 from mcp_gateway.code_mode import CodeRunner
 from mcp_gateway.models import BattleState
+from sandbox_support import MECHANISMS, sandbox_of, unprivileged_work  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 TASK_DATETIME = "2023-05-18T12:00:00"
@@ -45,9 +46,10 @@ def alive(pid: int) -> bool:
         return False
 
 
-@pytest.fixture
-def runner(tmp_path: Path):
-    code = CodeRunner({}, tmp_path / "calls.jsonl", spares=2)
+@pytest.fixture(params=MECHANISMS)
+def runner(request: pytest.FixtureRequest, tmp_path: Path, unprivileged_work: Path):  # noqa: F811
+    sandbox = sandbox_of(request.param, unprivileged_work)
+    code = CodeRunner({}, tmp_path / "calls.jsonl", python=sandbox.python, sandbox=request.param, spares=2)
     yield code
     code.shutdown()
 

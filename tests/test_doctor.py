@@ -25,7 +25,7 @@ CLI = str(Path(sys.executable).parent / "appworld-green")
 
 
 def test_a_machine_without_world_or_sandbox_is_told_what_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doctor, "detect_isolation", lambda python, unsafe=False: Isolation(
+    monkeypatch.setattr(doctor, "detect_isolation", lambda python, unsafe=False, choice="auto": Isolation(
         mechanism="unavailable", problem="bubblewrap (`bwrap`) is not installed"))
     settings = Settings(_env_file=None, appworld_root=tmp_path / "aw", appworld_python=tmp_path / "nopython")
     report = doctor.diagnose(settings)
@@ -51,7 +51,8 @@ def test_code_mode_missing_is_only_a_warning_for_tools_mode(monkeypatch: pytest.
 
 
 def _doctor(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **({"PATH": path} if path is not None else {})}
+    # without bwrap, bubblewrap is asked for by name: the landlock fallback is tested in test_code_fallback.py
+    env = {**os.environ, **({"PATH": path, "CODE_SANDBOX": "bubblewrap"} if path is not None else {})}
     return subprocess.run([CLI, "--env-file", "/dev/null", "doctor", *args], capture_output=True, text=True, env=env,
                           timeout=120)
 

@@ -75,7 +75,7 @@ def test_a_clean_writer_leaves_no_lock_and_the_next_one_says_nothing(tmp_path: P
 def test_a_lock_file_deleted_between_open_and_flock_is_not_taken(tmp_path: Path) -> None:
     """The race the delete-on-release opens: a second writer opened the old file, the first deleted it and a third
     locked a new one; the second must notice its file is gone from the path and lock the current one."""
-    from green_agent.runtime import file_lock
+    from kernel import file_lock
 
     path = tmp_path / LOCK_FILE
     stale_fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # opened before the holder's release ...

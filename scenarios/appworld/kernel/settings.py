@@ -49,6 +49,9 @@ Interaction = Literal["tools", "code"]
 """How the agent under test acts: tools (one MCP tool per API) | code (Python against `apis` in a sandboxed REPL,
 the gateway's one `execute` tool)."""
 DEFAULT_INTERACTION: Interaction = "tools"
+SandboxChoice = Literal["auto", "bubblewrap", "landlock"]
+"""Which sandbox code mode runs agent code in: auto (bubblewrap where it can make its namespaces, else the
+landlock fallback) | bubblewrap | landlock (forced: for tests and diagnosis; refused if it cannot run here)."""
 DEFAULT_CONFIDENCE_LEVEL = 0.95
 
 
@@ -76,6 +79,9 @@ class Settings(BaseSettings):
     unsafe_code_in_process: bool = Field(default=False, description=(
         "UNSAFE: in code mode, run agent code as a plain process when no sandbox (bubblewrap) can run here; "
         "the agent can then read the task's answers. Recorded in every result."))
+    code_sandbox: SandboxChoice = Field(default="auto", description=(
+        "Code mode's sandbox: auto (bubblewrap, else the landlock fallback: an unprivileged uid + Landlock + "
+        "seccomp + rlimits, for containers without namespaces) | bubblewrap | landlock (forced)."))
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
     max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-type", choices=["both", "content_only", "structured_data_only"], default="both",
                         help="tool result form (default both: text for SDK agents + structured)")
     parser.add_argument("--unsafe-code-in-process", action="store_true",
-                        help="UNSAFE: run code-mode agent code without a sandbox where bubblewrap cannot run")
+                        help="UNSAFE: run code-mode agent code without a sandbox where no sandbox can run")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
         appworld_python=settings.appworld_python,
         unsafe_code_in_process=args.unsafe_code_in_process or settings.unsafe_code_in_process,
+        code_sandbox=settings.code_sandbox,
     )
     serve(config)
     exit_without_teardown(0)

@@ -24,6 +24,7 @@ import mcp_types as types
 
 from kernel.call_log import append_line
 from kernel.execution_record import ExecutionRecord, executions_log_path
+from kernel.settings import SandboxChoice
 from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
 from mcp_gateway.code.session import ChildFault, CodeSession, ExecutionOutcome, Relay
 from mcp_gateway.models import BattleState
@@ -60,10 +61,11 @@ class CodeRunner:
     """The sandboxed REPL of the running code-mode battle (at most one)."""
 
     def __init__(self, specs: dict[str, ToolSpec], call_log: Path, python: Path | None = None,
-                 unsafe_in_process: bool = False, limits: SandboxLimits | None = None, spares: int = SPARES) -> None:
+                 unsafe_in_process: bool = False, limits: SandboxLimits | None = None,
+                 sandbox: SandboxChoice = "auto", spares: int = SPARES) -> None:
         self.apis = api_map(specs)
         self.python = python or default_python()
-        self.unsafe_in_process = unsafe_in_process
+        self.unsafe_in_process, self.sandbox = unsafe_in_process, sandbox
         self.limits = limits or SandboxLimits()
         self.log_path = executions_log_path(call_log)
         self._session: CodeSession | None = None
@@ -74,7 +76,7 @@ class CodeRunner:
 
     def isolation(self) -> Isolation:
         """The isolation code runs under here (raises SandboxUnavailable, saying what to install)."""
-        return require_isolation(self.python, self.unsafe_in_process)
+        return require_isolation(self.python, self.unsafe_in_process, self.sandbox)
 
     def start(self, battle: BattleState) -> str:
         """Start `battle`'s REPL (ending any other); returns the isolation's summary.

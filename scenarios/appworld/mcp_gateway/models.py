@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from kernel.settings import Interaction, ScopePolicy
+from kernel.settings import Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
 OutputType = Literal["both", "content_only", "structured_data_only"]
@@ -33,7 +33,9 @@ class GatewayConfig(BaseModel):
     appworld_python: Path | None = Field(default=None, description=(
         "Python of the AppWorld virtualenv, which runs a code-mode battle's sandboxed REPL (None: the default)."))
     unsafe_code_in_process: bool = Field(default=False, description=(
-        "Run a code-mode battle's REPL without a sandbox where bubblewrap cannot run (unsafe; recorded)."))
+        "Run a code-mode battle's REPL without a sandbox where no sandbox can run (unsafe; recorded)."))
+    code_sandbox: SandboxChoice = Field(default="auto", description=(
+        "The REPL's sandbox: auto (bubblewrap, else landlock) | bubblewrap | landlock (forced)."))
 
 
 MIN_TOKEN_LENGTH = 32

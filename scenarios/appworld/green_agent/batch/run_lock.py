@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from kernel.errors import RunDirLockedError
 from kernel.liveness import pid_alive
-from green_agent.runtime.file_lock import release, try_lock
+from kernel.file_lock import release, try_lock
 from green_agent.models.eval_run import RunLockHolder
 
 log = logging.getLogger(__name__)

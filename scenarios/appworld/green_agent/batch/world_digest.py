@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernel.errors import BadInputError
-from green_agent.runtime.file_lock import release, try_lock
+from kernel.file_lock import release, try_lock
 from green_agent.runtime.world_build import STAMP_NAME
 
 BUILD_LOCK_WAIT_S = 900.0

@@ -163,8 +163,8 @@ class BattleResult(BaseModel):
     blue_agent_name: str | None = Field(default=None, description="Name on Blue's agent card.")
     interaction: Interaction = Field(default="tools", description="tools (MCP tool per API) | code (Python REPL).")
     isolation: str | None = Field(default=None, description=(
-        "Code mode: the isolation the agent's code ran under (a bubblewrap sandbox, or NO sandbox when the operator "
-        "passed --unsafe-code-in-process)."))
+        "Code mode: the isolation the agent's code ran under (a bubblewrap sandbox, the landlock fallback where "
+        "namespaces are not allowed, or NO sandbox when the operator passed --unsafe-code-in-process)."))
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
     outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")

@@ -3,7 +3,8 @@
 `diagnose(settings)` checks, without starting anything: the Green's virtualenv (`.venv`, `make venvs`), the
 AppWorld virtualenv (its python imports `appworld`), the built world (`appworld-green world build`), the
 isolation code mode would use (the sandbox module's own `detect_isolation`: the same probe a code-mode
-battle makes, so the two never disagree), `bwrap`, `chromium` and `jq` on PATH, and which world slots'
+battle makes, so the two never disagree; bubblewrap, else the landlock fallback, or the one `code_sandbox`
+forces), `bwrap` (needed unless the fallback is in force), `chromium` and `jq` on PATH, and which world slots'
 ports are free. Each `Check` says what it is `needed_for`: `tools` (battle/eval in tools mode), `code`
 (code mode, on top of tools) or `extra` (tests and optional tools). `ready(report, interaction)` is True
 when everything the mode needs is there.
@@ -22,7 +23,7 @@ from green_agent.runtime.slot import SlotSpec
 from kernel.ports import port_is_free
 from kernel.settings import (DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, REPO_ROOT,
                              SLOT_PORT_STRIDE, Interaction, Settings)
-from mcp_gateway.code.sandbox import INSTALL_HINT, detect_isolation
+from mcp_gateway.code.sandbox import INSTALL_HINT, Mechanism, detect_isolation
 
 APPWORLD_IMPORT_TIMEOUT_S = 60.0
 NeededFor = Literal["tools", "code", "extra"]
@@ -43,7 +44,7 @@ class DoctorReport(BaseModel):
 
     checks: list[Check] = Field(description="Every prerequisite, in the order printed.")
     isolation: str = Field(description="The isolation code mode would run agent code under (its summary).")
-    isolation_mechanism: str = Field(description="bubblewrap | unsafe_in_process | unavailable.")
+    isolation_mechanism: Mechanism = Field(description="bubblewrap | landlock | unsafe_in_process | unavailable.")
     code_refusal: str | None = Field(default=None, description="The sentence code mode refuses with, if it would.")
     free_slots: list[int] = Field(description="World slots whose three ports are all free.")
     tools_ready: bool = Field(description="battle/eval in tools mode can run here.")
@@ -95,14 +96,16 @@ def _free_slots() -> list[int]:
 
 def diagnose(settings: Settings) -> DoctorReport:
     """Check every prerequisite (see the module docstring); starts nothing, changes nothing."""
-    isolation = detect_isolation(str(settings.appworld_python), settings.unsafe_code_in_process)
+    isolation = detect_isolation(str(settings.appworld_python), settings.unsafe_code_in_process, settings.code_sandbox)
     refusal = f"{isolation.problem}. {INSTALL_HINT}" if isolation.mechanism == "unavailable" else None
     free = _free_slots()
     checks = [
         _venv_check(), _appworld_venv_check(settings.appworld_python), _world_check(settings.appworld_root),
         Check(name="code isolation", ok=refusal is None, needed_for="code", detail=isolation.summary(),
-              fix=None if refusal is None else "make sandbox, or allow user namespaces (docs/code-mode.md)"),
-        _program_check("bwrap", "code", "the sandbox of code mode", "make sandbox"),
+              fix=None if refusal is None else "make sandbox, or allow user namespaces, or what the landlock fallback "
+                                               "needs (docs/security.md)"),
+        _program_check("bwrap", "extra" if isolation.mechanism == "landlock" else "code",
+                       "the sandbox of code mode; the landlock fallback does without it", "make sandbox"),
         _program_check("chromium", "extra", "the HTML report's test opens it", "make browser"),
         _program_check("jq", "extra", "the leaderboard merge's test runs it", "make browser"),
         Check(name="world-slot ports", ok=bool(free), needed_for="extra",

@@ -10,7 +10,10 @@ notes the actor's descendants (pid and start time, so a reused pid is never hit)
 gone it sends SIGTERM to every noted process still running, their current descendants and every
 process that carries the tag (a server whose parent died first is no one's descendant any more),
 SIGKILL to those left after `GRACE_S`, removes the actor's scratch directory if it was given one (a
-killed actor never ran its own cleanup), and exits. An actor that stopped its slot leaves nothing to kill.
+killed actor never ran its own cleanup), sweeps the code-mode sandbox uids its gateways left (the landlock
+fallback's processes run as a uid of their own, with a cleared environment and perhaps no parent of ours:
+`battle_uid.sweep_abandoned`, which touches only uids no live battle holds), and exits. An actor that
+stopped its slot leaves nothing to kill.
 """
 
 from __future__ import annotations
@@ -153,6 +156,8 @@ def _finish(noted: dict[int, float], tag: str, skip: set[int], scratch: str | No
     reap({**noted, **tagged(tag, skip=skip)})
     if scratch:
         shutil.rmtree(scratch, ignore_errors=True)
+    from mcp_gateway.code.battle_uid import sweep_abandoned  # here: the reaper starts with every run, lean
+    sweep_abandoned()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
 from kernel.errors import InfrastructureError, SlotBusyError
-from green_agent.runtime.file_lock import release, try_lock
+from kernel.file_lock import release, try_lock
 from green_agent.runtime.processes import ManagedProcess
 from kernel.ports import port_is_free
 from kernel.settings import DEFAULT_APIS_PORT, DEFAULT_ENV_PORT, DEFAULT_GATEWAY_PORT, MAX_SLOTS, SLOT_PORT_STRIDE

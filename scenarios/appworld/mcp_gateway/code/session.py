@@ -1,9 +1,9 @@
 """One battle's REPL: start the sandboxed child, run code in it, relay its API calls, always tear it down.
 
-`CodeSession(...).start()` spawns the child (bubblewrap, or a plain process under
-`--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's helpers while
-the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends the code
-and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
+`CodeSession(...).start()` spawns the child (bubblewrap, the landlock fallback's confined process, or a
+plain process under `--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's
+helpers while the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends
+the code and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
 per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a limit
 (`MAX_LINE_BYTES`) and validated before use: the child runs the agent's code, so its messages are the
 agent's. App and API names must be plain identifiers (`../x` never reaches the relay).
@@ -12,7 +12,8 @@ Limits are the agent's fault, never ours: an execution that outlives its timeout
 blocks the child's own alarm), a child that dies (a memory or CPU limit) or that breaks the protocol is
 killed; the outcome says so (`killed`), keeps AppWorld's failure form, and the next execution starts a
 fresh REPL (its variables are gone, and the output says that too). `close()` kills the child's whole
-sandbox and removes its cgroup; it is idempotent and runs from `__exit__` and the gateway's battle end.
+sandbox (under landlock: every process of its uid) and removes its cgroup and scratch dir; it is idempotent
+and runs from `__exit__` and the gateway's battle end.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mcp_gateway.code import priority
+from mcp_gateway.code.confine import Confinement
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
-                                      in_process_command, python_prefixes)
+                                      in_process_command, python_prefixes, rlimits)
 
 MAX_LINE_BYTES = 4 << 20
 """Longest protocol line taken from the child (outputs are cut to 20,000 characters inside it)."""
@@ -92,6 +94,7 @@ class CodeSession:
                      "max_output_chars": self.limits.max_output_chars}
         self._process: subprocess.Popen[bytes] | None = None
         self._cgroup: Cgroup | None = None
+        self._confinement: Confinement | None = None
         self._buffer = b""
         self._ready = False
         self._idle = False
@@ -115,20 +118,29 @@ class CodeSession:
         that imports now and gets its battle (`begin`) later; `idle`: it imports at idle CPU priority until then
         (where the priority can be restored: `priority.py`)."""
         started = time.perf_counter()
+        if self.isolation.process_cap == "cgroup_v1":
+            self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
+        command = in_process_command(self.python)
+        preexec, cwd, env = child_limits(self.limits, self._cgroup), "/", {"PATH": "/usr/bin"}
         if self.isolation.mechanism == "bubblewrap":
             command = bwrap_command(self.isolation.bwrap.split(" (")[0] if self.isolation.bwrap else "bwrap",
                                     self.python, python_prefixes(self.python))
-            if self.isolation.process_cap == "cgroup_v1":
-                self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
-        else:
-            command = in_process_command(self.python)
-        preexec = child_limits(self.limits, self._cgroup)
+        elif self.isolation.mechanism == "landlock":
+            self._confinement = Confinement(python_prefixes(self.python), rlimits(self.limits, processes=True),
+                                            self._cgroup.join if self._cgroup else None)
+            preexec, cwd, env = self._confinement.preexec, self._confinement.cwd, self._confinement.env
         self._idle = idle and priority.can_restore()
         if self._idle:
             preexec = priority.idle_then(preexec)
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, preexec_fn=preexec,
-                                         cwd="/", env={"PATH": "/usr/bin"}, start_new_session=True)
+        try:
+            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL, preexec_fn=preexec, cwd=cwd, env=env,
+                                             start_new_session=True)
+        except BaseException:
+            self.close()
+            raise
+        if self._confinement is not None:
+            self._confinement.spawned()
         self.spawn_s = time.perf_counter() - started
         self._started_at = started
         if send_init:
@@ -176,8 +188,7 @@ class CodeSession:
                 output = message.get("output")
                 if not isinstance(output, str):
                     raise ChildFault("the sandbox broke its protocol")
-                if self._cgroup is not None:
-                    self._cgroup.reap_strays()
+                self._reap_strays()
                 return ExecutionOutcome(
                     output=output, api_calls=calls, failed=output.startswith("Execution failed."),
                     timed_out=message.get("timed_out") is True,
@@ -191,6 +202,13 @@ class CodeSession:
             return ExecutionOutcome(output="Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
                 reason=fault), api_calls=calls, failed=True, timed_out=timed_out, killed=str(fault),
                 duration_ms=_ms(started))
+
+    def _reap_strays(self) -> None:
+        """Kill what the code started (AppWorld's REPL allows no subprocesses; the sandbox keeps none)."""
+        if self._confinement is not None:
+            self._confinement.reap_strays(keep=self.pid)
+        elif self._cgroup is not None:
+            self._cgroup.reap_strays()
 
     def _relayed(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -221,6 +239,9 @@ class CodeSession:
                 except OSError:
                     pass
             process.wait()
+        confinement, self._confinement = self._confinement, None
+        if confinement is not None:
+            confinement.close()
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None

@@ -1,4 +1,5 @@
-"""Exclusive, non-blocking `fcntl` locks on files: the one primitive behind slot locks and run-directory locks.
+"""Exclusive, non-blocking `fcntl` locks on files: the one primitive behind slot locks, run-directory locks and
+the leases of code mode's sandbox uids (`mcp_gateway/code/battle_uid.py`).
 
 The lock lives as long as the returned file descriptor (closing it, or the process ending, releases it),
 so a crashed holder never leaves a lock behind; what the holder writes into the file is only a label.
