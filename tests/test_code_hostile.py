@@ -241,3 +241,12 @@ def test_sleeping_past_the_timeout_fails_like_appworld(sandbox: Sandbox) -> None
         assert outcome.timed_out and outcome.killed is None and outcome.duration_ms < 5000
         assert outcome.output.endswith("Exception: Execution timed out after 1 seconds.")
         assert session.execute("print('alive')").output == "alive\n"
+
+
+def test_a_forged_protocol_line_nested_deep_is_the_codes_fault_not_our_crash(repl: CodeSession) -> None:
+    deep = ('{"call": {"app": "a", "api": "b", "arguments": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}, "
+            '"id": 1}\n')
+    outcome = repl.execute(f"o = __import__('posix')\nfor fd in range(3, 12):\n    try:\n"
+                           f"        o.write(fd, {deep.encode()!r})\n    except OSError:\n        pass")
+    assert outcome.killed is not None and "protocol" in outcome.killed and outcome.failed
+    assert repl.execute("print('alive')").output.endswith("alive\n")  # a fresh REPL, as after any kill

@@ -4,9 +4,10 @@
 plain process under `--unsafe-code-in-process`) and returns at once; the child imports IPython and AppWorld's
 helpers while the battle is set up, and the first `execute` waits for it to be ready. `execute(code)` sends
 the code and answers each `apis` call the child makes through `relay(ApiCall) -> ApiAnswer` (the gateway's
-per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a limit
-(`MAX_LINE_BYTES`) and validated before use: the child runs the agent's code, so its messages are the
-agent's. App and API names must be plain identifiers (`../x` never reaches the relay).
+per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a size limit
+(`MAX_LINE_BYTES`) and parsed within a depth limit (`kernel.bounded_json`), and validated before use: the
+child runs the agent's code, so its messages are the agent's. App and API names must be plain identifiers
+(`../x` never reaches the relay).
 
 Limits are the agent's fault, never ours: an execution that outlives its timeout by `GRACE_S` (code that
 blocks the child's own alarm), a child that dies (a memory or CPU limit) or that breaks the protocol is
@@ -33,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kernel.bounded_json import loads_bounded
 from mcp_gateway.code import priority
 from mcp_gateway.code.confine import Confinement
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
@@ -272,7 +274,7 @@ class CodeSession:
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            message = json.loads(line)
+            message = loads_bounded(line)  # the agent's code can write this line: no depth may crash us
         except ValueError:
             raise ChildFault("it broke the sandbox's protocol") from None
         if not isinstance(message, dict):
