@@ -2,12 +2,15 @@
 
 `BattleUid.lease()` picks a uid of `UID_RANGE` that no other battle holds (on this machine, across processes:
 an exclusive `flock` on `<LEASE_DIR>/<uid>.lock`, held for the battle and released by the kernel if its
-holder dies) and that no account owns (`pwd`), and makes its scratch dir (`<LEASE_DIR>/<uid>/`, 0700, owned by
-the uid: HOME, TMPDIR and the working directory of the battle's REPL). The uid's gid is the same number, with
-no supplementary groups. Because the uid is the battle's alone:
+holder dies) and that no account owns (`pwd`), and makes its scratch dir (`<LEASE_DIR>/<uid>/`: HOME, TMPDIR and
+the working directory of the battle's REPL; a tmpfs of `SCRATCH_BYTES`, the uid's, or not writable where we may
+not mount: `scratch.py`, `writable`). The uid's gid is the same number, with no supplementary groups. Because
+the uid is the battle's alone:
 - `RLIMIT_NPROC` (set in the child) caps the battle's processes and threads together;
-- `kill_all` ends every process of the battle, wherever it forked or double-forked to: a helper switched to the
-  uid sends `kill(-1, SIGKILL)` (every process it may signal, i.e. of that uid) until none is left;
+- `kill_all` ends every process of the battle at once, wherever it forked or double-forked to: a helper
+  switched to the uid sends `kill(-1, SIGKILL)` (every process it may signal, i.e. of that uid; one with
+  SIGKILL pending can no longer fork) until none is left or its deadline passed;
+- `kill_strays` kills all but the REPL after an execution, within a deadline (`reap.kill_strays`);
 - `release()` (the battle's teardown) kills them all, removes the scratch dir and frees the uid.
 
 A gateway killed without its teardown leaves its lock free: `sweep_abandoned()` kills the processes and removes
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import signal
 import stat
 import subprocess
@@ -31,11 +33,14 @@ import psutil
 
 from kernel import file_lock
 from kernel.errors import InfrastructureError
+from mcp_gateway.code import reap
+from mcp_gateway.code.scratch import SCRATCH_BYTES, make_scratch, remove_scratch
 
 UID_RANGE = range(62000, 62512)
 """Below 65536 (a rootless container maps only that many uids), above Debian's normal users (1000-59999)."""
 LEASE_DIR = Path(tempfile.gettempdir()) / "appworld-green-code"
 TRUE = "/usr/bin/true"
+KILL_ALL_S = 10.0
 
 
 class NoFreeUid(InfrastructureError):
@@ -78,43 +83,40 @@ def _kill_every_other_process_of_mine() -> None:  # run as the uid, between fork
             return
 
 
-def kill_all(uid: int) -> None:
-    """SIGKILL every process of `uid`: a helper with that uid (and no privilege) kills all it may signal."""
-    for _ in range(20):
-        subprocess.run([TRUE], user=uid, group=uid, extra_groups=[], preexec_fn=_kill_every_other_process_of_mine,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
-                       cwd="/", check=False, timeout=30)
+def kill_all(uid: int, deadline: float | None = None) -> bool:
+    """SIGKILL every process of `uid`: a helper with that uid (and no privilege) kills all it may signal, until none
+    is left; False if some were still there at `deadline` (time.monotonic; default: in `KILL_ALL_S`)."""
+    deadline = time.monotonic() + KILL_ALL_S if deadline is None else deadline
+    while True:
+        try:
+            subprocess.run([TRUE], user=uid, group=uid, extra_groups=[], preexec_fn=_kill_every_other_process_of_mine,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
+                           cwd="/", check=False, timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
         if not live_processes({uid}):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.01)
 
 
-def kill_strays(uid: int, keep: int | None) -> int:
-    """SIGKILL every process of `uid` but `keep` (the REPL): what its code started. Returns how many."""
-    killed = 0
-    for _ in range(100):
-        strays = [p for p in live_processes({uid}) if p.pid != keep]
-        if not strays:
-            break
-        for proc in strays:
-            try:
-                proc.kill()
-                killed += 1
-            except psutil.Error:
-                pass
-        psutil.wait_procs(strays, timeout=1)
-    return killed
+def kill_strays(uid: int, keep: int | None, deadline: float) -> bool:
+    """SIGKILL every process of `uid` but `keep` (the REPL, stopped meanwhile): what its code started. False if some
+    were still there at `deadline` (the caller then ends the whole sandbox)."""
+    return reap.kill_strays(lambda: [proc.pid for proc in live_processes({uid})], keep, deadline)
 
 
 class BattleUid:
     """One leased uid and its scratch dir (module docstring)."""
 
-    def __init__(self, uid: int, lock_fd: int, scratch: Path) -> None:
-        self.uid, self._lock_fd, self.scratch = uid, lock_fd, scratch
+    def __init__(self, uid: int, lock_fd: int, scratch: Path, writable: bool) -> None:
+        self.uid, self._lock_fd, self.scratch, self.writable = uid, lock_fd, scratch, writable
 
     @classmethod
-    def lease(cls) -> "BattleUid":
-        """A uid no other battle holds, with a fresh scratch dir; raises NoFreeUid if there is none."""
+    def lease(cls, scratch_bytes: int = SCRATCH_BYTES) -> "BattleUid":
+        """A uid no other battle holds, with a fresh scratch dir (a tmpfs of `scratch_bytes` where we may mount);
+        raises NoFreeUid if there is none."""
         base = _lease_dir()
         in_use = sweep_abandoned()
         for uid in UID_RANGE:
@@ -124,19 +126,21 @@ class BattleUid:
             if fd is None:
                 continue
             scratch = base / str(uid)
-            shutil.rmtree(scratch, ignore_errors=True)
-            scratch.mkdir(mode=0o700)
-            os.chown(scratch, uid, uid)
-            return cls(uid, fd, scratch)
+            try:
+                writable = make_scratch(scratch, uid, scratch_bytes)
+            except BaseException:
+                file_lock.release(fd)
+                raise
+            return cls(uid, fd, scratch, writable)
         raise NoFreeUid(f"all {len(UID_RANGE)} sandbox uids ({UID_RANGE.start}-{UID_RANGE.stop - 1}) are in use")
 
-    def release(self) -> None:
-        """Kill every process of the uid, remove its scratch dir, free the uid. Idempotent."""
+    def release(self, deadline: float | None = None) -> None:
+        """Kill every process of the uid (by `deadline`), remove its scratch dir, free the uid. Idempotent."""
         if self._lock_fd < 0:
             return
         try:
-            kill_all(self.uid)
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            kill_all(self.uid, deadline)
+            remove_scratch(self.scratch)
         finally:
             file_lock.release(self._lock_fd)
             self._lock_fd = -1
@@ -158,7 +162,7 @@ def sweep_abandoned() -> set[int]:
             continue
         try:
             kill_all(uid)
-            shutil.rmtree(LEASE_DIR / str(uid), ignore_errors=True)
+            remove_scratch(LEASE_DIR / str(uid))
             in_use.discard(uid)
         finally:
             file_lock.release(fd)

@@ -10,13 +10,16 @@ root, before `exec`, so not one instruction of the AppWorld interpreter runs wit
 4. Landlock (`landlock_ruleset`, built in the parent; the child only enforces it, which also sets
    no_new_privs): read and execute beneath /usr, the /lib-like dirs outside it, the AppWorld virtualenv and
    its base Python; read /dev/urandom and /dev/zero, read and write /dev/null; read and write (no execute)
-   beneath its scratch dir; nothing else, so no world data, no ground truth, no /proc, no other battle's
+   beneath its scratch dir (a tmpfs of a fixed size; only read where the Green may not mount one:
+   `scratch.py`); nothing else, so no world data, no ground truth, no /proc, no other battle's
    scratch. ABI >= 4: no TCP bind or connect; ABI >= 6: no abstract unix socket and no signal outside it;
 5. seccomp (`syscall_filter`, built in the parent with libseccomp, loaded in the child): a deny-list over
    the default allow, refused with EPERM (ENOSYS for clone3, so the C library falls back to clone, whose
    flags the filter can read): every socket (`socket`, `socketpair`: the REPL talks to us only over the
    pipes it inherits), tracing and other processes' memory, namespaces and mounts, keyrings, BPF, perf,
-   userfaultfd, io_uring (it can open sockets without `socket`), file handles, modules and kexec. Only the
+   userfaultfd, io_uring (it can open sockets without `socket`), file handles, modules and kexec, and SysV and
+   POSIX IPC (shared memory, message queues, semaphores: with no IPC namespace, their objects would outlive
+   the battle and be open to other battles' uids). Only the
    native architecture is allowed (libseccomp kills any other ABI's syscall, e.g. i386's socketcall).
 Once applied, none of these can be undone by the child: Landlock and seccomp are one-way, the uid is not root.
 
@@ -47,7 +50,11 @@ DENIED_SYSCALLS = (
     "mount_setattr", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
     "io_uring_enter", "io_uring_register", "name_to_handle_at", "open_by_handle_at", "init_module", "finit_module",
     "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl",
-    "fanotify_init", "personality")
+    "fanotify_init", "personality",
+    "shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
+"""The last two lines: SysV and POSIX IPC, whose objects would outlive the battle and be open to every other uid
+(the fallback has no IPC namespace of its own)."""
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: clone with any of them is refused."""
 
@@ -68,14 +75,16 @@ def read_exec_paths(prefixes: list[Path]) -> list[Path]:
     return paths + [p for p in prefixes if not p.is_relative_to("/usr")]
 
 
-def landlock_ruleset(prefixes: list[Path], scratch: Path) -> "landlockpy.Ruleset":
-    """The REPL's Landlock ruleset (module docstring, 4), every right the kernel knows handled; the caller closes it."""
+def landlock_ruleset(prefixes: list[Path], scratch: Path, writable: bool = True) -> "landlockpy.Ruleset":
+    """The REPL's Landlock ruleset (module docstring, 4), every right the kernel knows handled; the caller closes it.
+    `writable` False: its scratch dir is only read (it is no tmpfs of a fixed size: `scratch.py`)."""
     from landlockpy import AccessFS, Ruleset, Scope
 
     read_exec = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
-    scratch_rights = (AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.WRITE_FILE | AccessFS.TRUNCATE
-                      | AccessFS.MAKE_REG | AccessFS.MAKE_DIR | AccessFS.MAKE_SYM | AccessFS.REMOVE_FILE
-                      | AccessFS.REMOVE_DIR | AccessFS.REFER)
+    scratch_rights = AccessFS.READ_FILE | AccessFS.READ_DIR
+    if writable:
+        scratch_rights |= (AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.MAKE_REG | AccessFS.MAKE_DIR
+                           | AccessFS.MAKE_SYM | AccessFS.REMOVE_FILE | AccessFS.REMOVE_DIR | AccessFS.REFER)
     ruleset = Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # best effort: what this kernel has
     try:
         for path in read_exec_paths(prefixes):
@@ -149,8 +158,8 @@ PROBE = ("import os, socket\n"
 class Confinement:
     """One REPL's fallback confinement: its leased uid and scratch dir, its ruleset, its `preexec`.
 
-    `spawned()` once the child runs (the parent's copy of the ruleset is closed); `reap_strays(keep)` after an
-    execution; `close()` at teardown kills every process of the uid and removes the scratch dir (idempotent)."""
+    `spawned()` once the child runs (the parent's copy of the ruleset is closed); `reap_strays(keep, deadline)` after
+    an execution; `close()` at teardown kills every process of the uid and removes the scratch dir (idempotent)."""
 
     def __init__(self, prefixes: list[Path], rlimits: list[tuple[int, int]],
                  join_cgroup: Callable[[], None] | None = None, *, landlock: bool = True, seccomp: bool = True) -> None:
@@ -158,7 +167,7 @@ class Confinement:
 
         self.lease = BattleUid.lease()
         try:
-            self._ruleset = landlock_ruleset(prefixes, self.lease.scratch) if landlock else None
+            self._ruleset = landlock_ruleset(prefixes, self.lease.scratch, self.lease.writable) if landlock else None
             self.preexec = confined(rlimits, self.lease.uid, join_cgroup, self._ruleset,
                                     syscall_filter() if seccomp else None)
         except BaseException:
@@ -171,13 +180,13 @@ class Confinement:
         if self._ruleset is not None:
             self._ruleset.close()
 
-    def reap_strays(self, keep: int | None) -> int:
+    def reap_strays(self, keep: int | None, deadline: float) -> bool:
         from mcp_gateway.code.battle_uid import kill_strays
-        return kill_strays(self.lease.uid, keep)
+        return kill_strays(self.lease.uid, keep, deadline)
 
-    def close(self) -> None:
+    def close(self, deadline: float | None = None) -> None:
         self.spawned()
-        self.lease.release()
+        self.lease.release(deadline)
 
 
 def probe_problem(command: list[str], prefixes: list[Path], rlimits: list[tuple[int, int]]) -> str | None:

@@ -3,7 +3,11 @@
 What the sandbox guarantees (`bwrap_command`, `child_limits`):
 - file system: a fresh root holding only read-only binds of /usr, the AppWorld virtualenv and its base
   Python prefix; a private tmpfs at /scratch (its scratch dir, `SCRATCH_BYTES`), a minimal /dev and a /proc of
-  its own pid namespace. No world data, no ground truth, no other battle's files, no /proc of ours;
+  its own pid namespace. No world data, no ground truth, no other battle's files, no /proc of ours. /scratch
+  is the only place it may write: bubblewrap's root and /dev (with /dev/shm) are tmpfs of half the host's RAM,
+  so both are remounted read-only;
+- no SysV or POSIX IPC object of another battle or ours, and none of its own outlives it (`--unshare-all`
+  includes the IPC namespace, which dies with the sandbox);
 - no network (`--unshare-all` includes the network namespace: only its own loopback, with nothing on it),
   no environment of ours (`--clearenv`), its own session (no terminal to inject into), uid 65534 inside a
   user namespace that cannot create further namespaces, all capabilities dropped;
@@ -33,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -40,11 +45,11 @@ from pydantic import BaseModel, Field
 
 from kernel.errors import InfrastructureError
 from kernel.settings import SandboxChoice
+from mcp_gateway.code.scratch import SCRATCH_BYTES
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
 SCRATCH_DIR = "/scratch"
 """The sandbox's private tmpfs (a path inside the sandbox; HOME, TMPDIR and the working directory)."""
-SCRATCH_BYTES = 64 << 20
 SANDBOX_UID = 65534
 DEFAULT_TIMEOUT_S = 100
 """AppWorld's `timeout_seconds` default: wall time of one execution."""
@@ -82,6 +87,7 @@ ProcessCap = Literal["cgroup_v1", "rlimit_nproc", "none"]
 RLIMIT_NPROC on the battle's own uid (the landlock fallback: processes, not memory); or not at all (then a fork
 bomb runs until its execution's wall time is up, and memory is bounded per process only)."""
 Mechanism = Literal["bubblewrap", "landlock", "unsafe_in_process", "unavailable"]
+ScratchKind = Literal["tmpfs", "read_only"]
 
 
 class Isolation(BaseModel):
@@ -94,6 +100,9 @@ class Isolation(BaseModel):
     bwrap: str | None = Field(default=None, description="bubblewrap's path and version.")
     landlock_abi: int | None = Field(default=None, description="The kernel's Landlock ABI (landlock only).")
     process_cap: ProcessCap = Field(default="none", description="Process and memory cap beyond rlimits.")
+    scratch: ScratchKind = Field(default="tmpfs", description=(
+        "What the code may write: tmpfs, a private tmpfs of SCRATCH_BYTES in all; read_only (landlock where the "
+        "Green may not mount): nothing."))
     problem: str | None = Field(default=None, description=(
         "unavailable and unsafe_in_process: why no sandbox can run here; landlock: why bubblewrap could not."))
 
@@ -103,8 +112,9 @@ class Isolation(BaseModel):
         if self.mechanism == "landlock":
             abi = self.landlock_abi or 0
             layers = "files" + (", TCP" if abi >= 4 else "") + (", signals and abstract sockets" if abi >= 6 else "")
-            return (f"landlock sandbox (no namespaces: an unprivileged uid of its own, seccomp without sockets, "
-                    f"Landlock ABI {abi}: {layers}; process cap: {self.process_cap})")
+            disk = f"a {SCRATCH_BYTES >> 20} MiB scratch tmpfs" if self.scratch == "tmpfs" else "no writable disk"
+            return (f"landlock sandbox (no namespaces: an unprivileged uid of its own, seccomp without sockets or "
+                    f"IPC, Landlock ABI {abi}: {layers}; {disk}; process cap: {self.process_cap})")
         if self.mechanism == "unsafe_in_process":
             return "NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"
         return f"no sandbox available: {self.problem}"
@@ -128,7 +138,7 @@ def bwrap_command(bwrap: str, python: Path, prefixes: list[Path]) -> list[str]:
     for prefix in prefixes:
         command += ["--ro-bind", str(prefix), str(prefix)]
     command += ["--proc", "/proc", "--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_DIR,
-                "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
+                "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
                 "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
                 "--setenv", "PATH", "/usr/bin", "--"]
     return command + in_process_command(python)
@@ -165,19 +175,23 @@ def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN20
 
 
 class Cgroup:
-    """A cgroup v1 pids + memory pair of one sandbox, removed at teardown (its processes killed first)."""
+    """A cgroup v1 pids + memory pair of one sandbox (+ a freezer where the machine has one), removed at teardown
+    (its processes killed first). Killing is frozen: no task of it can fork while the kill goes through."""
 
     ROOT = Path("/sys/fs/cgroup")
+    FREEZE_WAIT_S = 2.0
 
     def __init__(self, name: str, limits: SandboxLimits) -> None:
         self.dirs = [self.ROOT / "pids" / name, self.ROOT / "memory" / name]
-        for path in self.dirs:
+        freezer = self.ROOT / "freezer"
+        self.freezer = freezer / name if os.access(freezer, os.W_OK) else None
+        for path in self.dirs + ([self.freezer] if self.freezer else []):
             path.mkdir()
         (self.dirs[0] / "pids.max").write_text(str(limits.max_processes))
         (self.dirs[1] / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
 
     def join(self) -> None:
-        for path in self.dirs:
+        for path in self.dirs + ([self.freezer] if self.freezer else []):
             (path / "cgroup.procs").write_text(str(os.getpid()))
 
     def pids(self) -> list[int]:
@@ -186,38 +200,57 @@ class Cgroup:
         except OSError:
             return []
 
-    def reap_strays(self) -> int:
-        """Kill every process of the sandbox but bubblewrap and the REPL (pid 1 and 2 of its namespace): what
-        the code started (AppWorld's REPL allows no subprocesses; the sandbox does not keep them)."""
-        killed = 0
-        for pid in self.pids():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            nspids = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
-            if len(nspids) > 1 and nspids[-1] not in ("1", "2"):
-                try:
-                    os.kill(pid, 9)
-                    killed += 1
-                except ProcessLookupError:
-                    pass
+    def _freeze(self, state: str, deadline: float) -> None:
+        if self.freezer is None:
+            return
+        try:
+            (self.freezer / "freezer.state").write_text(state)
+            until = min(deadline, time.monotonic() + self.FREEZE_WAIT_S)  # a task that will not freeze: kill anyway
+            while state == "FROZEN" and time.monotonic() < until:
+                if (self.freezer / "freezer.state").read_text().strip() == "FROZEN":
+                    return
+                time.sleep(0.005)
+        except OSError:
+            pass
+
+    def _kill_frozen(self, keep: Callable[[int], bool], deadline: float) -> list[int]:
+        """Freeze, SIGKILL every task not kept, thaw (a killed task dies once thawed). Returns those killed."""
+        self._freeze("FROZEN", deadline)
+        killed = []
+        try:
+            for pid in self.pids():
+                if not keep(pid):
+                    try:
+                        os.kill(pid, 9)
+                        killed.append(pid)
+                    except ProcessLookupError:
+                        pass
+        finally:
+            self._freeze("THAWED", deadline)
         return killed
 
-    def kill_all(self, wait_s: float = 5.0) -> None:
-        """SIGKILL every process in it, until none is left (or `wait_s` passed)."""
-        deadline = time.monotonic() + wait_s
-        while (pids := self.pids()) and time.monotonic() < deadline:
-            for pid in pids:
-                try:
-                    os.kill(pid, 9)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
+    def reap_strays(self, keep: Callable[[int], bool], deadline: float) -> bool:
+        """Kill every process of the sandbox `keep` does not keep (bubblewrap and the REPL): what the code started
+        (AppWorld's REPL allows no subprocesses; the sandbox does not keep them). False if some were still
+        there at `deadline`."""
+        while self._kill_frozen(keep, deadline):
+            if time.monotonic() >= deadline:
+                return not [pid for pid in self.pids() if not keep(pid)]
+            time.sleep(0.005)
+        return True
 
-    def remove(self) -> None:
-        self.kill_all()
-        for path in self.dirs:
+    def kill_all(self, deadline: float) -> bool:
+        """SIGKILL every process in it, until none is left; False if some were still there at `deadline`."""
+        while self.pids():
+            self._kill_frozen(lambda pid: False, deadline)
+            if time.monotonic() >= deadline:
+                return not self.pids()
+            time.sleep(0.005)
+        return True
+
+    def remove(self, deadline: float | None = None) -> None:
+        self.kill_all(time.monotonic() + 5.0 if deadline is None else deadline)
+        for path in self.dirs + ([self.freezer] if self.freezer else []):
             try:
                 path.rmdir()
             except OSError:
@@ -278,7 +311,9 @@ def _landlock(python: Path) -> Isolation | str:
     problem = probe_problem(in_process_command(python)[:-2], python_prefixes(python), rlimits(SandboxLimits(), True))
     if problem is not None:
         return f"the landlock fallback cannot run: {problem}"
-    return Isolation(mechanism="landlock", landlock_abi=abi, process_cap=cap)
+    from mcp_gateway.code.scratch import mount_allowed
+    return Isolation(mechanism="landlock", landlock_abi=abi, process_cap=cap,
+                     scratch="tmpfs" if mount_allowed() else "read_only")
 
 
 def require_isolation(python: Path, unsafe_in_process: bool = False, choice: SandboxChoice = "auto") -> Isolation:

@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from kernel.bounded_json import loads_bounded
-from mcp_gateway.code import priority
+from mcp_gateway.code import priority, reap
 from mcp_gateway.code.confine import Confinement
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
                                       in_process_command, python_prefixes, rlimits)
@@ -44,6 +44,10 @@ MAX_LINE_BYTES = 4 << 20
 """Longest protocol line taken from the child (outputs are cut to 20,000 characters inside it)."""
 READY_TIMEOUT_S = 60.0
 GRACE_S = 5.0
+REAP_BOUND_S = 5.0
+"""Killing what an execution's code left running takes at most this; past it the whole sandbox is ended."""
+TEARDOWN_BOUND_S = 10.0
+"""Killing the whole sandbox and removing its cgroup and scratch dir take at most this (plus one last kill)."""
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 RESTART_NOTE = ("\n[The sandbox was ended ({reason}); its variables are gone: the next execution starts a "
                 "fresh Python REPL.]")
@@ -206,11 +210,20 @@ class CodeSession:
                 duration_ms=_ms(started))
 
     def _reap_strays(self) -> None:
-        """Kill what the code started (AppWorld's REPL allows no subprocesses; the sandbox keeps none)."""
-        if self._confinement is not None:
-            self._confinement.reap_strays(keep=self.pid)
-        elif self._cgroup is not None:
-            self._cgroup.reap_strays()
+        """Kill what the code started (AppWorld's REPL allows no subprocesses; the sandbox keeps none), within
+        `REAP_BOUND_S` whatever it keeps starting (`reap.py`); past it, the whole sandbox is ended (`close`)."""
+        deadline, repl = time.monotonic() + REAP_BOUND_S, self.pid
+        if self._cgroup is not None:
+            keep = reap.is_sandbox_core if self.isolation.mechanism == "bubblewrap" else repl.__eq__
+            done = self._cgroup.reap_strays(keep, deadline)
+        elif self._confinement is not None:
+            done = self._confinement.reap_strays(repl, deadline)
+        elif self.isolation.mechanism == "bubblewrap" and repl is not None:
+            done = reap.kill_strays(lambda: reap.namespace_strays(repl), reap.namespace_repl(repl), deadline)
+        else:
+            done = True  # no sandbox (--unsafe-code-in-process): nothing to tell its strays by
+        if not done:
+            self.close()
 
     def _relayed(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -225,11 +238,13 @@ class CodeSession:
         return answer.model_dump()
 
     def close(self) -> None:
-        """Kill the child's sandbox (its whole pid namespace) and remove its cgroup. Idempotent."""
+        """Kill the child's whole sandbox at once (its cgroup frozen first; its pid namespace; under landlock every
+        process of its uid) and remove its cgroup and scratch dir, within `TEARDOWN_BOUND_S`. Idempotent."""
+        deadline = time.monotonic() + TEARDOWN_BOUND_S
         process, self._process = self._process, None
         self._ready, self._buffer = False, b""
         if self._cgroup is not None:
-            self._cgroup.kill_all()
+            self._cgroup.kill_all(deadline)
         if process is not None:
             try:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -240,12 +255,15 @@ class CodeSession:
                     stream.close() if stream else None
                 except OSError:
                     pass
-            process.wait()
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass  # SIGKILLed yet not gone (uninterruptible sleep): the uid or cgroup sweep ends it later
         confinement, self._confinement = self._confinement, None
         if confinement is not None:
-            confinement.close()
+            confinement.close(deadline)
         if self._cgroup is not None:
-            self._cgroup.remove()
+            self._cgroup.remove(deadline)
             self._cgroup = None
 
     def _send(self, message: dict[str, Any]) -> None:
