@@ -5,7 +5,7 @@
   namespace); either way another battle sees none of it and nothing is left after the battle.
 - disk: every place the code may write, together, holds at most the sandbox's quota (bubblewrap: /scratch,
   the rest of its root and /dev read-only; landlock: its scratch dir is a tmpfs of that size, or, where the Green
-  may not mount, not writable at all), so a filler fails alone and our own disk never fills.
+  may not mount, sealed by the REPL before any code runs), so a filler fails alone and our own disk never fills.
 - strays: a thread of the REPL that forks every 0.3 s cannot stretch the reaping after each execution, nor
   the teardown, past their fixed bounds (`REAP_BOUND_S`, `TEARDOWN_BOUND_S`).
 Every test runs real sandboxes (`sandbox_support.py`); each was seen failing on the code before the fix.
@@ -215,8 +215,8 @@ print(json.dumps({"isolation": isolation.model_dump(), "outputs": outputs}))
 
 def test_a_fallback_that_may_not_mount_gives_the_code_no_disk(unprivileged_work: Path) -> None:
     """Where the Green may not mount (an unprivileged container: `mount` refused, as Docker's profile does), the
-    fallback's scratch dir is not writable (AppWorld's own guard forbids writing files anyway), so no battle's
-    code can fill our disk; the REPL still works."""
+    fallback's REPL seals its scratch dir before any code runs (AppWorld's own guard forbids writing files
+    anyway), so no battle's code can fill our disk; the REPL still works."""
     python = sandbox_of("landlock", unprivileged_work).python
     codes = [FILL, "print(apis.spotify.login()['ok'] + 1)"]
     done = subprocess.run([sys.executable, "-c", NO_MOUNT, str(python), *codes], capture_output=True, text=True,
@@ -227,4 +227,4 @@ def test_a_fallback_that_may_not_mount_gives_the_code_no_disk(unprivileged_work:
     print(found)
     assert sum(filled["written"].values()) == 0 and set(filled["errors"].values()) <= {1, 2, 13, 30}, filled
     assert found["outputs"][1] == "2\n"
-    assert found["isolation"]["scratch"] == "read_only", found["isolation"]
+    assert found["isolation"]["scratch"] == "sealed", found["isolation"]

@@ -204,8 +204,30 @@ def bounded(output, limit):
     return output[:limit] + f"\n[output cut: {len(output) - limit} more characters over the {limit}-character limit]"
 
 
+SEALED_ENV = "APPWORLD_SCRATCH_SEALED"
+LANDLOCK_WRITES = 2 | 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096
+"""Landlock ABI 1's write rights: write a file, remove a dir or file, make a char device, dir, regular file,
+socket, fifo, block device or symlink."""
+
+
+def seal_writes():
+    """Where the sandbox has no scratch tmpfs of a fixed size (the landlock fallback where the Green may not mount,
+    `scratch.py`), the REPL writes no file once it is set up (IPython and the imports needed a writable temp dir):
+    one more Landlock layer handles every write right and allows none. Fails closed."""
+    if os.environ.get(SEALED_ENV) != "1":
+        return
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    handled = ctypes.c_uint64(LANDLOCK_WRITES)
+    ruleset = libc.syscall(444, ctypes.byref(handled), ctypes.sizeof(handled), 0)  # landlock_create_ruleset
+    if ruleset < 0 or libc.syscall(446, ruleset, 0) != 0:  # landlock_restrict_self
+        os._exit(3)
+    os.close(ruleset)
+
+
 def main():
     repl = Repl(receive()["init"])
+    seal_writes()
     send({"ready": True})
     while True:
         request = receive()

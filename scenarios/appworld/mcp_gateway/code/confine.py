@@ -10,8 +10,8 @@ root, before `exec`, so not one instruction of the AppWorld interpreter runs wit
 4. Landlock (`landlock_ruleset`, built in the parent; the child only enforces it, which also sets
    no_new_privs): read and execute beneath /usr, the /lib-like dirs outside it, the AppWorld virtualenv and
    its base Python; read /dev/urandom and /dev/zero, read and write /dev/null; read and write (no execute)
-   beneath its scratch dir (a tmpfs of a fixed size; only read where the Green may not mount one:
-   `scratch.py`); nothing else, so no world data, no ground truth, no /proc, no other battle's
+   beneath its scratch dir (a tmpfs of a fixed size; where the Green may not mount one, the REPL seals it
+   before any code runs: `scratch.py`); nothing else, so no world data, no ground truth, no /proc, no other battle's
    scratch. ABI >= 4: no TCP bind or connect; ABI >= 6: no abstract unix socket and no signal outside it;
 5. seccomp (`syscall_filter`, built in the parent with libseccomp, loaded in the child): a deny-list over
    the default allow, refused with EPERM (ENOSYS for clone3, so the C library falls back to clone, whose
@@ -75,16 +75,14 @@ def read_exec_paths(prefixes: list[Path]) -> list[Path]:
     return paths + [p for p in prefixes if not p.is_relative_to("/usr")]
 
 
-def landlock_ruleset(prefixes: list[Path], scratch: Path, writable: bool = True) -> "landlockpy.Ruleset":
-    """The REPL's Landlock ruleset (module docstring, 4), every right the kernel knows handled; the caller closes it.
-    `writable` False: its scratch dir is only read (it is no tmpfs of a fixed size: `scratch.py`)."""
+def landlock_ruleset(prefixes: list[Path], scratch: Path) -> "landlockpy.Ruleset":
+    """The REPL's Landlock ruleset (module docstring, 4), every right the kernel knows handled; the caller closes it."""
     from landlockpy import AccessFS, Ruleset, Scope
 
     read_exec = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
-    scratch_rights = AccessFS.READ_FILE | AccessFS.READ_DIR
-    if writable:
-        scratch_rights |= (AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.MAKE_REG | AccessFS.MAKE_DIR
-                           | AccessFS.MAKE_SYM | AccessFS.REMOVE_FILE | AccessFS.REMOVE_DIR | AccessFS.REFER)
+    scratch_rights = (AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.WRITE_FILE | AccessFS.TRUNCATE
+                      | AccessFS.MAKE_REG | AccessFS.MAKE_DIR | AccessFS.MAKE_SYM | AccessFS.REMOVE_FILE
+                      | AccessFS.REMOVE_DIR | AccessFS.REFER)
     ruleset = Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # best effort: what this kernel has
     try:
         for path in read_exec_paths(prefixes):
@@ -167,7 +165,7 @@ class Confinement:
 
         self.lease = BattleUid.lease()
         try:
-            self._ruleset = landlock_ruleset(prefixes, self.lease.scratch, self.lease.writable) if landlock else None
+            self._ruleset = landlock_ruleset(prefixes, self.lease.scratch) if landlock else None
             self.preexec = confined(rlimits, self.lease.uid, join_cgroup, self._ruleset,
                                     syscall_filter() if seccomp else None)
         except BaseException:
@@ -175,6 +173,8 @@ class Confinement:
             raise
         self.cwd = str(self.lease.scratch)
         self.env = {"PATH": "/usr/bin", "HOME": self.cwd, "TMPDIR": self.cwd, "PYTHONDONTWRITEBYTECODE": "1"}
+        if not self.lease.writable:  # no tmpfs of a fixed size: the REPL seals its files once set up (scratch.py)
+            self.env["APPWORLD_SCRATCH_SEALED"] = "1"
 
     def spawned(self) -> None:
         if self._ruleset is not None:

@@ -87,7 +87,7 @@ ProcessCap = Literal["cgroup_v1", "rlimit_nproc", "none"]
 RLIMIT_NPROC on the battle's own uid (the landlock fallback: processes, not memory); or not at all (then a fork
 bomb runs until its execution's wall time is up, and memory is bounded per process only)."""
 Mechanism = Literal["bubblewrap", "landlock", "unsafe_in_process", "unavailable"]
-ScratchKind = Literal["tmpfs", "read_only"]
+ScratchKind = Literal["tmpfs", "sealed"]
 
 
 class Isolation(BaseModel):
@@ -101,8 +101,8 @@ class Isolation(BaseModel):
     landlock_abi: int | None = Field(default=None, description="The kernel's Landlock ABI (landlock only).")
     process_cap: ProcessCap = Field(default="none", description="Process and memory cap beyond rlimits.")
     scratch: ScratchKind = Field(default="tmpfs", description=(
-        "What the code may write: tmpfs, a private tmpfs of SCRATCH_BYTES in all; read_only (landlock where the "
-        "Green may not mount): nothing."))
+        "What the code may write: tmpfs, a private tmpfs of SCRATCH_BYTES in all; sealed (landlock where the "
+        "Green may not mount): no file at all once its REPL is set up."))
     problem: str | None = Field(default=None, description=(
         "unavailable and unsafe_in_process: why no sandbox can run here; landlock: why bubblewrap could not."))
 
@@ -313,7 +313,7 @@ def _landlock(python: Path) -> Isolation | str:
         return f"the landlock fallback cannot run: {problem}"
     from mcp_gateway.code.scratch import mount_allowed
     return Isolation(mechanism="landlock", landlock_abi=abi, process_cap=cap,
-                     scratch="tmpfs" if mount_allowed() else "read_only")
+                     scratch="tmpfs" if mount_allowed() else "sealed")
 
 
 def require_isolation(python: Path, unsafe_in_process: bool = False, choice: SandboxChoice = "auto") -> Isolation:

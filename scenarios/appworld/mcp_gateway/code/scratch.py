@@ -4,10 +4,11 @@
 owned by the battle's uid (0700), `nosuid,nodev,noexec`: every file the code writes, together, fits in it (the
 write past it fails with ENOSPC inside the code, the agent's fault alone); its pages are memory (charged to the
 battle's cgroup where it has one), never our disk, so our own writes (archive, results, logs) never meet a disk
-the code filled. Where the Green may not mount (an unprivileged container: no CAP_SYS_ADMIN), the dir is root's
-(0755) and Landlock gives the code no right to write in it (`writable` False): AppWorld's own safety guard
-forbids writing files ("Writing to OS file system is disabled."), so an honest agent loses nothing, and no
-battle's code can fill a disk. `remove_scratch(path)` detaches the tmpfs, if any, and removes the dir
+the code filled. Where the Green may not mount (an unprivileged container: no CAP_SYS_ADMIN), the dir is a plain
+dir of the uid (0700) on our disk, `writable` False: the REPL seals it once it is set up (`child.py`,
+`seal_writes`: IPython and the imports need a writable temp dir, and write a few small files there), so no
+agent code writes any file at all; AppWorld's own safety guard forbids writing files ("Writing to OS file system
+is disabled."), so an honest agent loses nothing, and no battle's code can fill a disk. `remove_scratch(path)` detaches the tmpfs, if any, and removes the dir
 (idempotent; also for a scratch dir a killed gateway left). `mount_allowed()` says which of the two this
 machine gives (the isolation record names it).
 """
@@ -26,6 +27,8 @@ SCRATCH_BYTES = 64 << 20
 """What one sandbox may write, in total (bubblewrap's /scratch, the fallback's scratch tmpfs)."""
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MNT_DETACH, UMOUNT_NOFOLLOW = 2, 8
+IPYTHON_DIRS = ("db", "log", "pid", "security", "startup")
+"""What IPython's profile dir must hold for it to start without writing (`IPython.core.profiledir`)."""
 MAX_INODES = 16384
 """Files and dirs one scratch tmpfs holds (an inode is kernel memory that `size` does not count)."""
 
@@ -43,13 +46,13 @@ def _mount_tmpfs(path: Path, options: str) -> None:
 
 def make_scratch(path: Path, uid: int, size: int) -> bool:
     """Make `path` the battle's scratch dir: a tmpfs of `size` bytes, the uid's (True), or, where we may not mount,
-    an empty dir the code cannot write to (False)."""
+    a plain dir of the uid that the REPL must seal before any code runs (False)."""
     remove_scratch(path)
     path.mkdir(mode=0o700)
     try:
         _mount_tmpfs(path, f"size={size},nr_inodes={MAX_INODES},mode=0700,uid={uid},gid={uid}")
     except OSError:
-        path.chmod(0o755)  # root's, readable: its working directory and HOME, where Landlock grants no write
+        os.chown(path, uid, uid)
         return False
     return True
 
