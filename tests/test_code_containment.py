@@ -1,7 +1,7 @@
 """What a battle's code may keep, share or hold up, under both real sandboxes (issue 39, rows 3 to 6).
 
-- IPC: SysV shared memory, message queues and semaphores and POSIX message queues are refused under the
-  landlock fallback (seccomp: it has no IPC namespace), and private to the battle under bubblewrap (its IPC
+- IPC: SysV shared memory, message queues and semaphores and POSIX message queues (and memory files) are refused
+  under the landlock fallback (seccomp: it has no IPC namespace), and private to the battle under bubblewrap (its IPC
   namespace); either way another battle sees none of it and nothing is left after the battle.
 - disk: every place the code may write, together, holds at most the sandbox's quota (bubblewrap: /scratch,
   the rest of its root and /dev read-only; landlock: its scratch dir is a tmpfs of that size, or, where the Green
@@ -57,7 +57,8 @@ def call(f, *a):
     c.set_errno(0)
     return (f(*a), c.get_errno())
 out = {{'shmget': call(libc.shmget, {key}, 1 << 20, 0o1666), 'msgget': call(libc.msgget, {key}, 0o1666),
-        'semget': call(libc.semget, {key}, 1, 0o1666), 'mq_open': call(libc.mq_open, {mq!r}, 0o102, 0o666, None)}}
+        'semget': call(libc.semget, {key}, 1, 0o1666), 'mq_open': call(libc.mq_open, {mq!r}, 0o102, 0o666, None),
+        'memfd_create': call(libc.memfd_create, b'hold', 0)}}
 if out['shmget'][0] >= 0:
     c.memmove(libc.shmat(out['shmget'][0], None, 0), b'SECRET-OF-A', 11)
 print(repr(out))"""

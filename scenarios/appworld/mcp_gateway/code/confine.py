@@ -19,7 +19,7 @@ root, before `exec`, so not one instruction of the AppWorld interpreter runs wit
    pipes it inherits), tracing and other processes' memory, namespaces and mounts, keyrings, BPF, perf,
    userfaultfd, io_uring (it can open sockets without `socket`), file handles, modules and kexec, and SysV and
    POSIX IPC (shared memory, message queues, semaphores: with no IPC namespace, their objects would outlive
-   the battle and be open to other battles' uids). Only the
+   the battle and be open to other battles' uids), and `memfd_create` (memory no rlimit counts). Only the
    native architecture is allowed (libseccomp kills any other ABI's syscall, e.g. i386's socketcall).
 Once applied, none of these can be undone by the child: Landlock and seccomp are one-way, the uid is not root.
 
@@ -52,9 +52,9 @@ DENIED_SYSCALLS = (
     "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl",
     "fanotify_init", "personality",
     "shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
-    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
-"""The last two lines: SysV and POSIX IPC, whose objects would outlive the battle and be open to every other uid
-(the fallback has no IPC namespace of its own)."""
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "memfd_create")
+"""The last lines: SysV and POSIX IPC, whose objects would outlive the battle and be open to every other uid
+(the fallback has no IPC namespace of its own), and memory files (memory outside the address-space rlimit)."""
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: clone with any of them is refused."""
 
