@@ -229,23 +229,28 @@ class Cgroup:
             self._freeze("THAWED", deadline)
         return killed
 
+    def _wait_gone(self, killed: list[int], deadline: float) -> None:
+        """Let the killed tasks exit, thawed (a task frozen again before it has exited would not exit)."""
+        until = min(deadline, time.monotonic() + 1.0)
+        while set(killed) & set(self.pids()) and time.monotonic() < until:
+            time.sleep(0.005)
+
     def reap_strays(self, keep: Callable[[int], bool], deadline: float) -> bool:
         """Kill every process of the sandbox `keep` does not keep (bubblewrap and the REPL): what the code started
         (AppWorld's REPL allows no subprocesses; the sandbox does not keep them). False if some were still
         there at `deadline`."""
-        while self._kill_frozen(keep, deadline):
+        while [pid for pid in self.pids() if not keep(pid)]:
             if time.monotonic() >= deadline:
-                return not [pid for pid in self.pids() if not keep(pid)]
-            time.sleep(0.005)
+                return False
+            self._wait_gone(self._kill_frozen(keep, deadline), deadline)
         return True
 
     def kill_all(self, deadline: float) -> bool:
         """SIGKILL every process in it, until none is left; False if some were still there at `deadline`."""
         while self.pids():
-            self._kill_frozen(lambda pid: False, deadline)
             if time.monotonic() >= deadline:
-                return not self.pids()
-            time.sleep(0.005)
+                return False
+            self._wait_gone(self._kill_frozen(lambda pid: False, deadline), deadline)
         return True
 
     def remove(self, deadline: float | None = None) -> None:
