@@ -138,7 +138,8 @@ def bwrap_command(bwrap: str, python: Path, prefixes: list[Path]) -> list[str]:
     for prefix in prefixes:
         command += ["--ro-bind", str(prefix), str(prefix)]
     command += ["--proc", "/proc", "--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_DIR,
-                "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_DIR, "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
+                "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_DIR,
+                "--setenv", "HOME", SCRATCH_DIR, "--setenv", "TMPDIR", SCRATCH_DIR,
                 "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
                 "--setenv", "PATH", "/usr/bin", "--"]
     return command + in_process_command(python)

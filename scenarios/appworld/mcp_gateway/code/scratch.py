@@ -8,7 +8,8 @@ the code filled. Where the Green may not mount (an unprivileged container: no CA
 dir of the uid (0700) on our disk, `writable` False: the REPL seals it once it is set up (`child.py`,
 `seal_writes`: IPython and the imports need a writable temp dir, and write a few small files there), so no
 agent code writes any file at all; AppWorld's own safety guard forbids writing files ("Writing to OS file system
-is disabled."), so an honest agent loses nothing, and no battle's code can fill a disk. `remove_scratch(path)` detaches the tmpfs, if any, and removes the dir
+is disabled."), so an honest agent loses nothing, and no battle's code can fill a disk.
+`remove_scratch(path)` detaches the tmpfs, if any, and removes the dir
 (idempotent; also for a scratch dir a killed gateway left). `mount_allowed()` says which of the two this
 machine gives (the isolation record names it).
 """
