@@ -322,3 +322,21 @@ def test_nan_arguments_raise_inside_the_code_like_appworld(repl: CodeSession) ->
     forged = repl.execute(forge(b'{"call": {"app": "spotify", "api": "login", "arguments": {"x": Infinity}}, '
                                 b'"id": 1}\n'))
     assert relay.calls == [] and (forged.killed is None or "battle ended" not in forged.killed), forged
+
+
+REPL_OBJECT = "r = [x for x in __import__('gc').get_objects() if type(x).__name__ == 'Repl'][0]\n"
+"""The child's own REPL object, which holds AppWorld's execution count and output cap: the code can reach it."""
+
+
+def test_limits_the_code_lifts_inside_its_process_still_hold_outside(sandbox: Sandbox) -> None:
+    """max_interactions and the output cap are counted by the session, so code that resets them gains nothing."""
+    with session_of(sandbox, max_interactions=2, max_output_chars=1_000) as session:
+        lifted = session.execute(REPL_OBJECT + "r.max_output_chars = 10**9\nr.max_interactions = 10**9\n"
+                                 "print('x' * 100_000)")
+        assert lifted.output.startswith("x" * 1_000) and len(lifted.output) < 1_100, len(lifted.output)
+        assert "[output cut: 99001 more characters over the 1000-character limit]" in lifted.output
+        assert session.execute(REPL_OBJECT + "r.num_interactions = -10**6").output == "Execution successful."
+        over = session.execute("print('a third execution')")
+    assert over.output == ('Execution failed. Traceback:\n  File "<python-input>", line 1, in <module>\n'
+                           '    raise Exception(f"Maximum number of executions (2) reached.")\n'
+                           'Exception: Maximum number of executions (2) reached.'), over.output
