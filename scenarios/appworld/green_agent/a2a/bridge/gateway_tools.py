@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+import anyio
 import httpx
 from mcp.client.client import Client
 
@@ -27,6 +28,8 @@ from kernel.encodable import encodable
 from kernel.mcp_results import episode_over, tool_result_payload
 
 CALL_TIMEOUT_S = 120.0
+CALL_GRACE_S = 10.0
+"""A call the MCP client has not returned from this long after its own read timeout is ended here."""
 PURPLE_CAUSED_STATUSES = frozenset({413})
 
 
@@ -85,7 +88,8 @@ class GatewayTools:
         except (TypeError, ValueError) as exc:
             raise PurpleCallRefused(f"the arguments of {name} cannot be sent as JSON ({type(exc).__name__})") from None
         try:
-            result = await self._client.call_tool(name, arguments)
+            with anyio.fail_after(self.call_timeout_s + CALL_GRACE_S):  # whatever the MCP client waits on
+                result = await self._client.call_tool(name, arguments)
         except Exception as exc:  # noqa: BLE001
             status = _status(exc)
             if status in PURPLE_CAUSED_STATUSES:
