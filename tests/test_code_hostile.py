@@ -273,6 +273,15 @@ class BigAnswers(Recorder):
         return ApiAnswer(status_code=200, body="x" * (1 << 20))
 
 
+def ready(session: CodeSession) -> CodeSession:
+    """`session` with its REPL started and ready (a fresh one imports for seconds on a loaded machine: not within
+    a short execution timeout)."""
+    if session.pid is None:
+        session.start()
+    session.wait_ready()
+    return session
+
+
 def bounded_execute(session: CodeSession, code: str, wait_s: float = 90.0) -> tuple[float, object]:
     """`session.execute(code)` in a thread: (seconds it took, its outcome); if it hangs past `wait_s` the session is
     closed under it (so an old gateway's hang shows as a failed assertion, not a stuck test run)."""
@@ -299,12 +308,12 @@ def test_code_that_never_reads_its_reply_is_ended_and_charged_never_a_hang(sandb
         assert outcome.failed and outcome.killed and outcome.output.startswith("Execution failed. Traceback:")
         assert "battle ended" not in outcome.killed and "sandbox was ended" in outcome.output, outcome.output
         assert took < 60, took
-        assert session.execute("print('alive')").output == "alive\n"  # a fresh REPL
+        assert ready(session).execute("print('alive')").output == "alive\n"  # a fresh REPL
 
 
 def test_a_forged_output_with_a_lone_surrogate_is_made_encodable(repl: CodeSession) -> None:
     """Whatever the code writes becomes text we can send on (issue 39 #2): a lone surrogate is replaced."""
-    outcome = repl.execute(forge(b'{"output": "\\ud800 forged", "counted": true}\n'))
+    outcome = ready(repl).execute(forge(b'{"output": "\\ud800 forged", "counted": true}\n'))
     assert "forged" in outcome.output or outcome.killed, outcome
     outcome.output.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
     json.dumps(outcome.model_dump(), ensure_ascii=False).encode("utf-8")
@@ -316,7 +325,7 @@ def test_nan_arguments_raise_inside_the_code_like_appworld(repl: CodeSession) ->
     not relayed, and the REPL lives on (issue 39: it was killed as 'its battle ended')."""
     relay = Recorder()
     repl.relay = relay
-    outcome = repl.execute("apis.spotify.login(username=float('nan'))")
+    outcome = ready(repl).execute("apis.spotify.login(username=float('nan'))")
     assert outcome.failed and outcome.killed is None and relay.calls == [], outcome
     assert "Out of range float values are not JSON compliant" in outcome.output, outcome.output
     forged = repl.execute(forge(b'{"call": {"app": "spotify", "api": "login", "arguments": {"x": Infinity}}, '
