@@ -19,8 +19,8 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
 - code mode (issue 39): `code_solve` plays the reference solution as code (an honest purple); `code_stall`: its
   code turns its alarm off, shrinks its pipes, forges a call with a huge id and never reads the answer;
   `code_surrogate`: its code forges an output line holding a lone surrogate; `code_surrogate_arg`: it sends
-  `execute` as a DataPart tool call whose code holds a lone surrogate; `code_nan`: its code calls an API with a
-  NaN argument. Each replies the same way to every message.
+  `execute` as a DataPart tool call whose code holds a lone surrogate; `code_nan`: its code calls `complete_task`
+  with a NaN answer (a JSON body: AppWorld's requester refuses it). Each replies the same way to every message.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
 `card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
@@ -220,7 +220,7 @@ ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
     "code_surrogate_arg": lambda h, i, c, p: h._message(i, c, {"kind": "data", "data": {
         "name": "execute", "arguments": {"code": "print('\ud800')"}}}),
     "code_nan": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": "```python\n"
-                                                  "apis.supervisor.show_profile(x=float('nan'))\n```"}),
+                                                  "apis.supervisor.complete_task(answer=float('nan'))\n```"}),
     "solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p)}),
     "deep_text": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _deep(DEEP)}),
     "deep_data": lambda h, i, c, p: h._raw(('{"jsonrpc": "2.0", "id": ' + json.dumps(i) + ', "result": {"kind": '
