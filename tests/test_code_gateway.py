@@ -122,7 +122,7 @@ def battle_lines(gateway: Gateway) -> list[dict]:
 def test_calls_past_appworlds_limit_are_refused_outside_the_code(battle) -> None:  # noqa: ANN001
     gateway = battle()
     gateway.code._session.max_calls_per_execution = 5  # AppWorld's 1000, made small for the test
-    execute(gateway, "ready = True")  # the REPL is ready: the executions below have their 2 s for the calls
+    gateway.code._session.wait_ready()  # its start-up (imports) is not in the 2 s the calls below have
     output, _ = execute(gateway, LIFT_CALLS + "for i in range(8):\n    try:\n        apis.supervisor.show_profile()\n"
                                  "    except Exception as e:\n        print(i, e)")
     assert output.count("Number of requests exceeded the limit of 5. This potentially means that you have an "
@@ -132,7 +132,7 @@ def test_calls_past_appworlds_limit_are_refused_outside_the_code(battle) -> None
 
 def test_large_arguments_are_logged_bounded_and_a_battles_log_is_capped(battle) -> None:  # noqa: ANN001
     gateway = battle()
-    execute(gateway, "ready = True")
+    gateway.code._session.wait_ready()
     big = execute(gateway, "for _ in range(3):\n    apis.supervisor.show_profile(x='a' * 99_000)")
     assert "Execution" in big[0] or big[0]
     records = battle_lines(gateway)
