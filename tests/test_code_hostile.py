@@ -301,13 +301,15 @@ def bounded_execute(session: CodeSession, code: str, wait_s: float = 90.0) -> tu
 def test_code_that_never_reads_its_reply_is_ended_and_charged_never_a_hang(sandbox: Sandbox, forged_id: str) -> None:
     """A forged call, a shrunk reply pipe, the alarm off, and no read: our write to it is bounded too (issue 39 #1)."""
     call = b'{"call": {"app": "spotify", "api": "login", "arguments": {}}, "id": ' + forged_id.encode() + b"}\n"
-    with session_of(sandbox, BigAnswers(), timeout_s=2) as session:
+    relay = BigAnswers()
+    with session_of(sandbox, relay, timeout_s=2) as session:
         session.wait_ready()
         took, outcome = bounded_execute(session, STALL + forge(call, "__import__('select').select([], [], [], 600)"))
         assert isinstance(outcome, ExecutionOutcome), f"execute hung for {took:.0f} s (our write to the REPL blocked)"
         assert outcome.failed and outcome.killed and outcome.output.startswith("Execution failed. Traceback:")
         assert "battle ended" not in outcome.killed and "sandbox was ended" in outcome.output, outcome.output
         assert took < 60, took
+        assert len(relay.calls) == (1 if forged_id == "1" else 0)  # a forged id is refused before it is relayed
         assert ready(session).execute("print('alive')").output == "alive\n"  # a fresh REPL
 
 

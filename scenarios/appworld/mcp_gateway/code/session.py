@@ -204,7 +204,8 @@ class CodeSession:
                 message = self._receive(deadline)
                 if "call" in message:
                     calls += 1
-                    self._send({"reply": self._relayed(message, calls), "id": _call_id(message)}, deadline)
+                    call_id = _call_id(message)  # before relaying: a forged id relays nothing
+                    self._send({"reply": self._relayed(message, calls), "id": call_id}, deadline)
                     continue
                 output = message.get("output")
                 if not isinstance(output, str):
