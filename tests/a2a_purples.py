@@ -16,6 +16,11 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
   list, an unknown part kind, an unknown task state, no result nor error, a non-numeric error code);
 - `huge_reply`: a 100 MB reply body;
 - `call_api_complete`: completes through `call_api("supervisor", "complete_task")` at once.
+- code mode (issue 39): `code_solve` plays the reference solution as code (an honest purple); `code_stall`: its
+  code turns its alarm off, shrinks its pipes, forges a call with a huge id and never reads the answer;
+  `code_surrogate`: its code forges an output line holding a lone surrogate; `code_surrogate_arg`: it sends
+  `execute` as a DataPart tool call whose code holds a lone surrogate; `code_nan`: its code calls `complete_task`
+  with a NaN answer (a JSON body: AppWorld's requester refuses it). Each replies the same way to every message.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
 `card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
@@ -33,6 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
 from typing import Any
 
+from blue_agent.purple.code_mode import CodeReferencePlayer
 from blue_agent.purple.reference import ReferencePlayer
 from kernel.a2a_tools import task_id_of
 from kernel.ports import free_port
@@ -52,7 +58,7 @@ class HostilePurple:
         self.cards, self.killed = 0, False
         self.context_posts: dict[str, int] = {}
         self.auth_headers: list[str] = []
-        self.players: dict[str, ReferencePlayer] = {}
+        self.players: dict[str, ReferencePlayer | CodeReferencePlayer] = {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.contexts: dict[str, str] = {}
@@ -83,14 +89,15 @@ class HostilePurple:
             self.contexts[context] = self.modes.get(task_id_of(text) or "", "garbage")
         return self.contexts[context]
 
-    def _solve(self, params: dict[str, Any]) -> str:
+    def _solve(self, params: dict[str, Any], code: bool = False) -> str:
         """The reference player's next call for this conversation (an honest purple)."""
         message = params.get("message") or {}
         context = message.get("contextId") or "none"
         text = " ".join(p.get("text", "") for p in message.get("parts") or [])
         if context not in self.players:
             assert self.world is not None, "a purple in mode solve needs the world"
-            self.players[context] = ReferencePlayer(self.world.solution_source(task_id_of(text) or ""))
+            source = self.world.solution_source(task_id_of(text) or "")
+            self.players[context] = CodeReferencePlayer(source) if code else ReferencePlayer(source)
         return asyncio.run(self.players[context].turn(text))
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -189,7 +196,31 @@ def _deep(depth: int) -> str:
     return '{"name": "supervisor__show_profile", "arguments": {"x": ' + "[" * depth + "]" * depth + "}}"
 
 
+def _forging(lines: str, then: str = "") -> str:
+    """A fenced python block whose code writes the bytes `lines` (a Python expression) on every pipe it holds (its
+    protocol pipes among them), then runs `then`."""
+    return ("```python\no, st = __import__('posix'), __import__('stat')\nfor fd in range(3, 30):\n    try:\n"
+            f"        if st.S_ISFIFO(o.fstat(fd).st_mode):\n            o.write(fd, {lines})\n"
+            f"    except OSError:\n        pass\n{then}\n```")
+
+
+CODE_STALL = _forging("b'{\"call\": {\"app\": \"supervisor\", \"api\": \"show_profile\", \"arguments\": {}}, "
+                      "\"id\": \"' + b'9' * 300_000 + b'\"}\\n'",
+                      "__import__('select').select([], [], [], 600)").replace(
+    "```python\n", "```python\ns, f = __import__('signal'), __import__('fcntl')\ns.signal(s.SIGALRM, s.SIG_IGN)\n"
+    "s.alarm(0)\nfor fd in range(3, 30):\n    try:\n        f.fcntl(fd, 1031, 4096)\n    except OSError:\n"
+    "        pass\n", 1)
+"""Issue 39 row 1: the alarm off, its pipes shrunk to a page (F_SETPIPE_SZ), a forged call whose id is 300 kB."""
+
 ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
+    "code_solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p, code=True)}),
+    "code_stall": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": CODE_STALL}),
+    "code_surrogate": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _forging(
+        "b'{\"output\": \"\\\\ud800 forged\", \"counted\": true}\\n'")}),
+    "code_surrogate_arg": lambda h, i, c, p: h._message(i, c, {"kind": "data", "data": {
+        "name": "execute", "arguments": {"code": "print('\ud800')"}}}),
+    "code_nan": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": "```python\n"
+                                                  "apis.supervisor.complete_task(answer=float('nan'))\n```"}),
     "solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p)}),
     "deep_text": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _deep(DEEP)}),
     "deep_data": lambda h, i, c, p: h._raw(('{"jsonrpc": "2.0", "id": ' + json.dumps(i) + ', "result": {"kind": '

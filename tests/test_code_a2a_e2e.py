@@ -4,18 +4,24 @@ The in-band bridge offers the purple one tool, `execute` (protocol appworld-a2a-
 purple replies with its task's reference solution as one fenced python block and must win; the no-op
 purple sends only `apis.supervisor.complete_task()` and must lose. The `llm` purple, against the scripted
 OpenAI-compatible stand-in, reads the traceback of its first code, is corrected once, and wins.
+A hostile purple's code attacks the protocol between the gateway and its REPL (issue 39): each attack is the
+purple's own fault, judged on the world as it stands, never retried, and the honest purple beside it wins.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from a2a_purples import HostilePurple
 from a2a_support import start
 from blue_agent.code_react import SYSTEM_PROMPT
 from code_llm_script import SCRIPT, TASK, last_user_message
 from fake_openai import FakeOpenAI
+from kernel.world_data import WorldData
+from test_hostile_purple import attempts_of, folder_bytes
 from test_a2a_e2e import assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
@@ -63,3 +69,33 @@ def test_the_llm_purple_reads_its_traceback_and_solves_the_task_in_code_mode(gre
     assert (report.ended_by, report.tool_calls, report.corrections) == ("complete_task", 2, 1)
     code = result.trajectory.code
     assert (code.executions, code.failed_executions) == (2, 1)
+
+
+CODE_ATTACKS = ("code_stall", "code_surrogate", "code_surrogate_arg", "code_nan")
+
+
+def test_code_that_attacks_the_protocol_is_charged_to_the_purple_never_retried(  # noqa: F811
+        green, appworld_root: Path) -> None:  # noqa: ANN001
+    modes = [*CODE_ATTACKS, "code_solve"]
+    tasks = first(appworld_root, len(modes))
+    with HostilePurple(dict(zip(tasks, modes)), world=WorldData(appworld_root)) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": tasks, "workers": 2, "max_steps": 2, "turn_timeout_s": 60, "interaction": "code",
+            "predictor": "ground_truth"}})
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    rows = {mode: row for mode, row in zip(modes, (next(r for r in data["rows"] if r["task_id"] == t) for t in tasks))}
+    why = {mode: (row["outcome"], row["purple_fault"], row["attempts"], (row["reason"] or "")[:200])
+           for mode, row in rows.items()}
+    assert data["infra_errors"] == 0 and not data["incomplete"], why
+    assert all(statuses == [statuses[0]] for statuses in attempts_of(data).values()), attempts_of(data)  # no retry
+    assert all(row["attempts"] == 1 for row in rows.values()), why
+    assert all(rows[mode]["outcome"] in ("failed", "blue_error") for mode in CODE_ATTACKS), why
+    assert rows["code_solve"]["outcome"] == "passed", why
+    executions = [json.loads(line) for task in tasks[:len(CODE_ATTACKS)]
+                  for log in (Path(data["run_dir"]) / "tasks" / task).rglob("mcp_executions.jsonl")
+                  for line in log.read_text().splitlines()]
+    stalled = [e for e in executions if e["killed"]]
+    assert any("protocol" in e["killed"] for e in stalled), executions  # the forged 300 kB call id
+    assert not any("battle ended" in (e["killed"] or "") for e in executions), executions
+    assert folder_bytes(Path(data["run_dir"])) < 5 * 2**20

@@ -108,3 +108,39 @@ def test_complete_task_ends_the_episode_and_the_end_leaves_no_process(battle) ->
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert cgroup is None or cgroup.pids() == []
+
+
+LIFT_CALLS = "__import__('__main__').CallCounter.limit = 10**9\n"
+"""The code lifts the child's own count of calls (AppWorld's requester count lives in the agent's process too)."""
+
+
+def battle_lines(gateway: Gateway) -> list[dict]:
+    battle_id = gateway.scope.battle.battle_id
+    return [line for line in log_lines(gateway.log.path) if line.get("battle_id") == battle_id]
+
+
+def test_calls_past_appworlds_limit_are_refused_outside_the_code(battle) -> None:  # noqa: ANN001
+    gateway = battle()
+    gateway.code._session.max_calls_per_execution = 5  # AppWorld's 1000, made small for the test
+    gateway.code._session.wait_ready()  # its start-up (imports) is not in the 2 s the calls below have
+    output, _ = execute(gateway, LIFT_CALLS + "for i in range(8):\n    try:\n        apis.supervisor.show_profile()\n"
+                                 "    except Exception as e:\n        print(i, e)")
+    assert output.count("Number of requests exceeded the limit of 5. This potentially means that you have an "
+                        "infinite loop in your code.") == 3, output
+    assert len(battle_lines(gateway)) == 5  # the refused calls were neither forwarded nor logged
+
+
+def test_large_arguments_are_logged_bounded_and_a_battles_log_is_capped(battle) -> None:  # noqa: ANN001
+    gateway = battle()
+    gateway.code._session.wait_ready()
+    big = execute(gateway, "for _ in range(3):\n    apis.supervisor.show_profile(x='a' * 99_000)")
+    assert "Execution" in big[0] or big[0]
+    records = battle_lines(gateway)
+    assert len(records) == 3 and all(r["arguments_bytes"] and r["arguments_bytes"] > 99_000 for r in records)
+    assert all(len(json.dumps(r)) < 6_000 for r in records), [len(json.dumps(r)) for r in records]
+    assert all(r["arguments"]["x"].startswith("[omitted: 99") for r in records)
+    gateway.log.battle_cap_bytes = 10_000  # 16 MiB by default
+    execute(gateway, "for _ in range(12):\n    apis.supervisor.show_profile(x='b' * 2_000)")
+    records = battle_lines(gateway)
+    assert records[-1]["refused"] == "log_capped" and "cap of 10000 bytes" in records[-1]["error"], records[-1]
+    assert sum(len(json.dumps(r)) + 1 for r in records[:-1]) <= 10_000 + 200

@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from kernel.world_data import WorldData
 from mcp_gateway.code import battle_uid, session as session_module
 from mcp_gateway.code.confine import Confinement
 from mcp_gateway.code.sandbox import Isolation, default_python
-from mcp_gateway.code.session import ApiAnswer, ApiCall, CodeSession
+from mcp_gateway.code.session import ApiAnswer, ApiCall, CodeSession, ExecutionOutcome
 
 pytestmark = pytest.mark.e2e
 MARKER = "AW_HOSTILE_MARKER_5d1f"
@@ -250,3 +251,103 @@ def test_a_forged_protocol_line_nested_deep_is_the_codes_fault_not_our_crash(rep
                            f"        o.write(fd, {deep.encode()!r})\n    except OSError:\n        pass")
     assert outcome.killed is not None and "protocol" in outcome.killed and outcome.failed
     assert repl.execute("print('alive')").output.endswith("alive\n")  # a fresh REPL, as after any kill
+
+
+def forge(lines: bytes, then: str = "") -> str:
+    """Code writing `lines` on every pipe it holds (its protocol pipes among them), then running `then`."""
+    return (f"o, st = __import__('posix'), __import__('stat')\nfor fd in range(3, 30):\n    try:\n"
+            f"        if st.S_ISFIFO(o.fstat(fd).st_mode):\n            o.write(fd, {lines!r})\n"
+            f"    except OSError:\n        pass\n{then}")
+
+
+STALL = ("s, f = __import__('signal'), __import__('fcntl')\ns.signal(s.SIGALRM, s.SIG_IGN)\ns.alarm(0)\n"
+         "for fd in range(3, 30):\n    try:\n        f.fcntl(fd, 1031, 4096)\n    except OSError:\n        pass\n")
+"""The code turns its alarm off and shrinks its pipes to one page (F_SETPIPE_SZ = 1031)."""
+
+
+class BigAnswers(Recorder):
+    """Answers every call with a 1 MiB body: more than a shrunk pipe holds."""
+
+    def __call__(self, call: ApiCall) -> ApiAnswer:
+        self.calls.append(call)
+        return ApiAnswer(status_code=200, body="x" * (1 << 20))
+
+
+def ready(session: CodeSession) -> CodeSession:
+    """`session` with its REPL started and ready (a fresh one imports for seconds on a loaded machine: not within
+    a short execution timeout)."""
+    if session.pid is None:
+        session.start()
+    session.wait_ready()
+    return session
+
+
+def bounded_execute(session: CodeSession, code: str, wait_s: float = 90.0) -> tuple[float, object]:
+    """`session.execute(code)` in a thread: (seconds it took, its outcome); if it hangs past `wait_s` the session is
+    closed under it (so an old gateway's hang shows as a failed assertion, not a stuck test run)."""
+    box: list[object] = []
+    started = time.monotonic()
+    thread = threading.Thread(target=lambda: box.append(session.execute(code)), daemon=True)
+    thread.start()
+    thread.join(wait_s)
+    took = time.monotonic() - started
+    if thread.is_alive():
+        session.close()
+        thread.join(30)
+    return took, box[0] if box else None
+
+
+@pytest.mark.parametrize("forged_id", ["1", '"' + "9" * 300_000 + '"'], ids=["small_id", "huge_id"])
+def test_code_that_never_reads_its_reply_is_ended_and_charged_never_a_hang(sandbox: Sandbox, forged_id: str) -> None:
+    """A forged call, a shrunk reply pipe, the alarm off, and no read: our write to it is bounded too (issue 39 #1)."""
+    call = b'{"call": {"app": "spotify", "api": "login", "arguments": {}}, "id": ' + forged_id.encode() + b"}\n"
+    relay = BigAnswers()
+    with session_of(sandbox, relay, timeout_s=2) as session:
+        session.wait_ready()
+        took, outcome = bounded_execute(session, STALL + forge(call, "__import__('select').select([], [], [], 600)"))
+        assert isinstance(outcome, ExecutionOutcome), f"execute hung for {took:.0f} s (our write to the REPL blocked)"
+        assert outcome.failed and outcome.killed and outcome.output.startswith("Execution failed. Traceback:")
+        assert "battle ended" not in outcome.killed and "sandbox was ended" in outcome.output, outcome.output
+        assert took < 60, took
+        assert len(relay.calls) == (1 if forged_id == "1" else 0)  # a forged id is refused before it is relayed
+        assert ready(session).execute("print('alive')").output == "alive\n"  # a fresh REPL
+
+
+def test_a_forged_output_with_a_lone_surrogate_is_made_encodable(repl: CodeSession) -> None:
+    """Whatever the code writes becomes text we can send on (issue 39 #2): a lone surrogate is replaced."""
+    outcome = ready(repl).execute(forge(b'{"output": "\\ud800 forged", "counted": true}\n'))
+    assert "forged" in outcome.output or outcome.killed, outcome
+    outcome.output.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+    json.dumps(outcome.model_dump(), ensure_ascii=False).encode("utf-8")
+    repl.close()  # the real output line of that execution may still be in the pipe
+
+
+def test_nan_arguments_raise_inside_the_code_like_appworld(repl: CodeSession) -> None:
+    """NaN and Infinity are not JSON: the call is refused inside the code (as AppWorld's requester refuses it),
+    not relayed, and the REPL lives on (issue 39: it was killed as 'its battle ended')."""
+    relay = Recorder()
+    repl.relay = relay
+    outcome = ready(repl).execute("apis.spotify.login(username=float('nan'))")
+    assert outcome.failed and outcome.killed is None and relay.calls == [], outcome
+    assert "Out of range float values are not JSON compliant" in outcome.output, outcome.output
+    forged = repl.execute(forge(b'{"call": {"app": "spotify", "api": "login", "arguments": {"x": Infinity}}, '
+                                b'"id": 1}\n'))
+    assert relay.calls == [] and (forged.killed is None or "battle ended" not in forged.killed), forged
+
+
+REPL_OBJECT = "r = [x for x in __import__('gc').get_objects() if type(x).__name__ == 'Repl'][0]\n"
+"""The child's own REPL object, which holds AppWorld's execution count and output cap: the code can reach it."""
+
+
+def test_limits_the_code_lifts_inside_its_process_still_hold_outside(sandbox: Sandbox) -> None:
+    """max_interactions and the output cap are counted by the session, so code that resets them gains nothing."""
+    with session_of(sandbox, max_interactions=2, max_output_chars=1_000) as session:
+        lifted = session.execute(REPL_OBJECT + "r.max_output_chars = 10**9\nr.max_interactions = 10**9\n"
+                                 "print('x' * 100_000)")
+        assert lifted.output.startswith("x" * 1_000) and len(lifted.output) < 1_100, len(lifted.output)
+        assert "[output cut: 99001 more characters over the 1000-character limit]" in lifted.output
+        assert session.execute(REPL_OBJECT + "r.num_interactions = -10**6").output == "Execution successful."
+        over = session.execute("print('a third execution')")
+    assert over.output == ('Execution failed. Traceback:\n  File "<python-input>", line 1, in <module>\n'
+                           '    raise Exception(f"Maximum number of executions (2) reached.")\n'
+                           'Exception: Maximum number of executions (2) reached.'), over.output

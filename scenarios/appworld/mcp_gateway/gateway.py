@@ -37,6 +37,7 @@ from mcp_gateway.code.session import ApiAnswer, ApiCall
 from mcp_gateway.code_mode import (EXECUTE_DEFINITION, EXECUTE_TOOL, MAX_CODE_BYTES, NOT_CODE_TOOL, CodeRunner,
                                    execute_result)
 from kernel.call_log import CallLogWriter
+from kernel.logged_arguments import bounded_arguments
 from kernel.mcp_results import EPISODE_OVER_META
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import BattleState, OutputType, RefusalReason
@@ -48,6 +49,8 @@ from mcp_gateway.tools import ToolSpec
 _MAX_SCHEMA_ERRORS = 5
 MAX_ARGUMENTS_BYTES = 100_000
 """Largest JSON encoding of one call's arguments; AppWorld's APIs take short fields (a note is a few kB)."""
+MAX_LOGGED_ERROR = 2000
+"""Characters of an error message a call record keeps."""
 MAX_TOOL_NAME = 200
 """Tool names are logged cut to this length (an unknown name can be anything the caller sent)."""
 MAX_REFUSED_TOOL_NAME = 80
@@ -199,12 +202,13 @@ class Gateway:
     def _log_call(self, name: str, kept: dict[str, Any], omitted_size: int | None, outcome: CallOutcome,
                   started: "_Clock", battle_id: str, task_id: str | None) -> None:
         secrets = secret_values(kept)
+        logged = bounded_arguments(redact(kept))  # at most MAX_LOGGED_ARGUMENTS_BYTES of them (issue 39)
         self.log.append(CallRecord(
             timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
-            arguments=redact(kept), success=outcome.success, error=redact_text(outcome.error, secrets),
+            arguments=logged.arguments, success=outcome.success, error=_cut(redact_text(outcome.error, secrets)),
             status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
             result_items=outcome.result_items, seq=self.log.next_seq(), upstream_fault=outcome.upstream_fault,
-            arguments_bytes=omitted_size,
+            arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes,
         ))
 
     async def _execute(self, name: str, arguments: dict[str, Any], battle: BattleState, generation: int,
@@ -268,7 +272,8 @@ class Gateway:
         size = arguments_size(arguments)
         kept = arguments if size <= MAX_ARGUMENTS_BYTES else {"omitted": f"{size} bytes"}
         self.log.append(CallRecord(
-            timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name, arguments=redact(kept),
+            timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
+            arguments=bounded_arguments(redact(kept)).arguments,
             success=False, error=message, duration_ms=started.elapsed_ms(), in_scope=False, seq=self.log.next_seq()))
         return self._result(outcome)
 
@@ -324,6 +329,11 @@ class Gateway:
         content: list[Any] = [] if self.output_type == "structured_data_only" and not outcome.is_error else [
             types.TextContent(type="text", text=text)]
         return types.CallToolResult(content=content, structured_content=structured, is_error=outcome.is_error)
+
+
+def _cut(error: str | None) -> str | None:
+    """An error message as a record keeps it (an API's message can echo the arguments)."""
+    return error[:MAX_LOGGED_ERROR] if error else error
 
 
 def _marked(result: types.CallToolResult, over: bool) -> types.CallToolResult:

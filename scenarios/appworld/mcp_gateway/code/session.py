@@ -7,7 +7,11 @@ the code and answers each `apis` call the child makes through `relay(ApiCall) ->
 per-battle path), then returns an `ExecutionOutcome`. Every byte from the child is read with a size limit
 (`MAX_LINE_BYTES`) and parsed within a depth limit (`kernel.bounded_json`), and validated before use: the
 child runs the agent's code, so its messages are the agent's. App and API names must be plain identifiers
-(`../x` never reaches the relay).
+(`../x` never reaches the relay), a call's id a small number, and every string is made encodable
+(`kernel.encodable`: a lone surrogate never reaches the MCP answer). Every write to the child is
+non-blocking with a deadline (`WRITE_TIMEOUT_S`, within the execution's): code that stops reading its
+pipe is ended, never waited for. AppWorld's limits on calls per execution, executions and output size are
+counted here, outside the agent's process (`limits.py`), and refused in AppWorld's words.
 
 Limits are the agent's fault, never ours: an execution that outlives its timeout by `GRACE_S` (code that
 blocks the child's own alarm), a child that dies (a memory or CPU limit) or that breaks the protocol is
@@ -35,19 +39,26 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from kernel.bounded_json import loads_bounded
+from kernel.encodable import encodable, encodable_text
 from mcp_gateway.code import priority, reap
+from mcp_gateway.code.limits import calls_exceeded, counts, cut_output, executions_exceeded
 from mcp_gateway.code.confine import Confinement
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
                                       in_process_command, python_prefixes, rlimits)
 
 MAX_LINE_BYTES = 4 << 20
-"""Longest protocol line taken from the child (outputs are cut to 20,000 characters inside it)."""
+"""Longest protocol line taken from the child (its output is cut to `max_output_chars` again here)."""
 READY_TIMEOUT_S = 60.0
 GRACE_S = 5.0
 REAP_BOUND_S = 5.0
 """Killing what an execution's code left running takes at most this; past it the whole sandbox is ended."""
 TEARDOWN_BOUND_S = 10.0
 """Killing the whole sandbox and removing its cgroup and scratch dir take at most this (plus one last kill)."""
+WRITE_TIMEOUT_S = 15.0
+"""Longest wait for the child to take one message of ours (it reads at once unless its code stops it)."""
+MAX_CALLS_PER_EXECUTION = 1000
+"""AppWorld's `max_api_calls_per_interaction`, counted here (the child's own count is the code's to change)."""
+MAX_CALL_ID = 2**53
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 RESTART_NOTE = ("\n[The sandbox was ended ({reason}); its variables are gone: the next execution starts a "
                 "fresh Python REPL.]")
@@ -105,6 +116,9 @@ class CodeSession:
         self._ready = False
         self._idle = False
         self.executions = 0
+        self.interactions = 0
+        """Executions that count toward `max_interactions`, counted here (`limits.py`)."""
+        self.max_calls_per_execution = MAX_CALLS_PER_EXECUTION
         self.spawn_s: float | None = None
         self.ready_s: float | None = None
 
@@ -142,6 +156,8 @@ class CodeSession:
             self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=subprocess.DEVNULL, preexec_fn=preexec, cwd=cwd, env=env,
                                              start_new_session=True)
+            assert self._process.stdin is not None
+            os.set_blocking(self._process.stdin.fileno(), False)  # `_send` waits with a deadline, never blocks
         except BaseException:
             self.close()
             raise
@@ -150,7 +166,7 @@ class CodeSession:
         self.spawn_s = time.perf_counter() - started
         self._started_at = started
         if send_init:
-            self._send({"init": self.init})
+            self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
 
     def begin(self, task_datetime: datetime | str) -> None:
         """Give a spare (`start(send_init=False)`) its battle's clock; raises ChildFault if it died meanwhile."""
@@ -163,7 +179,7 @@ class CodeSession:
                 raise ChildFault(f"the spare sandbox's priority could not be restored: {exc}") from None
             self._idle = False
         self.init["datetime"] = str(task_datetime)
-        self._send({"init": self.init})
+        self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
 
     def wait_ready(self) -> None:
         if self._ready:
@@ -177,6 +193,9 @@ class CodeSession:
     def execute(self, code: str) -> ExecutionOutcome:  # noqa: C901
         """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults."""
         started = time.perf_counter()
+        if self.interactions >= self.limits.max_interactions:  # counted here: the REPL never sees this code
+            return ExecutionOutcome(output=executions_exceeded(self.limits.max_interactions), failed=True,
+                                    counted=False, duration_ms=_ms(started))
         if self._process is None:
             self.start()
         self.executions += 1
@@ -184,24 +203,28 @@ class CodeSession:
         calls = 0
         try:
             self.wait_ready()
-            self._send({"execute": code})
+            self._send({"execute": encodable_text(code)}, deadline)
             while True:
                 message = self._receive(deadline)
                 if "call" in message:
                     calls += 1
-                    self._send({"reply": self._relayed(message), "id": message.get("id")})
+                    call_id = _call_id(message)  # before relaying: a forged id relays nothing
+                    self._send({"reply": self._relayed(message, calls), "id": call_id}, deadline)
                     continue
                 output = message.get("output")
                 if not isinstance(output, str):
                     raise ChildFault("the sandbox broke its protocol")
                 self._reap_strays()
+                counted = counts(message.get("counted", True), calls, killed=False)
+                self.interactions += counted
                 return ExecutionOutcome(
-                    output=output, api_calls=calls, failed=output.startswith("Execution failed."),
-                    timed_out=message.get("timed_out") is True,
-                    counted=bool(message.get("counted", True)), duration_ms=_ms(started))
+                    output=cut_output(output, self.limits.max_output_chars), api_calls=calls,
+                    failed=output.startswith("Execution failed."), timed_out=message.get("timed_out") is True,
+                    counted=counted, duration_ms=_ms(started))
         except (ChildFault, OSError, ValueError, AssertionError) as error:  # the others: closed under it (battle end)
             fault = error if isinstance(error, ChildFault) else ChildFault("its battle ended")
             timed_out = "timed out" in str(fault)
+            self.interactions += 1
             self.close()
             failure = (f"Execution timed out after {self.limits.timeout_s} seconds." if timed_out
                        else f"Exception: The code's process was ended: {fault}.")
@@ -225,7 +248,8 @@ class CodeSession:
         if not done:
             self.close()
 
-    def _relayed(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _relayed(self, message: dict[str, Any], calls: int) -> dict[str, Any]:
+        """The answer to call number `calls` of this execution: relayed, or refused inside the code."""
         try:
             call = ApiCall.model_validate(message["call"])
         except (ValidationError, TypeError):
@@ -234,7 +258,12 @@ class CodeSession:
         except KeyError:
             raise ChildFault("it broke the sandbox's protocol") from None
         else:
-            answer = self.relay(call)
+            if calls > self.max_calls_per_execution:
+                answer = ApiAnswer(error=calls_exceeded(self.max_calls_per_execution))
+            elif not _json_compliant(call.arguments):  # as AppWorld's requester (`requests`) refuses them
+                answer = ApiAnswer(error="Out of range float values are not JSON compliant")
+            else:
+                answer = self.relay(call)
         return answer.model_dump()
 
     def close(self) -> None:
@@ -266,13 +295,27 @@ class CodeSession:
             self._cgroup.remove(deadline)
             self._cgroup = None
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], deadline: float) -> None:
+        """Write one protocol line by `deadline` (or within WRITE_TIMEOUT_S); ChildFault if the child does not take
+        it: a child whose code shrank its pipe and stopped reading must not hold the gateway (issue 39)."""
         assert self._process is not None and self._process.stdin is not None
-        try:
-            self._process.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
-            self._process.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise ChildFault(self._exit_reason()) from None
+        fd = self._process.stdin.fileno()
+        view = memoryview(json.dumps(message).encode("ascii") + b"\n")  # ASCII: escapes, nothing to fail encoding
+        stalled = time.monotonic() + WRITE_TIMEOUT_S
+        while view:
+            remaining = min(deadline, stalled) - time.monotonic()
+            if remaining <= 0:
+                if deadline <= stalled:
+                    raise ChildFault(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
+                raise ChildFault(f"it stopped reading its protocol pipe (our message waited {WRITE_TIMEOUT_S:.0f} s)")
+            try:
+                _, writable, _ = select.select([], [fd], [], remaining)
+                if writable:
+                    view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+            except (ValueError, OSError):  # a broken pipe: the child is gone
+                raise ChildFault(self._exit_reason()) from None
 
     def _receive(self, deadline: float) -> dict[str, Any]:
         """The next protocol line (bounded), parsed; ChildFault on timeout, exit or garbage."""
@@ -297,7 +340,7 @@ class CodeSession:
             raise ChildFault("it broke the sandbox's protocol") from None
         if not isinstance(message, dict):
             raise ChildFault("it broke the sandbox's protocol")
-        return message
+        return encodable(message)  # a lone surrogate (`"\\ud800"`) becomes U+FFFD: what we send on must encode
 
     def _exit_reason(self) -> str:
         assert self._process is not None
@@ -310,6 +353,23 @@ class CodeSession:
             name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
             return f"it was killed by {name} (a limit of the sandbox: memory, CPU time, processes or file size)"
         return f"it exited with status {code}"
+
+
+def _call_id(message: dict[str, Any]) -> int | None:
+    """The call's id, echoed in our reply: a small number (the child's counter) or none; anything else is forged."""
+    call_id = message.get("id")
+    if call_id is None or (type(call_id) is int and 0 <= call_id <= MAX_CALL_ID):
+        return call_id
+    raise ChildFault("it broke the sandbox's protocol (a call id that is not a number)")
+
+
+def _json_compliant(arguments: dict[str, Any]) -> bool:
+    """The arguments hold no NaN or Infinity (JSON has none; the child's `json` writes them)."""
+    try:
+        json.dumps(arguments, allow_nan=False)
+    except ValueError:
+        return False
+    return True
 
 
 def _ms(started: float) -> float:

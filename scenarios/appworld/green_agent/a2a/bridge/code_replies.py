@@ -20,6 +20,8 @@ from kernel.a2a_tools import ToolCall
 CODE_PROTOCOL = "appworld-a2a-code/1"
 EXECUTE_TOOL = "execute"
 OUTPUT_PREFIX = "Output:\n"
+MAX_OUTPUT_CHARS = 25_000
+"""An output the bridge passes on (the gateway's cut at 20,000 characters plus its note fit)."""
 _PYTHON_FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 CODE_REPLY_FORMAT = f"""Protocol: {CODE_PROTOCOL} (this battle is in code mode).
 You work in a stateful Python REPL. Each reply is ONE execution: either one fenced block
@@ -51,9 +53,13 @@ def code_call(text: str) -> ToolCall | None:
 
 
 def render_output(response: Any) -> str:
-    """The REPL's output for the purple (a refusal's message when the gateway refused the execution)."""
+    """The REPL's output for the purple (a refusal's message when the gateway refused the execution), bounded: the
+    gateway cuts outputs to 20,000 characters, and the bridge does not rely on it."""
     if isinstance(response, dict) and isinstance(response.get("output"), str):
-        return OUTPUT_PREFIX + response["output"]
+        output = response["output"]
+        if len(output) > MAX_OUTPUT_CHARS:
+            output = output[:MAX_OUTPUT_CHARS] + f"\n[output cut: {len(output) - MAX_OUTPUT_CHARS} more characters]"
+        return OUTPUT_PREFIX + output
     message = response.get("message") if isinstance(response, dict) else response
     return f"{OUTPUT_PREFIX}Execution refused: {str(message)[:2000]}"
 

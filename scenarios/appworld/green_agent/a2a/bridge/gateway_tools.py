@@ -7,6 +7,9 @@ call log and every trajectory metric are the MCP path's. A refused or failed cal
 - the gateway answered 413 (the purple's arguments are over its body limit) or the arguments cannot be
   sent as JSON at all: `PurpleCallRefused`, the purple's own fault (it chose those bytes);
 - anything else (the gateway down, a call with no answer, a 5xx): `GatewayUnavailable`, ours.
+Text crosses the bridge encodable both ways (`kernel.encodable`): a lone surrogate in a purple's arguments (its
+code) or in an answer (an output the agent's sandbox wrote) becomes U+FFFD instead of a request no one can encode
+(the MCP client hung on one for the whole battle) or an answer the purple's A2A message cannot carry.
 Each `ToolOutcome` carries the gateway's own episode state (`kernel.mcp_results.episode_over`), so the
 conversation ends when the gateway says the episode is over, however `complete_task` was called.
 """
@@ -16,13 +19,17 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+import anyio
 import httpx
 from mcp.client.client import Client
 
 from kernel.a2a_tools import function_schema
+from kernel.encodable import encodable
 from kernel.mcp_results import episode_over, tool_result_payload
 
 CALL_TIMEOUT_S = 120.0
+CALL_GRACE_S = 10.0
+"""A call the MCP client has not returned from this long after its own read timeout is ended here."""
 PURPLE_CAUSED_STATUSES = frozenset({413})
 
 
@@ -75,18 +82,20 @@ class GatewayTools:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """One tools/call (see the module docstring for what it raises)."""
+        arguments = encodable(arguments)
         try:
             json.dumps(arguments, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise PurpleCallRefused(f"the arguments of {name} cannot be sent as JSON ({type(exc).__name__})") from None
         try:
-            result = await self._client.call_tool(name, arguments)
+            with anyio.fail_after(self.call_timeout_s + CALL_GRACE_S):  # whatever the MCP client waits on
+                result = await self._client.call_tool(name, arguments)
         except Exception as exc:  # noqa: BLE001
             status = _status(exc)
             if status in PURPLE_CAUSED_STATUSES:
                 raise PurpleCallRefused(f"the gateway refused the call of {name} as too large (HTTP {status})") from None
             raise GatewayUnavailable(f"the gateway did not answer {name}: {_describe(exc)}") from None
-        return ToolOutcome(tool_result_payload(result).get("response"), episode_over(result))
+        return ToolOutcome(encodable(tool_result_payload(result).get("response")), episode_over(result))
 
 
 def _innermost(exc: BaseException) -> BaseException:
