@@ -183,7 +183,8 @@ class Battle:
             self.state.completion = await_bridge_report(self.state.handle, self.state.completion,
                                                         config.choices.reply_grace_s)
         if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
-            self.state.episode = self.deps.gateway.end_episode(config.battle_id)
+            # (in code mode, once completed, after the execution that completed the task ended: AppWorld's step)
+            self.state.episode = self.deps.gateway.end_episode(config.battle_id, self.state.completion.completed)
             if not self.state.episode.drained:
                 self.state.report_problems.append(
                     f"{self.state.episode.in_flight} call(s) of the Blue were still in flight when the gateway "
@@ -207,7 +208,10 @@ class Battle:
                                         state.archive.call_log_problem)
         if state.metrics.trajectory is not None and state.archive.executions_log:
             records = read_executions(Path(state.archive.executions_log), self.config.battle_id)
-            state.metrics.trajectory.code = code_metrics(records)
+            code = state.metrics.trajectory.code = code_metrics(records)
+            if code.sandbox_faults and not state.metrics.upstream_fault:  # our sandbox failed: not the agent's loss
+                state.metrics.upstream_fault = (f"{code.sandbox_faults} execution(s) hit a fault of the code sandbox; "
+                                                f"first: {code.first_sandbox_fault}")
         state.scope = account_calls(state.scope, state.metrics.trajectory)
         evaluation = state.metrics.evaluation
         trajectory = state.metrics.trajectory

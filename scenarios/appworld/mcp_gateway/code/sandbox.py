@@ -152,6 +152,16 @@ def rlimits(limits: SandboxLimits, processes: bool = False) -> list[tuple[int, i
     return pairs + [(resource.RLIMIT_NPROC, limits.max_processes)] if processes else pairs
 
 
+CPU_HARD_EXTRA_S = 5
+"""RLIMIT_CPU's hard limit is this far above its soft one, so the soft limit's SIGXCPU (which ends Python) comes
+first: evidence that the code used up its CPU time (`death.py`), where soft == hard would end it with a SIGKILL."""
+
+
+def rlimit_pair(kind: int, value: int) -> tuple[int, int]:
+    """(soft, hard) of one of `rlimits`: equal, but for RLIMIT_CPU (`CPU_HARD_EXTRA_S`)."""
+    return (value, value + CPU_HARD_EXTRA_S) if kind == resource.RLIMIT_CPU else (value, value)
+
+
 def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN201 - a preexec_fn
     """The function run in the child between fork and exec: join the cgroup, set the rlimits."""
 
@@ -159,7 +169,7 @@ def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN20
         if cgroup is not None:
             cgroup.join()
         for kind, value in rlimits(limits):
-            resource.setrlimit(kind, (value, value))
+            resource.setrlimit(kind, rlimit_pair(kind, value))
 
     return apply
 
