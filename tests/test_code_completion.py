@@ -26,7 +26,7 @@ from mcp_gateway.server import control_routes
 from test_code_differential import TOKEN, diff_settings, initialize, world  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
-SLOW_TAIL = "x = 0\nwhile x < 4 * 10**6:\n    x += 1\nprint('finished after completing')"
+SLOW_TAIL = "x = 0\nwhile x < 10**6:\n    x += 1\nprint('finished after completing')"
 
 
 @pytest.fixture()
@@ -62,8 +62,9 @@ async def completing_while_the_green_ends_it(gateway: Gateway, battle_id: str) -
     async with control:
         first = asyncio.create_task(gateway.call_tool(
             "execute", {"code": "apis.supervisor.complete_task()\n" + SLOW_TAIL}, TOKEN))
-        while not gateway.scope.completion(battle_id).completed:
-            await asyncio.sleep(0.02)
+        while not gateway.scope.completion(battle_id).completed and not first.done():
+            await asyncio.sleep(0.005)
+        assert not first.done(), output_of(first.result())
         queued = asyncio.create_task(gateway.call_tool("execute", {"code": "print('queued')"}, TOKEN))
         reply = await control.post("/control/battle/end", params={"battle_id": battle_id, "completed": "1"},
                                    timeout=300)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -49,6 +50,7 @@ from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope, GatewayConfig
 from mcp_gateway.server import build_gateway
 
+from sandbox_support import unprivileged_python
 from change_log_support import ChangeLog, agent_changes, count, diff_change_logs, excise, read_change_log
 
 pytestmark = pytest.mark.e2e
@@ -115,12 +117,19 @@ def world(diff_settings: Settings) -> Iterator[tuple[AppWorldClient, Gateway, st
         config = GatewayConfig(remote_apis_url=slot.urls.apis_url, appworld_root=settings.appworld_root,
                                log_path=tmp / "calls.jsonl")
         gateway = build_gateway(config, slot.credentials)
-        gateway.code = CodeRunner(gateway.specs, config.log_path, settings.appworld_python,
-                                  limits=SandboxLimits(timeout_s=TIMEOUT_S))
+        python = settings.appworld_python
+        if settings.code_sandbox == "landlock":  # CODE_SANDBOX=landlock (bench/bench_code_load.py): a python it can run
+            unprivileged = Path(tempfile.mkdtemp(prefix="appworld-unprivileged-"))  # pytest's tmp dirs are 0700
+            unprivileged.chmod(0o755)
+            python = unprivileged_python(unprivileged)
+        gateway.code = CodeRunner(gateway.specs, config.log_path, python,
+                                  limits=SandboxLimits(timeout_s=TIMEOUT_S), sandbox=settings.code_sandbox)
         client = AppWorldClient(slot.urls.env_url, credentials=slot.credentials)
         yield client, gateway, slot.urls.apis_url
         gateway.code.shutdown()
         gateway.forwarder.close()
+        if python != settings.appworld_python:
+            shutil.rmtree(python.parent.parent.parent, ignore_errors=True)
 
 
 def initialize(client: AppWorldClient, apis_url: str, task_id: str, name: str) -> str:
