@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--busy", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--keep", type=Path, default=None, help="copy the logs and run dirs here")
     args = parser.parse_args()
-    print_machine()
+    print_machine("bench_code_load")
     with tempfile.TemporaryDirectory(prefix="bench-code-load-") as work:
         Path(work).chmod(0o755)  # the landlock fallback's uid passes through to its python
         for sandbox in args.sandboxes.split(","):

@@ -15,12 +15,19 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from sandbox_support import MECHANISMS, Sandbox, sandbox_of, unprivileged_work  # noqa: F401 - a fixture
 
+from green_agent.models.result import EvaluationRecord
+from green_agent.steps.judge import judge
+from green_agent.trajectory.code_metrics import code_metrics, read_executions, sandbox_fault
+from kernel.execution_record import executions_log_path
 from mcp_gateway.code import session as session_module
+from mcp_gateway.code_mode import CodeRunner
+from mcp_gateway.models import BattleState
 from mcp_gateway.code.death import Death, death_of
 from mcp_gateway.code.sandbox import SandboxLimits
 from mcp_gateway.code.session import ApiAnswer, ApiCall, CodeSession, ExecutionOutcome
@@ -146,3 +153,25 @@ def test_cgroup_counters_are_evidence(tmp_path: Path) -> None:
     (pids / "pids.events").write_text("max 3\n")
     found = death_of(-9, bubblewrap=False, limits=limits, cgroup_dirs=[pids, memory])
     assert found.agents and "process limit (64" in found.reason
+
+
+def test_a_sandbox_fault_makes_the_battle_an_infra_error(sandbox: Sandbox, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gateway -> engine -> outcome: the REPL that never becomes ready is logged with its `fault`, the battle's code
+    metrics count it, and the judge makes the battle an infra_error (retried), never the agent's loss."""
+    monkeypatch.setattr(session_module, "READY_TIMEOUT_S", 0.01)
+    runner = CodeRunner({}, tmp_path / "calls.jsonl", sandbox.python, sandbox=sandbox.isolation.mechanism, spares=0)
+    battle = BattleState(battle_id="b-fault", token="t" * 40, task_id="t1", interaction="code",
+                         task_datetime="2023-05-18T12:00:00", set_at=datetime.now(timezone.utc))
+    try:
+        runner.start(battle)
+        outcome = runner.execute(battle, "print(1)", no_calls)
+    finally:
+        runner.shutdown()
+    assert outcome is not None and outcome.fault
+    metrics = code_metrics(read_executions(executions_log_path(tmp_path / "calls.jsonl"), "b-fault"))
+    assert metrics.sandbox_faults == 1 and metrics.killed == 0
+    fault = sandbox_fault(metrics)
+    assert fault and "did not become ready" in fault
+    verdict = judge(EvaluationRecord(success=False, num_tests=2), completed=False, upstream_fault=fault)
+    assert verdict.outcome == "infra_error" and verdict.winner is None

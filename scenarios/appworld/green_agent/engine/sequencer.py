@@ -46,7 +46,7 @@ from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
 from green_agent.steps.code_message import build_code_message
-from green_agent.trajectory.code_metrics import code_metrics, read_executions
+from green_agent.trajectory.code_metrics import code_metrics, read_executions, sandbox_fault
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
@@ -208,10 +208,10 @@ class Battle:
                                         state.archive.call_log_problem)
         if state.metrics.trajectory is not None and state.archive.executions_log:
             records = read_executions(Path(state.archive.executions_log), self.config.battle_id)
-            code = state.metrics.trajectory.code = code_metrics(records)
-            if code.sandbox_faults and not state.metrics.upstream_fault:  # our sandbox failed: not the agent's loss
-                state.metrics.upstream_fault = (f"{code.sandbox_faults} execution(s) hit a fault of the code sandbox; "
-                                                f"first: {code.first_sandbox_fault}")
+            state.metrics.trajectory.code = code_metrics(records)
+            # our sandbox failed (not ready, or died with no sign of a limit): infra_error, never the agent's loss
+            state.metrics.upstream_fault = (state.metrics.upstream_fault
+                                            or sandbox_fault(state.metrics.trajectory.code))
         state.scope = account_calls(state.scope, state.metrics.trajectory)
         evaluation = state.metrics.evaluation
         trajectory = state.metrics.trajectory

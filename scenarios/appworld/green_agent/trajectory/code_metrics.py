@@ -1,8 +1,8 @@
 """Code metrics of one battle: a pure function over the gateway's executions log (its copy in the run dir).
 
 Definitions (`green_agent.models.trajectory.CodeMetrics`): an execution is one `execute` call that reached
-the REPL; failed = its output was a traceback; timeouts, killed and sandbox faults (ours) come from the record; API calls per
-execution = the calls its code made (each also a call record) / executions. Lines are read with the call
+the REPL; failed = its output was a traceback; timeouts, killed and sandbox faults (ours) come from the
+record; API calls per execution = the calls its code made (each also a call record) / executions. Lines are read with the call
 log reader's bounded line reader; a line that is not a valid `ExecutionRecord` of this battle is skipped.
 """
 
@@ -48,3 +48,10 @@ def code_metrics(records: list[ExecutionRecord]) -> CodeMetrics:
         max_api_calls_in_execution=max((r.api_calls for r in records), default=0),
         execution_s=round(sum(r.duration_ms for r in records) / 1000, 3),
         isolation=records[-1].isolation if records else None)
+
+
+def sandbox_fault(metrics: CodeMetrics) -> str | None:
+    """The battle's sandbox faults (ours), said as an infrastructure fault for the judge, or None."""
+    if not metrics.sandbox_faults:
+        return None
+    return f"{metrics.sandbox_faults} execution(s) hit a fault of the code sandbox; first: {metrics.first_sandbox_fault}"
