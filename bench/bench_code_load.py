@@ -6,10 +6,10 @@ Not part of `make test` or `make bench` (it loads the machine on purpose, for mi
 For each sandbox (`CODE_SANDBOX`), at once:
 - `2 x cores` busy processes (a Python `while True: pass` each, ended by pid at the end);
 - a code-mode dev eval: `appworld-green eval --split dev --blue reference --workers 2 --interaction code`
-  (its own run dir, slots from `--first-slot 40` so it never takes a slot of a neighbour's run);
+  (its own run dir, on free ports of its own, so it never takes a slot of a neighbour's run);
 - `pytest tests/test_code_differential.py`: every snippet, the work after `complete_task`, and every reference
   solution through our sandbox and through AppWorld's own `/execute`, compared in output, verdict and DB
-  change log (AppWorld's REPL times out after 2 s there, ours too: a loaded machine must not change either).
+  change log (both REPLs time out after `TIMEOUT_S` there: a loaded machine must change neither).
 Figures (one JSON line each): the differential test's result (1 = every comparison equal), the eval's TGC
 (target 100), the executions the eval's battles lost to a kill, a timeout or a sandbox fault (target 0), each
 beside the load average the machine ran at. The issue's bar: all equal, TGC 100, nothing killed or timed out.
@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BENCH_DIR, emit, print_machine  # noqa: E402
+
+from kernel.ports import free_port  # noqa: E402
 
 REPO = Path(BENCH_DIR).parent
 VENV = REPO / ".venv" / "bin"
@@ -52,8 +54,9 @@ def sandbox_env(sandbox: str, work: Path) -> dict[str, str]:
 
 
 def start_eval(out: Path, env: dict[str, str], workers: int) -> subprocess.Popen[bytes]:
+    ports = ",".join(":".join(str(free_port()) for _ in range(3)) for _ in range(workers))
     command = [str(VENV / "appworld-green"), "eval", "--split", "dev", "--blue", "reference", "--workers",
-               str(workers), "--interaction", "code", "--first-slot", "40", "--out", str(out), "--json"]
+               str(workers), "--interaction", "code", "--slot-ports", ports, "--out", str(out), "--json"]
     log = open(out.with_suffix(".log"), "wb")  # noqa: SIM115 - closed with the process below
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
 
