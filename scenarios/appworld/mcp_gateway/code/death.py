@@ -16,11 +16,28 @@ ready), so it is not decided here.
 
 from __future__ import annotations
 
+import resource
 import signal
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from mcp_gateway.code.sandbox import SandboxLimits
+
+class Limits(Protocol):
+    """What the messages name of the sandbox's limits (`sandbox.SandboxLimits` has them)."""
+
+    cpu_s: int
+    file_bytes: int
+    memory_bytes: int
+    max_processes: int
+
+CPU_HARD_EXTRA_S = 5
+"""RLIMIT_CPU's hard limit is this far above its soft one, so the soft limit's SIGXCPU (which ends Python) comes
+first: evidence that the code used up its CPU time (`death.py`), where soft == hard would end it with a SIGKILL."""
+
+
+def rlimit_pair(kind: int, value: int) -> tuple[int, int]:
+    """(soft, hard) of one of `rlimits`: equal, but for RLIMIT_CPU (`CPU_HARD_EXTRA_S`)."""
+    return (value, value + CPU_HARD_EXTRA_S) if kind == resource.RLIMIT_CPU else (value, value)
 
 
 class Death(NamedTuple):
@@ -50,7 +67,7 @@ def _counter(path: Path, key: str) -> int:
     return 0
 
 
-def cgroup_evidence(dirs: list[Path] | None, limits: SandboxLimits) -> str | None:
+def cgroup_evidence(dirs: list[Path] | None, limits: Limits) -> str | None:
     """The limit the sandbox's cgroup (pids, memory dirs) saw hit, or None."""
     if not dirs:
         return None
@@ -66,7 +83,7 @@ CPU_SLACK_S = 0.5
 """CPU seconds under the limit that still count as having reached it (the kernel checks it on its ticks)."""
 
 
-def death_of(returncode: int | None, *, bubblewrap: bool, limits: SandboxLimits,
+def death_of(returncode: int | None, *, bubblewrap: bool, limits: Limits,
              cgroup_dirs: list[Path] | None = None, cpu_used_s: float | None = None) -> Death:
     """Why the REPL's process ended (module docstring); `returncode` None: it had not ended (it closed its pipe);
     `cpu_used_s`: the CPU seconds it (and what it reaped) used, if known."""

@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from kernel.errors import InfrastructureError
 from kernel.settings import SandboxChoice
+from mcp_gateway.code.death import rlimit_pair
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
 SCRATCH_DIR = "/scratch"
@@ -150,16 +151,6 @@ def rlimits(limits: SandboxLimits, processes: bool = False) -> list[tuple[int, i
              (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
              (resource.RLIMIT_CORE, 0)]
     return pairs + [(resource.RLIMIT_NPROC, limits.max_processes)] if processes else pairs
-
-
-CPU_HARD_EXTRA_S = 5
-"""RLIMIT_CPU's hard limit is this far above its soft one, so the soft limit's SIGXCPU (which ends Python) comes
-first: evidence that the code used up its CPU time (`death.py`), where soft == hard would end it with a SIGKILL."""
-
-
-def rlimit_pair(kind: int, value: int) -> tuple[int, int]:
-    """(soft, hard) of one of `rlimits`: equal, but for RLIMIT_CPU (`CPU_HARD_EXTRA_S`)."""
-    return (value, value + CPU_HARD_EXTRA_S) if kind == resource.RLIMIT_CPU else (value, value)
 
 
 def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN201 - a preexec_fn
