@@ -13,9 +13,12 @@ fresh worlds are compared too. Changes AppWorld made in an execution listed in K
 log first (ours refuses that execution). Each side's outputs dir is removed after its case.
 
 Corpus: every reference solution of the pack (run as `solution(apis, requester)`), and snippets that
-print, raise, mistype, loop past a short timeout (2 s on both sides), use datetime, define and reuse
-variables, call a missing API, call with a wrong argument, call complete_task twice (the second time with
-another answer, which AppWorld writes over the first and we refuse: docs/quirks.md, B6). The match counts
+print, raise, mistype, loop past a short timeout (`TIMEOUT_S` on both sides), use datetime, define and reuse
+variables, call a missing API, call with a wrong argument, call complete_task twice in two executions (the
+second time with another answer, which AppWorld writes over the first and we refuse: docs/quirks.md, B6).
+Work after `complete_task` in the same execution (AppWorld's step is the execution, ours too): reads after
+it, a second completion with another answer, and, for a task of each split, an early `complete_task()`
+followed by the whole reference solution (its writes and its own completion with the real answer). The match counts
 (outputs, verdicts, change logs) are printed (`-s`) and asserted; the known differences are documented in
 docs/quirks.md and listed in KNOWN. `test_a_different_db_change_is_caught` shows the change-log comparison
 fails when the two sides change the DB differently.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -46,10 +50,13 @@ from mcp_gateway.gateway import Gateway
 from mcp_gateway.models import BattleScope, GatewayConfig
 from mcp_gateway.server import build_gateway
 
+from sandbox_support import unprivileged_python
 from change_log_support import ChangeLog, agent_changes, count, diff_change_logs, excise, read_change_log
 
 pytestmark = pytest.mark.e2e
-TIMEOUT_S = 2
+TIMEOUT_S = 10
+"""Both REPLs' execution timeout: short for the looping snippet, long enough that a loaded machine times out
+neither side's real work (at 2 s, AppWorld's own REPL timed out logins and reference solutions at load 13)."""
 TOKEN = "t" * 40
 RUN = uuid.uuid4().hex[:8]  # experiment names of this run: a concurrent run of this test uses others
 SNIPPETS = [
@@ -112,12 +119,19 @@ def world(diff_settings: Settings) -> Iterator[tuple[AppWorldClient, Gateway, st
         config = GatewayConfig(remote_apis_url=slot.urls.apis_url, appworld_root=settings.appworld_root,
                                log_path=tmp / "calls.jsonl")
         gateway = build_gateway(config, slot.credentials)
-        gateway.code = CodeRunner(gateway.specs, config.log_path, settings.appworld_python,
-                                  limits=SandboxLimits(timeout_s=TIMEOUT_S))
+        python = settings.appworld_python
+        if settings.code_sandbox == "landlock":  # CODE_SANDBOX=landlock (bench/bench_code_load.py): a python it can run
+            unprivileged = Path(tempfile.mkdtemp(prefix="appworld-unprivileged-"))  # pytest's tmp dirs are 0700
+            unprivileged.chmod(0o755)
+            python = unprivileged_python(unprivileged)
+        gateway.code = CodeRunner(gateway.specs, config.log_path, python,
+                                  limits=SandboxLimits(timeout_s=TIMEOUT_S), sandbox=settings.code_sandbox)
         client = AppWorldClient(slot.urls.env_url, credentials=slot.credentials)
         yield client, gateway, slot.urls.apis_url
         gateway.code.shutdown()
         gateway.forwarder.close()
+        if python != settings.appworld_python:
+            shutil.rmtree(python.parent.parent.parent, ignore_errors=True)
 
 
 def initialize(client: AppWorldClient, apis_url: str, task_id: str, name: str) -> str:
@@ -228,7 +242,7 @@ def test_snippets_match_appworlds_repl(world: tuple[AppWorldClient, Gateway, str
     ours = our_run(client, gateway, apis_url, root, task_id, SNIPPETS, "snippets")
     assert len(ours.outputs) == len(theirs.outputs) == len(SNIPPETS)
     assert theirs.outputs[1] == "42\n"
-    assert "timed out after 2 seconds" in theirs.outputs[SNIPPETS.index("while True:\n    pass")]
+    assert f"timed out after {TIMEOUT_S} seconds" in theirs.outputs[SNIPPETS.index("while True:\n    pass")]
     assert theirs.changes["supervisor"], "complete_task left no change in AppWorld's log: the log reader reads nothing"
     assert theirs.excised == 1, "AppWorld's second complete_task no longer overwrites the answer (B6): revisit KNOWN"
     found = compare("snippet", SNIPPETS, ours, theirs)
@@ -262,6 +276,44 @@ def test_every_reference_solution_matches_appworlds_repl(world: tuple[AppWorldCl
           f"(outputs {matched['outputs']}/{total}, verdicts {matched['verdict']}/{total}, "
           f"DB change logs {matched['changes']}/{total}: {statements} statement(s) compared)")
     assert not problems, "\n".join(problems)
+
+
+AFTER_COMPLETION = {
+    "work after completion": "apis.supervisor.complete_task()\nprint(apis.supervisor.show_profile()['email'])\n"
+                             "print(len(apis.supervisor.show_account_passwords()))",
+    "a second completion with another answer": "apis.supervisor.complete_task(answer='first')\n"
+                                               "apis.supervisor.complete_task(answer='second')\nprint('after')",
+}
+"""Executions that go on after `complete_task` (AppWorld's step is the execution: they act and are judged)."""
+
+
+def completed_first(solution: str) -> str:
+    """Both in one execution: complete the task first (no answer), then do its work, which ends with a second
+    complete_task carrying the real answer (the reference solution's own)."""
+    return "apis.supervisor.complete_task()\n" + solution.rstrip() + "\n\nsolution(apis, requester)\nprint('done')\n"
+
+
+def test_work_after_complete_task_in_one_execution_matches_appworlds_repl(
+        world: tuple[AppWorldClient, Gateway, str], diff_settings: Settings) -> None:
+    client, gateway, apis_url = world
+    root = diff_settings.appworld_root
+    data = WorldData(root)
+    cases = [(label, data.split("dev")[0], code) for label, code in AFTER_COMPLETION.items()]
+    cases += [(f"completed first, then the work of {task_id}", task_id, completed_first(data.solution_source(task_id)))
+              for task_id in sorted({data.split(split)[0] for split in ("dev", "test", "train")})]
+    problems, matched, passed = [], 0, 0
+    for number, (label, task_id, code) in enumerate(cases):
+        theirs = appworld_run(client, apis_url, root, task_id, [code], f"after-{number}")
+        ours = our_run(client, gateway, apis_url, root, task_id, [code], f"after-{number}")
+        found = compare(label, [code], ours, theirs)
+        problems += found.outputs + found.verdict + found.changes
+        matched += not any(found)
+        passed += theirs.verdict[0]
+        assert theirs.changes.get("supervisor"), f"{label}: AppWorld's change log shows no completion"
+    print(f"\nwork after complete_task in one execution: {matched}/{len(cases)} cases match AppWorld's REPL "
+          f"(outputs, verdict, DB change log); AppWorld passed {passed} of them")
+    assert not problems, "\n".join(problems)
+    assert passed >= 2, "the solutions run after an early complete_task no longer pass in AppWorld: revisit the cases"
 
 
 def test_a_different_db_change_is_caught(world: tuple[AppWorldClient, Gateway, str], diff_settings: Settings) -> None:

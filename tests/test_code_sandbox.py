@@ -58,7 +58,7 @@ def test_the_machine_has_a_real_sandbox(isolation: Isolation) -> None:
 def test_start_is_fast_and_measured(repl: tuple[CodeSession, StandInRelay]) -> None:
     session, _ = repl
     session.execute("pass")
-    assert session.spawn_s is not None and session.spawn_s < 0.5
+    assert session.spawn_s is not None and session.spawn_s < 5  # a fork and exec: ~20 ms quiet, 0.5 s at load 20
     assert session.ready_s is not None and session.ready_s < 30
 
 

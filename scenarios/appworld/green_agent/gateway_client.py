@@ -19,7 +19,7 @@ from typing import Any
 import requests
 from pydantic import ValidationError
 
-from mcp_gateway.models import DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
+from mcp_gateway.models import COMPLETING_WAIT_S, DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
 from kernel.redaction import register_secrets
 from green_agent.http_sessions import session_for
@@ -79,10 +79,14 @@ class GatewayClient:
         refused = battle.get("refused") if isinstance(battle, dict) else None
         return {str(k): int(v) for k, v in refused.items()} if isinstance(refused, dict) else {}
 
-    def end_episode(self, battle_id: str) -> EpisodeEndedReply:
-        """End the battle's episode: its later calls are refused; returns once its calls in flight settled."""
-        body = self._call("POST", "/control/battle/end", params={"battle_id": battle_id},
-                          timeout_s=DRAIN_TIMEOUT_S + CONTROL_TIMEOUT_S)
+    def end_episode(self, battle_id: str, completed: bool = False) -> EpisodeEndedReply:
+        """End the battle's episode: its later calls are refused; returns once its calls in flight settled.
+
+        `completed`: the task was completed, so in code mode the execution running now (the one that completed
+        it: AppWorld's step) may finish, within its timeout, before the REPL is stopped."""
+        params = {"battle_id": battle_id, **({"completed": "1"} if completed else {})}
+        body = self._call("POST", "/control/battle/end", params=params,
+                          timeout_s=DRAIN_TIMEOUT_S + CONTROL_TIMEOUT_S + (COMPLETING_WAIT_S if completed else 0))
         try:
             return EpisodeEndedReply.model_validate(body)
         except ValidationError as exc:

@@ -26,7 +26,11 @@ class ExecutionRecord(BaseModel):
     api_calls: int = Field(ge=0, description="apis calls it made (each also in the call log).")
     failed: bool = Field(description="Its output was a traceback ('Execution failed.').")
     timed_out: bool = Field(description="It hit the execution time limit.")
-    killed: str | None = Field(default=None, description="Why its sandbox was ended during it (a limit), if it was.")
+    killed: str | None = Field(default=None, description=(
+        "Why its sandbox was ended during it, for a limit its code is known to have hit (the agent's), if it was."))
+    fault: str | None = Field(default=None, description=(
+        "Why its sandbox failed on our side (not ready in time, or died with no sign of a limit), if it did: the "
+        "battle is then not scored."))
     duration_ms: float = Field(ge=0, description="Its wall time.")
     isolation: str = Field(description="The isolation it ran under.")
 

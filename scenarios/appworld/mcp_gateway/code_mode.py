@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -125,11 +126,13 @@ class CodeRunner:
         if session is not None:
             session.close()
 
-    def execute(self, battle: BattleState, code: str, relay: Relay) -> ExecutionOutcome | None:
-        """Run `code` in `battle`'s REPL (blocking; one at a time); None if the battle has no REPL any more."""
+    def execute(self, battle: BattleState, code: str, relay: Relay,
+                may_run: Callable[[], bool] = lambda: True) -> ExecutionOutcome | None:
+        """Run `code` in `battle`'s REPL (blocking; one at a time); None if the battle has no REPL any more, or
+        `may_run()` says no when its turn comes (another execution completed the task meanwhile)."""
         with self._one_at_a_time:
             session = self._session
-            if session is None or self._battle_id != battle.battle_id:
+            if session is None or self._battle_id != battle.battle_id or not may_run():
                 return None
             started = datetime.now(timezone.utc)
             session.relay = relay
@@ -141,7 +144,8 @@ class CodeRunner:
              isolation: str) -> None:
         record = ExecutionRecord(timestamp=started, battle_id=battle.battle_id, task_id=battle.task_id,
                                  code_chars=len(code), api_calls=outcome.api_calls, failed=outcome.failed,
-                                 timed_out=outcome.timed_out, killed=outcome.killed, duration_ms=outcome.duration_ms,
+                                 timed_out=outcome.timed_out, killed=outcome.killed, fault=outcome.fault,
+                                 duration_ms=outcome.duration_ms,
                                  isolation=isolation)
         try:
             append_line(self.log_path, record.model_dump_json().encode() + b"\n")

@@ -4,8 +4,11 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
 - the call does not belong to the running battle (no battle, a wrong or revoked token, the plain
   URL where the battle needs its token), or no longer does (its episode is over after complete_task or
   the deadline, its battle ended while it was queued, or too many of its calls are in flight): MCP
-  isError result, nothing forwarded, logged with `refused` set, NO battle id and only the size of the
-  arguments, at a bounded rate (`ScopeController.authorize`, `admits`; `RefusalLogLimit`);
+  isError result, nothing forwarded, logged with `refused` set and only the size of the arguments, at a
+  bounded rate (`ScopeController.authorize`, `admits`; `RefusalLogLimit`); with the battle id of the battle
+  it belongs to (the running one whose token it holds, or an ended one: a late call, `battle_ended`), else none;
+- code mode: an `apis` call inside the execution that completed the task still goes upstream (AppWorld's
+  step is the execution); an `execute` after it is refused (`ScopeController.complete_in_execution`);
 - API answered 2xx: result `{"response": <api json>}`, success true;
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
@@ -83,14 +86,19 @@ class _Clock:
 class _BattleGate:
     """The forwarder's admission check for one call of one battle generation (`mcp_gateway.scope`)."""
 
-    def __init__(self, scope: ScopeController, generation: int, closes_episode: bool) -> None:
+    def __init__(self, scope: ScopeController, generation: int, closes_episode: bool, in_execution: bool) -> None:
         self.scope, self.generation, self.closes_episode = scope, generation, closes_episode
+        self.in_execution = in_execution
 
     def admit(self) -> str | None:
         return self.scope.admits(self.generation)
 
     def settled(self, reply: ApiReply) -> None:
-        if self.closes_episode and reply.ok:
+        if not (self.closes_episode and reply.ok):
+            return
+        if self.in_execution:  # AppWorld's step is the execution: the episode ends when it does
+            self.scope.complete_in_execution(self.generation)
+        else:
             self.scope.close_episode(self.generation)
 
 
@@ -166,7 +174,11 @@ class Gateway:
         refusal = self.scope.authorize(token)
         admitted = self.scope.begin_call() if refusal is None else refusal
         if isinstance(admitted, str):
-            return _marked(self._refused(name, arguments_size(arguments), admitted, started), admitted == "episode_over")
+            owner = self._owner(token, admitted)
+            if owner is not None and admitted == "wrong_token":
+                admitted = "battle_ended"  # a late call of the battle whose token it holds: that battle's record
+            return _marked(self._refused(name, arguments_size(arguments), admitted, started, owner),
+                           admitted in ("episode_over", "battle_ended"))
         battle = self.scope.battle
         assert battle is not None  # authorized: the running battle
         try:
@@ -195,7 +207,7 @@ class Gateway:
             outcome = await self._outcome(name, arguments, battle_id, generation)
             kept = arguments
         if outcome.refused is not None:  # its battle or episode ended while it was queued
-            return self._refused(name, size, outcome.refused, started)
+            return self._refused(name, size, outcome.refused, started, (battle_id, task_id))
         self._log_call(name, kept, size if kept is not arguments else None, outcome, started, battle_id, task_id)
         return self._result(outcome)
 
@@ -225,7 +237,14 @@ class Gateway:
         def relay(call: ApiCall) -> ApiAnswer:
             return anyio.from_thread.run(self.code_call, call, battle.battle_id, battle.task_id, generation)
 
-        outcome = await anyio.to_thread.run_sync(self.code.execute, battle, code, relay)
+        def may_run() -> bool:  # under the REPL's lock: no execution starts once another completed the task
+            return not self.scope.completing(generation)
+
+        self.scope.begin_execution(generation)
+        try:
+            outcome = await anyio.to_thread.run_sync(self.code.execute, battle, code, relay, may_run)
+        finally:
+            await self.scope.end_execution(generation)  # the one that completed the task ends the episode here
         if outcome is None:
             return self._result(_refusal(REFUSAL_MESSAGES["episode_over"], in_scope=False))
         return execute_result(outcome.output, self.scope.completion(battle.battle_id).completed)
@@ -243,26 +262,40 @@ class Gateway:
             outcome = await self._outcome(name, call.arguments, battle_id, generation, code=True)
             kept = call.arguments
         if outcome.refused is not None:
-            self._refused(name, size, outcome.refused, started)
+            self._refused(name, size, outcome.refused, started, (battle_id, task_id))
             return ApiAnswer(error=REFUSAL_MESSAGES[outcome.refused])
         self._log_call(name, kept, size if kept is not call.arguments else None, outcome, started, battle_id, task_id)
         if outcome.status_code is None or outcome.upstream_fault is not None:
             return ApiAnswer(error=outcome.error or outcome.payload["response"]["message"])
         return ApiAnswer(status_code=outcome.status_code, body=outcome.body)
 
-    def _refused(self, name: str, size: int, reason: RefusalReason, started: "_Clock") -> types.CallToolResult:
+    def _owner(self, token: str | None, reason: RefusalReason) -> tuple[str, str | None] | None:
+        """The battle a refused call belongs to: the running one (its token matched: its episode is over, or too many
+        of its calls are in flight), a recently ended one whose token it holds, or None (nobody's)."""
+        battle = self.scope.battle
+        if reason in ("episode_over", "too_many_calls") and battle is not None:
+            return battle.battle_id, battle.task_id
+        if reason == "wrong_token":
+            return self.scope.ended_battle_of(token)
+        return None
+
+    def _refused(self, name: str, size: int, reason: RefusalReason, started: "_Clock",
+                 owner: tuple[str, str | None] | None = None) -> types.CallToolResult:
         """A call that does not (or no longer) belong to a running battle: counted, logged cheaply, refused.
 
         The record keeps the tool name (cut), the reason and the arguments' size, never the arguments, and
-        refusal records are rate-limited (`RefusalLogLimit`), so nobody can inflate the log from outside."""
-        self.scope.count_refusal(reason)
+        refusal records are rate-limited (`RefusalLogLimit`), so nobody can inflate the log from outside. A call of
+        a known battle (`owner`: the running one, or an ended one whose token it holds) carries its battle id, so
+        it counts in that battle's calls; it is not counted among the running battle's foreign refusals."""
+        if owner is None or (self.scope.battle is not None and owner[0] == self.scope.battle.battle_id):
+            self.scope.count_refusal(reason)
         admitted, suppressed = self._refusal_log.take()
-        if admitted:
+        if admitted:  # a refused `execute` is no API call: code mode counts executions in their own log
+            battle_id, task_id = owner if owner is not None and name != EXECUTE_TOOL else (None, None)
             self.log.append(CallRecord(
-                timestamp=started.at, tool_name=name[:MAX_REFUSED_TOOL_NAME], success=False,
-                error=REFUSAL_MESSAGES[reason], duration_ms=started.elapsed_ms(), in_scope=False,
-                seq=self.log.next_seq(), refused=reason, arguments_bytes=size,
-                suppressed_refusals=suppressed or None))
+                timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_REFUSED_TOOL_NAME],
+                success=False, error=REFUSAL_MESSAGES[reason], duration_ms=started.elapsed_ms(), in_scope=False,
+                seq=self.log.next_seq(), refused=reason, arguments_bytes=size, suppressed_refusals=suppressed or None))
         return self._result(_refusal(REFUSAL_MESSAGES[reason], in_scope=False))
 
     def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started: "_Clock",
@@ -298,7 +331,7 @@ class Gateway:
         problems = None if code else self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
-        gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL)
+        gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL, in_execution=code)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:

@@ -100,6 +100,9 @@ class ControlHealthReply(BaseModel):
 
 DRAIN_TIMEOUT_S = 30.0
 """Longest wait for a battle's calls in flight to settle (above the forwarder's 15 s read timeout)."""
+COMPLETING_WAIT_S = 240.0
+"""Code mode: longest wait, when the task was completed, for the running execution (the one that completed it)
+to end before its REPL is killed; above AppWorld's 100 s execution timeout and the sandbox's grace."""
 
 
 class EpisodeEndedReply(BaseModel):

@@ -20,7 +20,12 @@ call is forwarded only if its generation is still the running one *and* its epis
 moment it is sent upstream (`admits`, checked under the forwarder's one-at-a-time lock, from the
 forwarding thread). A call queued behind the lock when its battle ends is refused there, never sent
 into the next battle. The episode ends at the first successful `complete_task` (closed under the same
-lock, so a call queued behind it is refused) or when the Green ends it (`end_episode`, at the deadline);
+lock, so a call queued behind it is refused) or when the Green ends it (`end_episode`, at the deadline).
+In code mode AppWorld's step is an execution: a `complete_task` inside one leaves the episode open for the
+rest of that execution (its later calls, a second `complete_task` included, act on the world as in AppWorld's
+REPL) while every later `execute` is refused; it closes when that execution ends (`complete_in_execution`,
+`end_execution`). The tokens of recently ended battles are remembered (as digests), so a late call of one is
+logged as that battle's, never the next one's;
 `drain` waits until the generation's calls in flight have been answered and logged, so a trajectory
 copied after it holds every call that changed the world. At most `MAX_IN_FLIGHT` calls of one battle are
 in flight at once; more are refused.
@@ -29,6 +34,7 @@ in flight at once; more are refused.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 from collections import OrderedDict
 from collections.abc import Collection
@@ -44,6 +50,10 @@ _KEPT_BATTLES = 64
 MAX_IN_FLIGHT = 32
 """Calls of one battle in flight at once (the APIs server takes one at a time; more only queue)."""
 
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class _Completion:
@@ -64,11 +74,16 @@ class ScopeController:
         self._completions: OrderedDict[str, _Completion] = OrderedDict()
         self.generation = 0
         self._episode_over: int | None = None
+        self._completing: int | None = None
+        self._executing: dict[int, int] = {}
         self._in_flight: dict[int, int] = {}
+        self._ended_tokens: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
         self._settled = asyncio.Condition()
 
     def set_battle(self, request: BattleScope) -> BattleState:
         """Make `request` the active battle; its completion flag starts cleared."""
+        if self.battle is not None:
+            self.clear_battle()
         self.generation += 1
         unknown = sorted(set(request.scope or ()) - self.tool_names)
         self.battle = BattleState(**request.model_dump(), set_at=datetime.now(timezone.utc), unknown_tools=unknown)
@@ -91,9 +106,13 @@ class ScopeController:
             refusal = None
         else:
             refusal = "wrong_token"
-        if refusal is None and self._episode_over == self.generation:
+        if refusal is None and self.generation in (self._episode_over, self._completing):
             return "episode_over"
         return refusal
+
+    def ended_battle_of(self, token: str | None) -> tuple[str, str | None] | None:
+        """(battle id, task id) of a recently ended battle whose token this is (its late calls are its own)."""
+        return self._ended_tokens.get(_digest(token)) if token else None
 
     # -- the battle's calls in flight (event loop), and admission upstream (forwarding thread) ---------
     def begin_call(self) -> int | RefusalReason:
@@ -130,6 +149,43 @@ class ScopeController:
         if generation == self.generation:
             self._episode_over = generation
 
+    # -- code mode: the episode ends when the execution that completed the task ends (AppWorld's step) --------
+    def complete_in_execution(self, generation: int) -> None:
+        """complete_task of `generation` succeeded inside an execution (under the forwarder's lock): that execution's
+        later calls still go upstream, every later `execute` is refused; `end_execution` closes the episode."""
+        if generation == self.generation and self._episode_over != generation:
+            self._completing = generation
+
+    def completing(self, generation: int) -> bool:
+        """True while the execution that completed `generation`'s task runs (or the episode is over)."""
+        return self.episode_is_over(generation) or self._completing == generation
+
+    def begin_execution(self, generation: int) -> None:
+        self._executing[generation] = self._executing.get(generation, 0) + 1
+
+    async def end_execution(self, generation: int) -> None:
+        """An execution of `generation` ended: if it completed the task, the episode is over now."""
+        left = self._executing.get(generation, 1) - 1
+        if left > 0:
+            self._executing[generation] = left
+        else:
+            self._executing.pop(generation, None)
+        if self._completing == generation:
+            self._completing = None
+            self.close_episode(generation)
+        async with self._settled:
+            self._settled.notify_all()
+
+    async def wait_executions(self, generation: int, timeout_s: float) -> bool:
+        """Wait until no execution of `generation` runs (at most `timeout_s`); True if none does."""
+        async with self._settled:
+            try:
+                await asyncio.wait_for(self._settled.wait_for(lambda: not self._executing.get(generation)),
+                                       timeout=timeout_s)
+            except asyncio.TimeoutError:
+                pass
+        return not self._executing.get(generation)
+
     async def end_episode(self, battle_id: str, timeout_s: float = DRAIN_TIMEOUT_S) -> EpisodeEndedReply:
         """The Green ends the running battle's episode (deadline or completion) and waits for its calls to settle."""
         if self.battle is None or self.battle.battle_id != battle_id:
@@ -156,6 +212,10 @@ class ScopeController:
         """Forget the active battle (back to every tool, no attribution; its queued calls are refused); return it."""
         previous, self.battle, self._allowed, self._advise = self.battle, None, None, False
         self.generation += 1
+        if previous is not None and previous.token:
+            self._ended_tokens[_digest(previous.token)] = (previous.battle_id, previous.task_id)
+            while len(self._ended_tokens) > _KEPT_BATTLES:
+                self._ended_tokens.popitem(last=False)
         return previous
 
     def visible_tools(self) -> frozenset[str]:

@@ -53,13 +53,14 @@ from kernel.ports import port_is_free
 from kernel.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
 from kernel.world_data import WorldData
 from mcp_gateway.body_limit import BodyLimitMiddleware
+from mcp_gateway.code.session import GRACE_S
 from kernel.call_log import CallLogWriter
 from mcp_gateway.forwarding import ApiForwarder
 from mcp_gateway.code.sandbox import SandboxUnavailable
 from mcp_gateway.code_mode import CodeRunner
 from mcp_gateway.gateway import Gateway
-from mcp_gateway.models import (MAX_COMPLETION_WAIT_S, BattleScope, ClearedReply, ControlHealthReply, GatewayConfig,
-                                HealthReply)
+from mcp_gateway.models import (COMPLETING_WAIT_S, MAX_COMPLETION_WAIT_S, BattleScope, ClearedReply, ControlHealthReply,
+                                GatewayConfig, HealthReply)
 from mcp_gateway.scope import COMPLETE_TASK_TOOL
 from mcp_gateway.tools import build_tool_specs
 
@@ -191,6 +192,8 @@ def control_routes(gateway: Gateway) -> list[Route]:
         if not battle_id:
             return JSONResponse({"error": "battle_id is required"}, 422)
         if gateway.scope.battle is not None and gateway.scope.battle.battle_id == battle_id:
+            if request.query_params.get("completed") == "1":  # AppWorld's step: the completing execution ends
+                await gateway.scope.wait_executions(gateway.scope.generation, _completing_wait_s(gateway))
             await _stop_code(gateway)  # a running execution ends now, so its call settles before the drain
         return _json(await gateway.scope.end_episode(battle_id))
 
@@ -211,6 +214,12 @@ def control_routes(gateway: Gateway) -> list[Route]:
         Route("/control/battle/end", end_episode, methods=["POST"]),
         Route("/control/completion", completion, methods=["GET"]),
     ]
+
+
+def _completing_wait_s(gateway: Gateway) -> float:
+    """How long the execution that completed the task may still run: its own timeout and grace, within a cap."""
+    timeout = gateway.code.limits.timeout_s if gateway.code is not None else None
+    return min(COMPLETING_WAIT_S, (timeout + GRACE_S + 5.0) if timeout else COMPLETING_WAIT_S)
 
 
 async def _stop_code(gateway: Gateway) -> None:

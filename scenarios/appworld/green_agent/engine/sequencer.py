@@ -46,7 +46,7 @@ from green_agent.steps.scope import account_calls, apply_scope, choose_scope
 from green_agent.steps.setup import experiment_name_for, setup_task
 from green_agent.steps.task_id import resolve_step
 from green_agent.steps.code_message import build_code_message
-from green_agent.trajectory.code_metrics import code_metrics, read_executions
+from green_agent.trajectory.code_metrics import code_metrics, read_executions, sandbox_fault
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
@@ -183,7 +183,8 @@ class Battle:
             self.state.completion = await_bridge_report(self.state.handle, self.state.completion,
                                                         config.choices.reply_grace_s)
         if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
-            self.state.episode = self.deps.gateway.end_episode(config.battle_id)
+            # (in code mode, once completed, after the execution that completed the task ended: AppWorld's step)
+            self.state.episode = self.deps.gateway.end_episode(config.battle_id, self.state.completion.completed)
             if not self.state.episode.drained:
                 self.state.report_problems.append(
                     f"{self.state.episode.in_flight} call(s) of the Blue were still in flight when the gateway "
@@ -208,6 +209,9 @@ class Battle:
         if state.metrics.trajectory is not None and state.archive.executions_log:
             records = read_executions(Path(state.archive.executions_log), self.config.battle_id)
             state.metrics.trajectory.code = code_metrics(records)
+            # our sandbox failed (not ready, or died with no sign of a limit): infra_error, never the agent's loss
+            state.metrics.upstream_fault = (state.metrics.upstream_fault
+                                            or sandbox_fault(state.metrics.trajectory.code))
         state.scope = account_calls(state.scope, state.metrics.trajectory)
         evaluation = state.metrics.evaluation
         trajectory = state.metrics.trajectory

@@ -35,7 +35,10 @@ class CodeMetrics(BaseModel):
     executions: int = Field(ge=0, description="`execute` calls that ran code (empty and refused ones included).")
     failed_executions: int = Field(ge=0, description="Executions whose output was a traceback ('Execution failed.').")
     timeouts: int = Field(ge=0, description="Executions that hit the time limit.")
-    killed: int = Field(ge=0, description="Executions during which the sandbox was ended for a limit.")
+    killed: int = Field(ge=0, description="Executions during which the sandbox was ended for a limit the code hit.")
+    sandbox_faults: int = Field(default=0, ge=0, description=(
+        "Executions whose sandbox failed on our side (the battle is then an infra_error, never the agent's loss)."))
+    first_sandbox_fault: str | None = Field(default=None, description="The first of those faults, said.")
     api_calls: int = Field(ge=0, description="apis calls made by the code, summed over executions.")
     api_calls_per_execution: float | None = Field(default=None, description="api_calls / executions (None: none).")
     max_api_calls_in_execution: int = Field(default=0, ge=0, description="Most apis calls one execution made.")

@@ -3,7 +3,8 @@
 Outcomes, in order of precedence (the first that applies wins):
 1. `infra_error`: the battle could not be judged (AppWorld, the gateway or Blue's endpoint failed,
    or the Green itself), or an APIs-server fault reached the Blue through the gateway during its
-   work (`upstream_fault`: it was unreachable or timed out); no winner, Blue is not charged.
+   work (`upstream_fault`: it was unreachable or timed out), or code mode's sandbox failed on our side
+   (its fault travels the same way); no winner, Blue is not charged.
 2. `passed`: Blue completed and every test passed (`evaluation.success`); the Blue wins.
 3. `scope_error`: the Green's own scope cost the task: under the `enforce` policy the gateway refused
    Blue a gold API (one the reference solution needs). No winner (a draw), Blue is not charged;

@@ -116,11 +116,13 @@ def confined(rlimits: list[tuple[int, int]], uid: int, join_cgroup: Callable[[],
     """The `preexec_fn` that confines the REPL (module docstring; `rlimits` as `sandbox.rlimits` gives them,
     plus RLIMIT_NPROC; a layer given as None is off: for the tests that show what each layer stops)."""
 
+    from mcp_gateway.code.death import rlimit_pair
+
     def apply() -> None:
         if join_cgroup is not None:
             join_cgroup()
         for kind, value in rlimits:
-            resource.setrlimit(kind, (value, value))
+            resource.setrlimit(kind, rlimit_pair(kind, value))
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)

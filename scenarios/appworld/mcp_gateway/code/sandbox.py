@@ -45,6 +45,7 @@ from pydantic import BaseModel, Field
 
 from kernel.errors import InfrastructureError
 from kernel.settings import SandboxChoice
+from mcp_gateway.code.death import rlimit_pair
 from mcp_gateway.code.scratch import SCRATCH_BYTES
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
@@ -170,7 +171,7 @@ def child_limits(limits: SandboxLimits, cgroup: "Cgroup | None"):  # noqa: ANN20
         if cgroup is not None:
             cgroup.join()
         for kind, value in rlimits(limits):
-            resource.setrlimit(kind, (value, value))
+            resource.setrlimit(kind, rlimit_pair(kind, value))
 
     return apply
 

@@ -13,10 +13,14 @@ non-blocking with a deadline (`WRITE_TIMEOUT_S`, within the execution's): code t
 pipe is ended, never waited for. AppWorld's limits on calls per execution, executions and output size are
 counted here, outside the agent's process (`limits.py`), and refused in AppWorld's words.
 
-Limits are the agent's fault, never ours: an execution that outlives its timeout by `GRACE_S` (code that
-blocks the child's own alarm), a child that dies (a memory or CPU limit) or that breaks the protocol is
-killed; the outcome says so (`killed`), keeps AppWorld's failure form, and the next execution starts a
-fresh REPL (its variables are gone, and the output says that too). `close()` kills the child's whole
+Who is charged (docs/code-mode.md, "Who killed it"): the execution's clock starts when the REPL is ready, so
+starting or replacing a REPL is never taken from it, and a REPL that is not ready within `READY_TIMEOUT_S` is
+ours (`fault`). An execution that outlives its timeout by `GRACE_S` (code that blocks the child's own alarm),
+that breaks the protocol, or whose REPL died of a limit it is known to have hit (`death.py`: SIGXCPU, SIGXFSZ,
+the cgroup's memory or pids events) is the agent's: it is killed, the outcome says so (`killed`, naming the
+limit), keeps AppWorld's failure form, and the next execution starts a fresh REPL (its variables are gone, and
+the output says that too). Any other death is ours (`fault`): the battle is not scored. Every REPL is forked
+from one long-lived thread (`_SPAWNER`). `close()` kills the child's whole
 sandbox (under landlock: every process of its uid) and removes its cgroup and scratch dir; it is idempotent
 and runs from `__exit__` and the gateway's battle end.
 """
@@ -32,6 +36,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,12 +48,14 @@ from kernel.encodable import encodable, encodable_text
 from mcp_gateway.code import priority, reap
 from mcp_gateway.code.limits import calls_exceeded, counts, cut_output, executions_exceeded
 from mcp_gateway.code.confine import Confinement
+from mcp_gateway.code.death import Death, death_of
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
                                       in_process_command, python_prefixes, rlimits)
 
 MAX_LINE_BYTES = 4 << 20
 """Longest protocol line taken from the child (its output is cut to `max_output_chars` again here)."""
-READY_TIMEOUT_S = 60.0
+READY_TIMEOUT_S = 120.0
+"""How long a REPL may take to import and say it is ready (far more than a busy machine needs); ours if not."""
 GRACE_S = 5.0
 REAP_BOUND_S = 5.0
 """Killing what an execution's code left running takes at most this; past it the whole sandbox is ended."""
@@ -60,6 +67,13 @@ MAX_CALLS_PER_EXECUTION = 1000
 """AppWorld's `max_api_calls_per_interaction`, counted here (the child's own count is the code's to change)."""
 MAX_CALL_ID = 2**53
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+"""The one thread that forks every REPL. bubblewrap's `--die-with-parent` (PR_SET_PDEATHSIG) fires when the
+*thread* that forked it exits, not the process: a REPL spawned from a worker thread (anyio prunes its idle
+workers after 10 s; `asyncio.run` ends its own) was SIGKILLed under a running battle. This thread lives as
+long as the gateway."""
+OURS = ("Execution failed. Traceback:\nException: The sandbox failed on the referee's side ({reason}); this is "
+        "not your code's fault and this battle will not be scored.")
 RESTART_NOTE = ("\n[The sandbox was ended ({reason}); its variables are gone: the next execution starts a "
                 "fresh Python REPL.]")
 
@@ -87,13 +101,21 @@ class ExecutionOutcome(BaseModel):
     api_calls: int = Field(default=0, description="apis calls the code made (each relayed).")
     failed: bool = Field(default=False, description="The output is an 'Execution failed.' traceback.")
     timed_out: bool = Field(default=False, description="The execution hit its wall-time limit.")
-    killed: str | None = Field(default=None, description="Why the sandbox was ended during it (a limit), if it was.")
+    killed: str | None = Field(default=None, description=(
+        "Why the sandbox was ended during it, for a limit the code is known to have hit (or broke its protocol)."))
+    fault: str | None = Field(default=None, description=(
+        "The sandbox failed on our side (it did not become ready, or died with no sign of a limit): not the "
+        "agent's fault, the battle is not scored."))
     counted: bool = Field(default=True, description="It counts toward max_interactions (AppWorld's rule).")
     duration_ms: float = Field(default=0.0, description="Wall time of the execution.")
 
 
 class ChildFault(Exception):
-    """The child broke a limit or the protocol (the agent's doing); the message says which."""
+    """The child broke a limit or the protocol, or died; the message says which (`death.py` says whose)."""
+
+
+class ChildTimeout(ChildFault):
+    """The execution ran past its timeout (measured from the REPL's ready) and its grace."""
 
 
 Relay = Callable[[ApiCall], ApiAnswer]
@@ -115,6 +137,8 @@ class CodeSession:
         self._buffer = b""
         self._ready = False
         self._idle = False
+        self._death: Death | None = None
+        self._closed_by_us = False
         self.executions = 0
         self.interactions = 0
         """Executions that count toward `max_interactions`, counted here (`limits.py`)."""
@@ -138,6 +162,7 @@ class CodeSession:
         that imports now and gets its battle (`begin`) later; `idle`: it imports at idle CPU priority until then
         (where the priority can be restored: `priority.py`)."""
         started = time.perf_counter()
+        self._closed_by_us = False
         if self.isolation.process_cap == "cgroup_v1":
             self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
         command = in_process_command(self.python)
@@ -153,9 +178,9 @@ class CodeSession:
         if self._idle:
             preexec = priority.idle_then(preexec)
         try:
-            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.DEVNULL, preexec_fn=preexec, cwd=cwd, env=env,
-                                             start_new_session=True)
+            self._process = _SPAWNER.submit(
+                subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                preexec_fn=preexec, cwd=cwd, env=env, start_new_session=True).result()
             assert self._process.stdin is not None
             os.set_blocking(self._process.stdin.fileno(), False)  # `_send` waits with a deadline, never blocks
         except BaseException:
@@ -182,27 +207,40 @@ class CodeSession:
         self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
 
     def wait_ready(self) -> None:
+        """Block until the REPL said it is ready (at most `READY_TIMEOUT_S`); ChildFault if it does not (ours)."""
         if self._ready:
             return
-        message = self._receive(time.monotonic() + READY_TIMEOUT_S)
+        message = self._receive(time.monotonic() + READY_TIMEOUT_S, starting=True)
         if message.get("ready") is not True:
             raise ChildFault("the sandbox did not start")
         self._ready = True
         self.ready_s = time.perf_counter() - self._started_at
 
-    def execute(self, code: str) -> ExecutionOutcome:  # noqa: C901
-        """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults."""
-        started = time.perf_counter()
+    def execute(self, code: str) -> ExecutionOutcome:
+        """Run `code` in the REPL; API calls go to the relay. Never raises for the agent's faults.
+
+        The execution's clock starts once the REPL is ready: starting (or replacing) it is never the agent's time,
+        and a REPL that does not become ready in `READY_TIMEOUT_S` is our fault (`fault`), not the agent's."""
+        self._death = None
         if self.interactions >= self.limits.max_interactions:  # counted here: the REPL never sees this code
             return ExecutionOutcome(output=executions_exceeded(self.limits.max_interactions), failed=True,
-                                    counted=False, duration_ms=_ms(started))
-        if self._process is None:
-            self.start()
+                                    counted=False)
+        try:
+            if self._process is None:
+                self.start()
+            self.wait_ready()
+        except (ChildFault, OSError, ValueError, AssertionError) as error:
+            if self._closed_by_us or not isinstance(error, ChildFault):
+                return self._ended(error, 0, time.perf_counter())
+            reason = f"the sandbox did not become ready ({error})"
+            self.close()
+            return ExecutionOutcome(output=OURS.format(reason=reason) + RESTART_NOTE.format(reason=reason),
+                                    failed=True, fault=reason, counted=False)
+        started = time.perf_counter()
         self.executions += 1
         deadline = time.monotonic() + (self.limits.timeout_s or 10**6) + GRACE_S
         calls = 0
         try:
-            self.wait_ready()
             self._send({"execute": encodable_text(code)}, deadline)
             while True:
                 message = self._receive(deadline)
@@ -222,15 +260,29 @@ class CodeSession:
                     failed=output.startswith("Execution failed."), timed_out=message.get("timed_out") is True,
                     counted=counted, duration_ms=_ms(started))
         except (ChildFault, OSError, ValueError, AssertionError) as error:  # the others: closed under it (battle end)
-            fault = error if isinstance(error, ChildFault) else ChildFault("its battle ended")
-            timed_out = "timed out" in str(fault)
-            self.interactions += 1
-            self.close()
-            failure = (f"Execution timed out after {self.limits.timeout_s} seconds." if timed_out
-                       else f"Exception: The code's process was ended: {fault}.")
-            return ExecutionOutcome(output="Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
-                reason=fault), api_calls=calls, failed=True, timed_out=timed_out, killed=str(fault),
-                duration_ms=_ms(started))
+            outcome = self._ended(error, calls, started)
+            self.interactions += outcome.counted and outcome.fault is None
+            return outcome
+
+    def _ended(self, error: Exception, calls: int, started: float) -> ExecutionOutcome:
+        """The outcome of an execution whose REPL was ended: by its timeout, a limit it is known to have hit or a
+        protocol breach (the agent's: `killed`), the battle's end (nobody's), or anything else (ours: `fault`)."""
+        closed_by_us = self._closed_by_us or not isinstance(error, ChildFault)
+        death = self._death
+        self.close()
+        reason = "its battle ended" if closed_by_us else str(error)
+        timed_out = not closed_by_us and isinstance(error, ChildTimeout)
+        agents = not closed_by_us and (death is None or death.agents)
+        if timed_out:
+            failure = f"Execution timed out after {self.limits.timeout_s} seconds."
+        elif agents or closed_by_us:
+            failure = f"Exception: The code's process was ended: {reason}."
+        else:
+            return ExecutionOutcome(output=OURS.format(reason=reason) + RESTART_NOTE.format(reason=reason),
+                                    api_calls=calls, failed=True, fault=reason, duration_ms=_ms(started))
+        return ExecutionOutcome(output="Execution failed. Traceback:\n" + failure + RESTART_NOTE.format(
+            reason=reason), api_calls=calls, failed=True, timed_out=timed_out,
+            killed=reason if agents else None, duration_ms=_ms(started))
 
     def _reap_strays(self) -> None:
         """Kill what the code started (AppWorld's REPL allows no subprocesses; the sandbox keeps none), within
@@ -271,7 +323,7 @@ class CodeSession:
         process of its uid) and remove its cgroup and scratch dir, within `TEARDOWN_BOUND_S`. Idempotent."""
         deadline = time.monotonic() + TEARDOWN_BOUND_S
         process, self._process = self._process, None
-        self._ready, self._buffer = False, b""
+        self._ready, self._buffer, self._closed_by_us = False, b"", process is not None
         if self._cgroup is not None:
             self._cgroup.kill_all(deadline)
         if process is not None:
@@ -306,7 +358,7 @@ class CodeSession:
             remaining = min(deadline, stalled) - time.monotonic()
             if remaining <= 0:
                 if deadline <= stalled:
-                    raise ChildFault(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
+                    raise ChildTimeout(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
                 raise ChildFault(f"it stopped reading its protocol pipe (our message waited {WRITE_TIMEOUT_S:.0f} s)")
             try:
                 _, writable, _ = select.select([], [fd], [], remaining)
@@ -317,7 +369,7 @@ class CodeSession:
             except (ValueError, OSError):  # a broken pipe: the child is gone
                 raise ChildFault(self._exit_reason()) from None
 
-    def _receive(self, deadline: float) -> dict[str, Any]:
+    def _receive(self, deadline: float, starting: bool = False) -> dict[str, Any]:
         """The next protocol line (bounded), parsed; ChildFault on timeout, exit or garbage."""
         assert self._process is not None and self._process.stdout is not None
         fd = self._process.stdout.fileno()
@@ -326,7 +378,9 @@ class CodeSession:
                 raise ChildFault(f"it sent a message over {MAX_LINE_BYTES} bytes")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ChildFault(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
+                if starting:
+                    raise ChildFault(f"it was not ready after {READY_TIMEOUT_S:.0f} s")
+                raise ChildTimeout(f"timed out: it ran past {self.limits.timeout_s} s + {GRACE_S:.0f} s of grace")
             ready, _, _ = select.select([fd], [], [], remaining)
             if ready:
                 chunk = os.read(fd, 1 << 16)
@@ -343,16 +397,29 @@ class CodeSession:
         return encodable(message)  # a lone surrogate (`"\\ud800"`) becomes U+FFFD: what we send on must encode
 
     def _exit_reason(self) -> str:
+        """Why the child's process ended (`death.py`), read before its cgroup is removed; kept for `_ended`."""
         assert self._process is not None
+        code, cpu_used = _reap(self._process, wait_s=2.0)
+        self._death = death_of(code, bubblewrap=self.isolation.mechanism == "bubblewrap", limits=self.limits,
+                               cgroup_dirs=self._cgroup.dirs if self._cgroup else None, cpu_used_s=cpu_used)
+        return self._death.reason
+
+
+def _reap(process: subprocess.Popen[bytes], wait_s: float) -> tuple[int | None, float | None]:
+    """Wait (at most `wait_s`) for `process` to end: its exit code and the CPU seconds it and the descendants it
+    reaped used (`wait4`'s rusage: bubblewrap's includes the REPL's), or (None, None) if it still runs."""
+    deadline = time.monotonic() + wait_s
+    while True:
         try:
-            code = self._process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return "it closed its end of the protocol"
-        if code < 0 or code > 128:
-            number = -code if code < 0 else code - 128
-            name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-            return f"it was killed by {name} (a limit of the sandbox: memory, CPU time, processes or file size)"
-        return f"it exited with status {code}"
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere already
+            return process.poll(), None
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return process.returncode, usage.ru_utime + usage.ru_stime
+        if time.monotonic() >= deadline:
+            return None, None
+        time.sleep(0.01)
 
 
 def _call_id(message: dict[str, Any]) -> int | None:
