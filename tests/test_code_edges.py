@@ -5,9 +5,11 @@
   10 s; each `asyncio.run` ends its own), so a REPL forked from one was SIGKILLed under a running battle and
   every later execution "died at once" (`session._SPAWNER`).
 - The clock starts when the REPL is ready: its start-up is never taken from the execution's time.
-- A kill is the agent's only with evidence of the limit it hit (the timeout measured after ready, SIGXCPU,
-  SIGXFSZ, the cgroup's memory or pids events), and the message names it; any other death is ours
-  (`fault`: the battle is not scored), and a REPL that never becomes ready is ours too.
+- A kill is charged as a limit only with evidence of the limit it hit (the timeout measured after ready, SIGXCPU,
+  SIGXFSZ, the cgroup's memory or pids events), and the message names it. Without evidence: a REPL that had
+  run none of the agent's code died on our side (`fault`: the battle is not scored), and so did one that never
+  became ready; a REPL in which the agent's code ran may have been ended by that code (`os._exit`, `os.kill`),
+  so its death is the agent's, said plainly (never a retry on a fresh world for a losing agent).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -53,6 +56,20 @@ def on_a_passing_thread(session: CodeSession, code: str) -> ExecutionOutcome:
     thread.start()
     thread.join()
     return outcome[0]
+
+
+def wait_until_dead(pid: int, within_s: float = 30.0) -> None:
+    """Until the process `pid` (a child of ours, so a zombie until reaped) has died."""
+    stat = Path(f"/proc/{pid}/stat")
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return
+        except (FileNotFoundError, IndexError):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} still alive after {within_s} s")
 
 
 def test_a_repl_outlives_the_thread_that_started_it(sandbox: Sandbox) -> None:
@@ -94,15 +111,35 @@ def test_a_repl_that_is_never_ready_is_our_fault(sandbox: Sandbox, monkeypatch: 
         assert "referee's side" in outcome.output and "not your code's fault" in outcome.output
 
 
-def test_a_sigkill_without_evidence_is_ours(sandbox: Sandbox) -> None:
+def test_a_repl_killed_before_running_any_code_is_ours(sandbox: Sandbox) -> None:
+    """A fresh REPL SIGKILLed from outside (as bubblewrap's die-with-parent did) before any code of the agent ran."""
     with sandbox.session(no_calls, timeout_s=60) as session:
-        session.execute("x = 1")
+        session.start()
+        session.wait_ready()
         pid = session.pid
         assert pid is not None
-        threading.Timer(1.0, lambda: os.kill(pid, signal.SIGKILL)).start()  # not the code, not a limit
-        outcome = session.execute("while True:\n    pass")
-        assert outcome.fault and "SIGKILL" in outcome.fault and "no sign of a sandbox limit" in outcome.fault
+        os.kill(pid, signal.SIGKILL)
+        wait_until_dead(pid)
+        outcome = session.execute("print(1)")
+        assert outcome.fault and "before running any of the agent's code" in outcome.fault, outcome
         assert outcome.killed is None and "referee's side" in outcome.output
+        assert session.execute("print('fresh')").output == "fresh\n"
+
+
+@pytest.mark.parametrize("ending", ["__import__('posix')._exit(3)", "p = __import__('posix')\np.kill(p.getpid(), 9)",
+                                    "__import__('_thread').start_new_thread(lambda: (__import__('select').select([], [], [], 0.5), "
+                                    "__import__('posix')._exit(255)), ())"])
+def test_a_repl_the_agents_code_ended_is_the_agents(sandbox: Sandbox, ending: str) -> None:
+    """Code that ends its own process (at once, by signal, or later from a thread, with bubblewrap's own status)
+    shows no sandbox limit, yet it is the agent's doing: charging us would retry a losing agent on a fresh world.
+    `posix` is `os` beneath the safety guard's patches (the guard is no boundary)."""
+    with sandbox.session(no_calls, timeout_s=60) as session:
+        outcome = session.execute(ending)
+        if not outcome.killed:  # the timer's exit comes after this execution: the next one finds the REPL dead
+            time.sleep(2)
+            outcome = session.execute("print(1)")
+        assert outcome.killed and "after running the agent's code" in outcome.killed, outcome
+        assert outcome.fault is None and outcome.failed and "no sign of a sandbox limit" in outcome.output
         assert session.execute("print('fresh')").output == "fresh\n"
 
 
@@ -134,6 +171,9 @@ def test_the_evidence_names_the_limit() -> None:
     assert not death_of(137, bubblewrap=True, limits=limits).agents
     assert death_of(-signal.SIGSYS, bubblewrap=False, limits=limits).agents
     assert not death_of(1, bubblewrap=False, limits=limits).agents
+    assert death_of(1, bubblewrap=False, limits=limits, ran_code=True).agents  # the code can os._exit(1)
+    assert death_of(137, bubblewrap=True, limits=limits, ran_code=True).agents
+    assert death_of(255, bubblewrap=True, limits=limits, ran_code=True).agents  # its os._exit(255) too
     assert death_of(255, bubblewrap=True, limits=limits) == Death(
         "bubblewrap itself failed (exit status 255): the sandbox broke on the referee's side", False)
 

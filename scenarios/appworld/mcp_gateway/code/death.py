@@ -7,8 +7,12 @@
 - SIGSYS: a system call the sandbox's seccomp filter kills (the landlock fallback: another ABI's syscall);
 - the sandbox's cgroup (v1) counted an OOM kill (`memory.oom_control`'s `oom_kill`) or a refused fork
   (`pids.events`' `max`): memory or processes.
-Those are the agent's (`Death.agents`), with a message naming the limit. Anything else (a SIGKILL nobody can
-account for, bubblewrap's own failure, exit status 255) is ours: the battle is not scored against the agent.
+Those are the agent's (`Death.agents`), with a message naming the limit. Without such evidence, who is blamed
+depends on whether the agent's code ever ran in that process (`ran_code`): if it did, the death is the agent's,
+since its code can end its own process (`os._exit`, `os.kill`, `os.abort`; an exit status 255 or 128 + N under
+bubblewrap is forgeable the same way), and charging us would hand a losing agent a retry on a fresh world; the
+message says plainly that no sandbox limit was seen. If it did not (a fresh REPL: bubblewrap's own failure, a
+SIGKILL nobody can account for), it is ours: the battle is not scored against the agent.
 bubblewrap reports its child's death by signal N as exit status 128 + N; 255 is its own failure (it could not
 set the sandbox up), never a signal. The wall-time limit is measured by the session itself (after the REPL is
 ready), so it is not decided here.
@@ -83,10 +87,11 @@ CPU_SLACK_S = 0.5
 """CPU seconds under the limit that still count as having reached it (the kernel checks it on its ticks)."""
 
 
-def death_of(returncode: int | None, *, bubblewrap: bool, limits: Limits,
+def death_of(returncode: int | None, *, bubblewrap: bool, limits: Limits, ran_code: bool = False,
              cgroup_dirs: list[Path] | None = None, cpu_used_s: float | None = None) -> Death:
     """Why the REPL's process ended (module docstring); `returncode` None: it had not ended (it closed its pipe);
-    `cpu_used_s`: the CPU seconds it (and what it reaped) used, if known."""
+    `ran_code`: the agent's code had been sent to that process; `cpu_used_s`: the CPU seconds it (and what it
+    reaped) used, if known."""
     if returncode is None:
         return Death("it closed its end of the protocol", True)
     number = signal_of(returncode, bubblewrap)
@@ -100,9 +105,12 @@ def death_of(returncode: int | None, *, bubblewrap: bool, limits: Limits,
     limit = cgroup_evidence(cgroup_dirs, limits)
     if limit is not None:
         return Death(limit, True)
+    how = f"was killed by {signal.Signals(number).name}" if number is not None else f"exited with status {returncode}"
+    if ran_code:
+        return Death(f"it {how} after running the agent's code, with no sign of a sandbox limit (the code can end "
+                     "its own process)", True)
     if bubblewrap and returncode == 255:
         return Death("bubblewrap itself failed (exit status 255): the sandbox broke on the referee's side", False)
     if number is not None:
-        name = signal.Signals(number).name
-        return Death(f"it was killed by {name} with no sign of a sandbox limit: the referee's side ended it", False)
-    return Death(f"it exited with status {returncode} with no sign of a sandbox limit", False)
+        return Death(f"it {how} before running any of the agent's code: the referee's side ended it", False)
+    return Death(f"it {how} before running any of the agent's code", False)

@@ -138,7 +138,9 @@ class CodeSession:
         self._ready = False
         self._idle = False
         self._death: Death | None = None
-        self._closed_by_us = False
+        self._ran_code = False
+        """The agent's code was sent to the running process: a death without evidence is then the agent's."""
+        self._closed_by_us, self._ran_code = False, False
         self.executions = 0
         self.interactions = 0
         """Executions that count toward `max_interactions`, counted here (`limits.py`)."""
@@ -241,6 +243,9 @@ class CodeSession:
         deadline = time.monotonic() + (self.limits.timeout_s or 10**6) + GRACE_S
         calls = 0
         try:
+            if self._process is not None and self._process.poll() is not None:  # died before this code was sent
+                raise ChildFault(self._exit_reason())
+            self._ran_code = True
             self._send({"execute": encodable_text(code)}, deadline)
             while True:
                 message = self._receive(deadline)
@@ -401,7 +406,8 @@ class CodeSession:
         assert self._process is not None
         code, cpu_used = _reap(self._process, wait_s=2.0)
         self._death = death_of(code, bubblewrap=self.isolation.mechanism == "bubblewrap", limits=self.limits,
-                               cgroup_dirs=self._cgroup.dirs if self._cgroup else None, cpu_used_s=cpu_used)
+                               ran_code=self._ran_code, cgroup_dirs=self._cgroup.dirs if self._cgroup else None,
+                               cpu_used_s=cpu_used)
         return self._death.reason
 
 
