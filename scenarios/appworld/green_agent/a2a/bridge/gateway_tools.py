@@ -27,7 +27,10 @@ from kernel.a2a_tools import function_schema
 from kernel.encodable import encodable
 from kernel.mcp_results import episode_over, tool_result_payload
 
-CALL_TIMEOUT_S = 120.0
+CALL_TIMEOUT_S = 300.0
+"""Longest wait for one gateway call: above a code-mode `execute`'s worst case on our side (a REPL replaced and
+ready within 120 s, then AppWorld's 100 s timeout, 5 s of grace, reaping and writes within 20 s), so an execution
+the agent's code stretched to its limit never surfaces as our gateway timing out (a retry)."""
 CALL_GRACE_S = 10.0
 """A call the MCP client has not returned from this long after its own read timeout is ended here."""
 PURPLE_CAUSED_STATUSES = frozenset({413})
