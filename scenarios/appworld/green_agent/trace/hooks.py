@@ -35,7 +35,7 @@ def blue_reply(trace: BattleTrace, handle: DispatchHandle | None) -> None:
     """The Blue's A2A reply, if it came (its text, or its error)."""
     if handle is None:
         return
-    reply = handle.reply
+    reply = handle.reply()
     if reply.state == "pending" or reply.bridge_report is not None:
         return
     trace.agent_reply(reply.text, reply.state, reply.error)

@@ -11,6 +11,7 @@ the agent's markup renders as text.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from green_agent.trace.reader import read_trace
@@ -18,6 +19,7 @@ from kernel.atomic import atomic_write_text
 from kernel.trace_record import TraceRecord
 from kernel.untrusted import html_text
 
+_OUTPUT_MARK = '<div class="muted">output the agent saw</div>'
 FOLD_CHARS = 1200
 """Texts longer than this are folded (their first lines shown in the summary)."""
 WINNERS = {"blue_agent": "The agent under test won", "green_agent": "The agent lost",
@@ -43,19 +45,19 @@ ul.tests{margin:8px 0 0;padding-left:20px}.pass{color:#1a7f37}.fail{color:#cf222
 .tag.bad{background:#cf222e;color:#fff}.tag.ok{background:#dafbe1;color:#1a7f37}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:8px;border-radius:4px;
   font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:6px 0;max-height:480px;overflow:auto}
-pre.code{background:#1f2430;color:#e6e9ef}
+pre.code{background:#1f2430;color:#e6e9ef}.calls{margin-left:14px}
 details summary{cursor:pointer;color:#3d5a99}
 table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dde2ea;padding:4px 8px;text-align:left}
 th{background:#eef1f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
-def _pre(text: str | None, css: str = "") -> str:
-    """A monospaced block, folded when long."""
+def _pre(text: str | None, css: str = "", fold: int = FOLD_CHARS) -> str:
+    """A monospaced block, folded when longer than `fold` characters."""
     if not text:
         return '<pre class="muted">(empty)</pre>'
     klass = f' class="{css}"' if css else ""
-    if len(text) <= FOLD_CHARS:
+    if len(text) <= fold:
         return f"<pre{klass}>{html_text(text)}</pre>"
     first = text[:160].splitlines()[0] if text[:160].splitlines() else ""
     return (f"<details><summary>{html_text(len(text))} characters: {html_text(first)}…</summary>"
@@ -66,14 +68,35 @@ def _time(record: TraceRecord) -> str:
     return record.at.strftime("%H:%M:%S.%f")[:-3]
 
 
-def _event(record: TraceRecord) -> str:
-    """One timeline entry (empty for kinds shown elsewhere)."""
+def nest_calls(records: list[TraceRecord]) -> list[tuple[TraceRecord, list[TraceRecord]]]:
+    """Each record with the calls made during it: an execution's `apis` calls go inside it (code mode)."""
+    entries: list[tuple[TraceRecord, list[TraceRecord]]] = []
+    current: tuple[TraceRecord, list[TraceRecord]] | None = None
+    for record in records:
+        if current is not None and record.kind == "tool_call" and record.at <= _end_of(current[0]):
+            current[1].append(record)
+            continue
+        entry: tuple[TraceRecord, list[TraceRecord]] = (record, [])
+        current = entry if record.kind == "execution" else None
+        entries.append(entry)
+    return entries
+
+
+def _end_of(execution: TraceRecord) -> datetime:
+    return execution.at + timedelta(milliseconds=(execution.duration_ms or 0) + 1)
+
+
+def _event(record: TraceRecord, inner: list[TraceRecord] | None = None) -> str:
+    """One timeline entry (empty for kinds shown elsewhere); `inner`: the calls an execution made."""
     if record.kind in ("verdict", "world_changes", "world_start"):
         return ""
     bad = record.kind == "tool_call" and not record.ok or record.kind == "execution" and (
         not record.ok or record.timed_out or record.killed) or record.kind == "agent_reply" and record.error
     css = f"ev {record.kind}{' bad' if bad else ''}"
     head, body = _describe(record)
+    if inner:
+        calls = "".join(_event(call) for call in inner)
+        body = body.replace(_OUTPUT_MARK, f'<div class="calls">{calls}</div>{_OUTPUT_MARK}', 1)
     return (f'<div class="{css}" data-kind="{record.kind}"><div class="head">{head}'
             f'<span class="t">{_time(record)} · {html_text(record.source)}</span></div>{body}</div>')
 
@@ -87,9 +110,9 @@ def _describe(record: TraceRecord) -> tuple[str, str]:
             f"killed: {record.killed}" if record.killed else "") if t)
         head = (f"Execution <span class=\"tag\">{record.api_calls or 0} API call(s)</span>"
                 f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>{tags}")
-        return head, f"{_pre(record.text, 'code')}<div class=\"muted\">output the agent saw</div>{_pre(record.result)}"
+        return head, f"{_pre(record.text, 'code')}{_OUTPUT_MARK}{_pre(record.result)}"
     title = html_text(TITLES.get(record.kind, record.kind))
-    body = _pre(record.text) if record.text else ""
+    body = _pre(record.text, fold=4 * FOLD_CHARS if record.kind == "task_message" else FOLD_CHARS) if record.text else ""
     if record.error:
         body += f'<div class="fail">{html_text(record.error)}</div>'
     if record.note:
@@ -107,7 +130,7 @@ def _call(record: TraceRecord) -> tuple[str, str]:
         f" {record.status_code}" if record.status_code else "") + "</span>"
     head = (f"Call #{record.seq} <code>{html_text(record.tool)}</code>{tag}"
             f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>")
-    args = json.dumps(record.arguments or {}, ensure_ascii=False, indent=1)
+    args = json.dumps(record.arguments or {}, ensure_ascii=False)
     body = f"{_pre(args)}<div class=\"muted\">result returned</div>{_pre(record.result)}"
     if record.error and not record.ok:
         body = f'<div class="fail">{html_text(record.error)}</div>' + body
@@ -146,7 +169,7 @@ def _changes(records: list[TraceRecord]) -> str:
 def render(records: list[TraceRecord]) -> str:
     """The page for a battle's records (in time order)."""
     battle = records[0].battle_id if records else "(empty trace)"
-    timeline = "".join(_event(r) for r in records) or '<p class="muted">No events.</p>'
+    timeline = "".join(_event(r, inner) for r, inner in nest_calls(records)) or '<p class="muted">No events.</p>'
     calls = sum(r.kind == "tool_call" for r in records)
     executions = sum(r.kind == "execution" for r in records)
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
