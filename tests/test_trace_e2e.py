@@ -20,10 +20,13 @@ from code_llm_script import RAISES, SCRIPT, SOLVES, TASK, last_user_message
 from fake_openai import FakeOpenAI
 from green_agent.models.eval_run import EvalResults
 from green_agent.trace.reader import read_trace
+from kernel.settings import load_settings
 from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
 from test_scope_policy_e2e import result_of, run_eval
 
 pytestmark = pytest.mark.e2e
+PARSE_IO = ("import json, sys\nfrom appworld.environment import AppWorld\n"
+            "print(json.dumps(AppWorld.parse_environment_io_log(file_path=sys.argv[1])))")
 API_KEY = "sk-test-trace-key-0123456789"
 LEAKS = [re.compile(r"/b/(?!\[REDACTED\])[A-Za-z0-9_-]{8,}"),  # a gateway token URL
          re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JWT (AppWorld's access tokens)
@@ -117,6 +120,11 @@ def test_a_code_battle_keeps_each_executions_code_and_output(tmp_path: Path, app
     assert solved.ok and solved.api_calls == sum(r.kind == "tool_call" and solved.at <= r.at for r in records)
     page = (folder / "trace.html").read_text()
     assert "KeyError: &#x27;e_mail&#x27;" in page and "apis.simple_note.search_notes" in page
+    parsed = subprocess.run([str(load_settings().appworld_python), "-c", PARSE_IO, str(folder / "appworld" / "logs"
+                                                                                     / "environment_io.md")],
+                            capture_output=True, text=True, timeout=120)  # AppWorld's own reader of its log
+    assert parsed.returncode == 0, parsed.stderr[-2000:]
+    assert json.loads(parsed.stdout) == [{"input": e.text.strip(), "output": e.result} for e in executions]
 
 
 def test_an_enforced_scope_refusal_inside_code_is_in_the_trace(tmp_path: Path, appworld_root: Path) -> None:

@@ -1,7 +1,8 @@
 """The end of a battle's trace: how it ended, the verdict, the world's changes, then the page.
 
 `finish_trace(trace, result, start)` appends the closing records from the finished `BattleResult` and
-renders `<run_dir>/trace.html` from the trace file alone (`green_agent.trace.page`). The verdict keeps
+renders `<run_dir>/trace.html` from the trace file alone (`green_agent.trace.page`); in code mode it also writes
+the executions into the archived `appworld/logs/environment_io.md` (`green_agent.trace.environment_io`). The verdict keeps
 each AppWorld test's requirement and whether it passed, nothing of its internals. Returns a problem (text)
 instead of raising: the trace is evidence, the result stands without it.
 """
@@ -12,7 +13,9 @@ from pathlib import Path
 
 from green_agent.models.result import BattleResult
 from green_agent.trace.battle_trace import BattleTrace
+from green_agent.trace.environment_io import write_environment_io
 from green_agent.trace.page import write_page
+from green_agent.trace.reader import read_trace
 from kernel.trace_record import VerdictTest
 
 
@@ -50,6 +53,8 @@ def finish_trace(trace: BattleTrace, result: BattleResult, start: dict[str, int]
         if dbs is not None and start is not None:
             trace.world_changes(dbs, start)
         write_page(trace.path, trace.path.with_name("trace.html"))
+        if result.archive and result.archive.outputs_dir:
+            write_environment_io(read_trace(trace.path), Path(result.archive.outputs_dir) / "logs" / "environment_io.md")
         return None
     except Exception as exc:  # noqa: BLE001 - evidence only
         return f"the battle's trace could not be finished ({type(exc).__name__}: {str(exc)[:200]})"
