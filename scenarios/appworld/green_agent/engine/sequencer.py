@@ -254,7 +254,9 @@ class Battle:
         self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
         self.state.timings["report"] = round(time.perf_counter() - started, 4)  # result.json is written inside the step
         self.result = self.build_result(finished=True)
-        problem = trace_hooks.finish(self.trace, self.result, self.world_start)
+        trace_hooks.blue_reply(self.trace, self.state.handle)  # a reply that came after the wait
+        problem = trace_hooks.finish(self.trace, self.result, self.world_start,
+                                     self.deps.call_log_path if self.deps.gateway else None)
         if problem:
             self.result.report_problems.append(problem)
         path = write_result(self.result, self.config.run_dir)

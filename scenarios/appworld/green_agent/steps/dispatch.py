@@ -286,7 +286,10 @@ def reply_text(result: dict[str, Any]) -> str | None:
     for holder in holders:
         parts = holder.get("parts") if isinstance(holder, dict) and isinstance(holder.get("parts"), list) else []
         texts += [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "\n".join(texts)[:MAX_REPLY_TEXT] or None
+    text = "\n".join(texts)
+    if len(text) > MAX_REPLY_TEXT:
+        return text[:MAX_REPLY_TEXT] + f"\n[... cut: {len(text):,} characters in all]"
+    return text or None
 
 
 def _fault(at: float, kind: BlueFaultKind, error: str) -> BlueReply:

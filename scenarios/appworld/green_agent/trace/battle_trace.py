@@ -27,6 +27,9 @@ class BattleTrace:
         self.path = Path(run_dir) / TRACE_FILE
         self.battle_id = battle_id
         self.writer = writer_for(self.path, count_existing=True)
+        self.gathered = False
+        """The gateway's records were merged in (`green_agent.trace.gather`)."""
+        self.reply_traced = False
 
     def _write(self, kind: str, **fields: Any) -> None:
         try:

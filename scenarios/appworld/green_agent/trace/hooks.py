@@ -2,7 +2,8 @@
 
 The sequencer (`green_agent.engine.sequencer`) calls these: `world_start` after set-up, the task message
 (`BattleTrace.task_message`) after step 4, `blue_reply` after the wait, `gather_battle` after the archive,
-`finish` when the result is final (end, verdict, world changes, trace.html).
+`finish` when the result is final (end, verdict, world changes, trace.html; gathering first if the archive
+step was skipped).
 """
 
 from __future__ import annotations
@@ -32,23 +33,26 @@ def world_start(trace: BattleTrace, outputs: Path) -> dict[str, int] | None:
 
 
 def blue_reply(trace: BattleTrace, handle: DispatchHandle | None) -> None:
-    """The Blue's A2A reply, if it came (its text, or its error)."""
+    """The Blue's A2A reply, if it came (its text, or its error); once (called after the wait and at the report, as a
+    Blue may answer after it completed the task)."""
     if handle is None:
         return
     reply = handle.reply()
-    if reply.state == "pending" or reply.bridge_report is not None:
+    if reply.state == "pending" or reply.bridge_report is not None or trace.reply_traced:
         return
+    trace.reply_traced = True
     trace.agent_reply(reply.text, reply.state, reply.error)
 
 
-def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRecord) -> None:
+def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRecord | None) -> None:
     """Merge the gateway's (and the bridge's) records of this battle into its trace."""
     sources = [trace_log_path(Path(call_log))] if call_log is not None else []
     bridge = bridge_trace_path(call_log)
     if bridge is not None:
         sources.append(bridge)
     _, problem = gather(trace.path.parent, trace.battle_id, sources)
-    if problem:
+    trace.gathered = True
+    if problem and archive is not None:
         archive.problems.append(problem)
 
 
@@ -59,5 +63,10 @@ def bridge_trace_path(call_log: Path | None) -> Path | None:
     return Path(call_log).with_name(Path(call_log).stem + ".bridge.jsonl")
 
 
-def finish(trace: BattleTrace, result: BattleResult, start: dict[str, int] | None) -> str | None:
+def finish(trace: BattleTrace, result: BattleResult, start: dict[str, int] | None,
+           call_log: Path | None = None) -> str | None:
+    """The closing records and the page; the gateway's records are gathered here if the archive step did not run
+    (an infrastructure error skipped it, e.g. a gateway killed midway: its records up to the kill are kept)."""
+    if not trace.gathered:
+        gather_battle(trace, call_log, None)
     return finish_trace(trace, result, start)
