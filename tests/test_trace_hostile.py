@@ -32,7 +32,8 @@ from trace_blue import MARKUP
 
 pytestmark = pytest.mark.e2e
 TRACE_BLUE = Path(__file__).resolve().parent / "trace_blue.py"
-SCREENSHOTS = Path(os.environ.get("TRACE_SCREENSHOTS", "/tmp"))
+SCREENSHOTS_ENV = "TRACE_SCREENSHOTS"
+"""A folder to keep the page's screenshot in, for a person to look at (default: the test's tmp_path)."""
 
 
 @contextmanager
@@ -83,7 +84,7 @@ def test_hostile_text_is_cut_and_the_page_renders_it_as_text(chromium: str, tmp_
     dom = dump_dom(chromium, page, tmp_path / "profile")
     assert '<b id="injected"' not in dom and "<img" not in dom and "window.pwned" in dom  # shown, as text
     assert dom.count("&lt;script&gt;") >= 3
-    shot = SCREENSHOTS / "trace-hostile.png"
+    shot = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path) / "trace-hostile.png"
     done = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}",
                            f"--screenshot={shot}", "--window-size=1200,1600", f"file://{page}"],
                           capture_output=True, text=True, timeout=120)
