@@ -87,7 +87,8 @@ def test_a_tools_battle_keeps_its_story_and_the_report_links_it(tmp_path: Path, 
     reply = next(r for r in records if r.kind == "agent_reply")
     assert "complete_task was called" in reply.text
     changes = next(r for r in records if r.kind == "world_changes").changes
-    assert [(c.app, c.table, c.changed) for c in changes] == [("supervisor", "tasks", 1)]  # a question changes nothing else
+    # a question changes nothing but the task's own row (complete_task)
+    assert [(c.app, c.table, c.changed) for c in changes] == [("supervisor", "tasks", 1)]
     assert 'href="tasks/f0a1c01_1/trace.html"' in (out / "report.html").read_text()
     printed = subprocess.run([CLI, "trace", str(folder)], capture_output=True, text=True, timeout=120,
                              env={**cli_env(appworld_root, tmp_path), "COLUMNS": "140"})

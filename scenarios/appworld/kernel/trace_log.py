@@ -78,7 +78,8 @@ def cut_value(value: Any, depth: int = 0, secrets: list[str] | None = None) -> A
 
 def bounded(record: TraceRecord) -> bytes:
     """`record` as one bounded, redacted JSON line (see the module docstring)."""
-    arguments = cut_value(record.arguments) if record.arguments is not None else None  # bounded before anything recurses
+    # bounded before anything else recurses into them
+    arguments = cut_value(record.arguments) if record.arguments is not None else None
     secrets = secret_values(arguments) if arguments else []
     updates: dict[str, Any] = {}
     for name in _TEXT_FIELDS:

@@ -57,10 +57,12 @@ class TraceRecord(BaseModel):
     text: str | None = Field(default=None, description=(
         "The message text (task message, agent or Green message, the Blue's reply), or an execution's code."))
     tool: str | None = Field(default=None, description="tool_call: the tool, `<app>__<api>`.")
-    arguments: dict[str, Any] | None = Field(default=None, description="tool_call: its arguments, credentials redacted.")
+    arguments: dict[str, Any] | None = Field(default=None, description=(
+        "tool_call: its arguments, credentials redacted; task_message: the tools it named."))
     result: str | None = Field(default=None, description=(
         "tool_call: the exact result text returned to the agent; execution: the exact output it saw."))
-    ok: bool | None = Field(default=None, description="tool_call: the API answered 2xx in scope; execution: no traceback.")
+    ok: bool | None = Field(default=None, description=(
+        "tool_call: the API answered 2xx in scope; execution: no traceback."))
     status_code: int | None = Field(default=None, description="tool_call: the APIs server's HTTP status.")
     seq: int | None = Field(default=None, description="tool_call: the call log record's `seq` (same gateway process).")
     error: str | None = Field(default=None, description="tool_call: the error (an API error, or why it was refused).")

@@ -307,7 +307,8 @@ def render_html(results: EvalResults, details: list[BattleDetail], traces: set[s
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
             f'<body data-ready="0"><h1>{html_text(title)}</h1>{_headline(results)}'
             f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
-            f'<h2>Battles</h2>{_table(results.rows, details, traces)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
+            f'<h2>Battles</h2>{_table(results.rows, details, traces)}'
+            f'<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
             f"<script>{JS}</script></body></html>")
 
 

@@ -1,10 +1,10 @@
 """The end of a battle's trace: how it ended, the verdict, the world's changes, then the page.
 
 `finish_trace(trace, result, start)` appends the closing records from the finished `BattleResult` and
-renders `<run_dir>/trace.html` from the trace file alone (`green_agent.trace.page`); in code mode it also writes
-the executions into the archived `appworld/logs/environment_io.md` (`green_agent.trace.environment_io`). The verdict keeps
-each AppWorld test's requirement and whether it passed, nothing of its internals. Returns a problem (text)
-instead of raising: the trace is evidence, the result stands without it.
+renders `<run_dir>/trace.html` from the trace file alone (`green_agent.trace.page`); in code mode it also
+writes the executions into the archived `appworld/logs/environment_io.md` (`green_agent.trace.environment_io`).
+The verdict keeps each AppWorld test's requirement and whether it passed, nothing of its internals. Returns a
+problem (text) instead of raising: the trace is evidence, the result stands without it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def finish_trace(trace: BattleTrace, result: BattleResult, start: dict[str, int]
             trace.world_changes(dbs, start)
         write_page(trace.path, trace.path.with_name("trace.html"))
         if result.archive and result.archive.outputs_dir:
-            write_environment_io(read_trace(trace.path), Path(result.archive.outputs_dir) / "logs" / "environment_io.md")
+            logs = Path(result.archive.outputs_dir) / "logs"
+            write_environment_io(read_trace(trace.path), logs / "environment_io.md")
         return None
     except Exception as exc:  # noqa: BLE001 - evidence only
         return f"the battle's trace could not be finished ({type(exc).__name__}: {str(exc)[:200]})"

@@ -38,7 +38,8 @@ h1{font-size:21px;margin:0 0 6px}h2{font-size:17px;margin:26px 0 8px}.muted{colo
 ul.tests{margin:8px 0 0;padding-left:20px}.pass{color:#1a7f37}.fail{color:#cf222e;font-weight:600}
 .ev{background:#fff;border:1px solid #dde2ea;border-left:4px solid #9aa4b5;border-radius:6px;margin:8px 0;
   padding:8px 12px}
-.ev.task_message{border-left-color:#3d7be0}.ev.execution{border-left-color:#6f42c1}.ev.tool_call{border-left-color:#1a7f37}
+.ev.task_message{border-left-color:#3d7be0}.ev.execution{border-left-color:#6f42c1}
+.ev.tool_call{border-left-color:#1a7f37}
 .ev.bad{border-left-color:#cf222e;background:#fff6f5}.ev.cut{border-left-color:#9a6700;background:#fffbea}
 .head{font-weight:600}.head .t{color:#5b6475;font-weight:400;font-size:12px;margin-left:8px}
 .tag{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;margin-left:6px;background:#eef1f6}
@@ -112,7 +113,8 @@ def _describe(record: TraceRecord) -> tuple[str, str]:
                 f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>{tags}")
         return head, f"{_pre(record.text, 'code')}{_OUTPUT_MARK}{_pre(record.result)}"
     title = html_text(TITLES.get(record.kind, record.kind))
-    body = _pre(record.text, fold=4 * FOLD_CHARS if record.kind == "task_message" else FOLD_CHARS) if record.text else ""
+    fold = 4 * FOLD_CHARS if record.kind == "task_message" else FOLD_CHARS
+    body = _pre(record.text, fold=fold) if record.text else ""
     if record.error:
         body += f'<div class="fail">{html_text(record.error)}</div>'
     if record.note:
