@@ -12,7 +12,7 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world browser sandbox demo test test-fast bench image-check clean clean-world
+.PHONY: setup venvs world browser sandbox inspect demo test test-fast bench image-check clean clean-world
 
 setup: venvs world
 
@@ -39,6 +39,14 @@ $(A2A1_VENV)/.installed: requirements-a2a1.txt
 	$(A2A1_VENV)/bin/pip install -q -r requirements-a2a1.txt
 	touch $@
 
+# Inspect AI, the optional extra behind `appworld-green export --format inspect` (tests/test_trace_inspect.py reads
+# the export back with inspect_ai's own reader); only new packages, none of requirements.txt's pins move.
+inspect: $(VENV)/.inspect
+
+$(VENV)/.inspect: $(VENV)/.installed requirements-inspect.txt
+	$(VENV)/bin/pip install -q -r requirements-inspect.txt
+	touch $@
+
 world: $(WORLD_STAMP)
 
 $(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
@@ -59,7 +67,7 @@ sandbox:
 demo: setup
 	$(VENV)/bin/appworld-green demo
 
-test: setup browser sandbox
+test: setup browser sandbox inspect
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
 
 test-fast: venvs

@@ -18,8 +18,12 @@ REDACTED = "[REDACTED]"
 _SENSITIVE_PARTS = ("password", "passwd", "token", "secret", "api_key", "apikey", "authorization", "credential")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
+_KEY_AFFIX = r"(?<![\w-])[\w-]{0,%d}" % 64
+"""A key's letters around the credential word: bounded, and anchored at a word start, so a long run of word
+characters costs linear time (an unbounded `[\w-]*` made the search quadratic in the run's length)."""
 _QUOTED_PAIR = re.compile(
-    r"""(["']?[\w-]*(?:%s)[\w-]*["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""" % "|".join(_SENSITIVE_PARTS), re.IGNORECASE)
+    r"""(["']?%s(?:%s)[\w-]{0,64}["']?\s*[:=]\s*)(["'])(?:(?!\2).)*\2""" % (_KEY_AFFIX, "|".join(_SENSITIVE_PARTS)),
+    re.IGNORECASE)
 _MIN_SECRET_LEN = 4
 """Shorter secret values are not scrubbed from free text (they would mangle ordinary words)."""
 

@@ -30,6 +30,7 @@ from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, r
 from mcp_gateway.code.session import ChildFault, CodeSession, ExecutionOutcome, Relay
 from mcp_gateway.models import BattleState
 from mcp_gateway.tools import ToolSpec
+from mcp_gateway.trace_hooks import GatewayTrace
 
 logger = logging.getLogger(__name__)
 EXECUTE_TOOL = "execute"
@@ -69,6 +70,7 @@ class CodeRunner:
         self.unsafe_in_process, self.sandbox = unsafe_in_process, sandbox
         self.limits = limits or SandboxLimits()
         self.log_path = executions_log_path(call_log)
+        self.trace = GatewayTrace(call_log)
         self._session: CodeSession | None = None
         self.spares = spares
         self._spares: deque[CodeSession] = deque()
@@ -151,6 +153,9 @@ class CodeRunner:
             append_line(self.log_path, record.model_dump_json().encode() + b"\n")
         except OSError as exc:
             logger.error("could not append to the executions log %s: %s", self.log_path, exc)
+        self.trace.execution(battle.battle_id, started, code, outcome.output, failed=outcome.failed,
+                             timed_out=outcome.timed_out, killed=outcome.killed, api_calls=outcome.api_calls,
+                             duration_ms=outcome.duration_ms)
 
 
 def _no_relay(call: object) -> object:

@@ -48,6 +48,7 @@ from kernel.redaction import redact, redact_text, secret_values
 from mcp_gateway.refusal_log import RefusalLogLimit
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, MAX_IN_FLIGHT, ScopeController
 from mcp_gateway.tools import ToolSpec
+from mcp_gateway.trace_hooks import GatewayTrace, result_text
 
 _MAX_SCHEMA_ERRORS = 5
 MAX_ARGUMENTS_BYTES = 100_000
@@ -135,6 +136,7 @@ class Gateway:
         self.code = code
         self.forwarder = forwarder
         self.log = log
+        self.trace = GatewayTrace(log.path)
         self.output_type = output_type
         self.scope = ScopeController(specs)
         self._refusal_log = RefusalLogLimit()
@@ -215,13 +217,15 @@ class Gateway:
                   started: "_Clock", battle_id: str, task_id: str | None) -> None:
         secrets = secret_values(kept)
         logged = bounded_arguments(redact(kept))  # at most MAX_LOGGED_ARGUMENTS_BYTES of them (issue 39)
-        self.log.append(CallRecord(
+        record = CallRecord(
             timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
             arguments=logged.arguments, success=outcome.success, error=_cut(redact_text(outcome.error, secrets)),
             status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
             result_items=outcome.result_items, seq=self.log.next_seq(), upstream_fault=outcome.upstream_fault,
             arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes,
-        ))
+        )
+        self.log.append(record)
+        self.trace.call(record, result_text(outcome.payload, outcome.is_error))
 
     async def _execute(self, name: str, arguments: dict[str, Any], battle: BattleState, generation: int,
                        started: "_Clock") -> types.CallToolResult:
@@ -304,10 +308,12 @@ class Gateway:
         outcome = _refusal(message, in_scope=False)
         size = arguments_size(arguments)
         kept = arguments if size <= MAX_ARGUMENTS_BYTES else {"omitted": f"{size} bytes"}
-        self.log.append(CallRecord(
+        record = CallRecord(
             timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
             arguments=bounded_arguments(redact(kept)).arguments,
-            success=False, error=message, duration_ms=started.elapsed_ms(), in_scope=False, seq=self.log.next_seq()))
+            success=False, error=message, duration_ms=started.elapsed_ms(), in_scope=False, seq=self.log.next_seq())
+        self.log.append(record)
+        self.trace.call(record, message)
         return self._result(outcome)
 
     async def _outcome(self, name: str, arguments: dict[str, Any], battle_id: str, generation: int,

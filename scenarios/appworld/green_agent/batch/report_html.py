@@ -21,6 +21,7 @@ from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stabilit
 from green_agent.stats.intervals import ONE_SCENARIO
 from kernel.untrusted import html_text
 
+TRACE_PAGE = "trace.html"
 COLUMNS = [  # (key, header, numeric)
     ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
     ("tests", "Tests passed", True), ("calls", "Calls", True), ("errors", "Failed calls", True),
@@ -54,7 +55,7 @@ summary{cursor:pointer;font-weight:600}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;border-radius:4px;font-size:12px;
   max-height:260px;overflow:auto}
 .calls td{font-size:12px}.ok{color:#1a7f37}.bad{color:#cf222e}.muted{color:#5b6475}
-.empty{color:#5b6475;font-style:italic}
+.empty{color:#5b6475;font-style:italic}a.trace{font-size:11px;margin-left:4px}
 """
 
 JS = """
@@ -199,14 +200,23 @@ def _why(d: BattleDetail | None, r: EvalRow) -> str:
     return (d.reason if d is not None and d.reason else None) or r.reason()
 
 
-def _table(rows: list[EvalRow], details: list[BattleDetail] | None = None) -> str:
+def trace_link(row: EvalRow, traces: set[str]) -> str:
+    """A link to the battle's page (`trace.html` beside its result.json), when it has one."""
+    if row.result_path not in traces:
+        return ""
+    href = (Path(row.result_path).parent / TRACE_PAGE).as_posix()
+    return f' <a class="trace" href="{html_text(href)}" title="the battle\'s story">trace</a>'
+
+
+def _table(rows: list[EvalRow], details: list[BattleDetail] | None = None, traces: set[str] | None = None) -> str:
     by_anchor = {_anchor(d.row): d for d in details or []}
     head = "".join(f'<th data-key="{k}" data-numeric="{int(num)}">{html_text(h)}</th>' for k, h, num in COLUMNS)
     body = []
     for r in rows:
         tests = f"{r.tests_passed}/{r.tests_total}" if r.tests_total is not None else "–"
         body.append(
-            "<tr>" + f'<td data-v="{html_text(r.task_id)}"><a href="#{html_text(_anchor(r))}">{html_text(r.task_id)}</a></td>'
+            "<tr>" + f'<td data-v="{html_text(r.task_id)}"><a href="#{html_text(_anchor(r))}">{html_text(r.task_id)}</a>'
+            + trace_link(r, traces or set()) + "</td>"
             + _cell(r.trial) + _cell(r.difficulty) + _cell(r.outcome, r.outcome, False, f"o-{r.outcome}")
             + _cell(r.tests_passed, tests) + _cell(r.calls) + _cell(r.failed_calls)
             + _cell(r.p50_latency_ms, _fmt(r.p50_latency_ms, 1)) + _cell(r.p95_latency_ms, _fmt(r.p95_latency_ms, 1))
@@ -290,17 +300,19 @@ def _detail(d: BattleDetail) -> str:
             f"<p class=\"muted\">battle {html_text(r.battle_id)} · {html_text(r.result_path)}</p></details>")
 
 
-def render_html(results: EvalResults, details: list[BattleDetail]) -> str:
-    """The whole page as a string."""
+def render_html(results: EvalResults, details: list[BattleDetail], traces: set[str] | None = None) -> str:
+    """The whole page as a string (`traces`: the rows' result paths that have a trace page beside them)."""
     title = f"AppWorld eval: {results.manifest.config.blue} on {results.manifest.config.split or 'custom tasks'}"
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
             f'<body data-ready="0"><h1>{html_text(title)}</h1>{_headline(results)}'
             f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
-            f'<h2>Battles</h2>{_table(results.rows, details)}<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
+            f'<h2>Battles</h2>{_table(results.rows, details, traces)}'
+            f'<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
             f"<script>{JS}</script></body></html>")
 
 
 def render_report(out: Path, results: EvalResults) -> str:
     """Load the per-battle detail from `out` and render the page."""
-    return render_html(results, load_details(out, results.rows))
+    traces = {r.result_path for r in results.rows if (Path(out) / r.result_path).parent.joinpath(TRACE_PAGE).is_file()}
+    return render_html(results, load_details(out, results.rows), traces)

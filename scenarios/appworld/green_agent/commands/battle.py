@@ -70,4 +70,7 @@ def summary(result: BattleResult) -> str:
     if result.cleanup and not result.cleanup.ok:
         lines.append(f"  cleanup incomplete: {one_line('; '.join(result.cleanup.errors), 400)}")
     lines.append(f"  result {Path(result.run_dir or '.') / 'result.json'}")
+    page = Path(result.run_dir or ".") / "trace.html"
+    if page.is_file():
+        lines.append(f"  trace  {page} (the battle's story: open it in a browser, or `appworld-green trace`)")
     return "\n".join(lines)

@@ -36,7 +36,7 @@ from green_agent.engine.state import BattleState
 from green_agent.models.result import BattleResult, ErrorRecord
 from green_agent.engine.result_builder import build_result
 from green_agent.models.result_assembly import trajectory_summary, write_result
-from green_agent.steps.archive import archive
+from green_agent.steps.archive import archive, outputs_path
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
 from green_agent.steps.judge import judge
@@ -50,6 +50,8 @@ from green_agent.trajectory.code_metrics import code_metrics, read_executions, s
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
+from green_agent.trace import hooks as trace_hooks
+from green_agent.trace.battle_trace import BattleTrace
 from kernel.errors import BadInputError
 from kernel.untrusted import one_line
 from kernel.task_ids import TaskRef
@@ -87,6 +89,8 @@ class Battle:
         self.bad_input_error: BadInputError | None = None
         self.result: BattleResult | None = None
         self._bodies: dict[str, Callable[[], StepOutput]] = {name: getattr(self, f"_{name}") for name in STEPS}
+        self.trace = BattleTrace(config.run_dir, config.battle_id)
+        self.world_start: dict[str, int] | None = None
 
     # -- driving ---------------------------------------------------------------------------------
     def run_step(self, name: str) -> StepOutput:
@@ -141,6 +145,8 @@ class Battle:
         self.state.initialize_attempted = True
         self.state.setup = setup_task(self.deps.client, task_id, experiment_name_for(self.config.battle_id, task_id),
                                       self.deps.apis_url, self.config.max_interactions)
+        self.world_start = trace_hooks.world_start(
+            self.trace, outputs_path(self.deps.appworld_root, self.state.setup.experiment_name, task_id))
         return {"task": self.state.setup.task.model_dump(), "experiment_name": self.state.setup.experiment_name}
 
     def _scope(self) -> StepOutput:
@@ -165,6 +171,7 @@ class Battle:
         else:
             self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis,
                                                     self.state.mcp_base_url, self.state.scope.policy)
+        self.trace.task_message(self.state.message.text, self.state.message.tool_names)
         return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
                 "mcp_url": self.state.message.mcp_url}
 
@@ -182,6 +189,7 @@ class Battle:
         if config.choices.bridge:
             self.state.completion = await_bridge_report(self.state.handle, self.state.completion,
                                                         config.choices.reply_grace_s)
+        trace_hooks.blue_reply(self.trace, self.state.handle)
         if self.state.gateway_set:  # the episode ends here: later calls are refused before the state is persisted
             # (in code mode, once completed, after the execution that completed the task ended: AppWorld's step)
             self.state.episode = self.deps.gateway.end_episode(config.battle_id, self.state.completion.completed)
@@ -198,6 +206,7 @@ class Battle:
                                 self.deps.call_log_path if self.deps.gateway else None, self.config.battle_id)
         if state.archive.call_log_problem:
             state.report_problems.append(state.archive.call_log_problem)
+        trace_hooks.gather_battle(self.trace, self.deps.call_log_path if self.deps.gateway else None, state.archive)
         return state.archive.model_dump(mode="json")
 
     def _metrics(self) -> StepOutput:
@@ -249,6 +258,11 @@ class Battle:
         self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
         self.state.timings["report"] = round(time.perf_counter() - started, 4)  # result.json is written inside the step
         self.result = self.build_result(finished=True)
+        trace_hooks.blue_reply(self.trace, self.state.handle)  # a reply that came after the wait
+        problem = trace_hooks.finish(self.trace, self.result, self.world_start,
+                                     self.deps.call_log_path if self.deps.gateway else None)
+        if problem:
+            self.result.report_problems.append(problem)
         path = write_result(self.result, self.config.run_dir)
         return {"problems": list(self.state.report_problems), "winner": self.result.winner or "draw",
                 "result_file": str(path)}

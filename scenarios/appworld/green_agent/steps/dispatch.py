@@ -57,6 +57,7 @@ class AgentCardInfo(BaseModel):
 FAILED_TASK_STATES = frozenset({"failed", "rejected", "canceled"})
 """A2A task states a Blue's reply may end in that say it gave up (crashed, refused, cancelled)."""
 MAX_ERROR_TEXT = 300
+MAX_REPLY_TEXT = 20_000
 """Blue-derived error text kept per reply (data, bounded)."""
 
 
@@ -74,6 +75,9 @@ class BlueReply(BaseModel):
     bridge_report: BridgeReport | None = Field(default=None, description=(
         "The built-in bridge's report of its conversation (read only when the dispatch was told the Blue is "
         "the bridge; any other Blue's DataParts are never read)."))
+    text: str | None = Field(default=None, description=(
+        "The text parts of the Blue's reply (its message, or its task's artifacts and status), at most "
+        "MAX_REPLY_TEXT characters: data for the battle's trace, never parsed."))
 
 
 class DispatchResult(BaseModel):
@@ -233,7 +237,8 @@ def parse_reply(response: ReadReply | requests.Response, bridge: bool = False) -
     task_state = status.get("state") if isinstance(status.get("state"), str) else None
     if result.get("kind") == "task" and task_state in FAILED_TASK_STATES:
         return _fault(now, "task_failed", f"A2A task ended {task_state}: {_status_text(status)}")
-    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=task_state)
+    return BlueReply(state="replied", at=now, kind=result.get("kind"), task_state=task_state,
+                     text=reply_text(result))
 
 
 def bridge_reply(response: ReadReply | requests.Response) -> BlueReply:
@@ -270,6 +275,21 @@ def bridge_report_of(result: dict[str, Any]) -> BridgeReport | None:
                 except ValueError:
                     return None
     return None
+
+
+def reply_text(result: dict[str, Any]) -> str | None:
+    """The text parts of a reply's message, or of its task's artifacts and status message, joined and bounded."""
+    holders = [result] if result.get("kind") == "message" else [
+        *[a for a in result.get("artifacts") or [] if isinstance(a, dict)],
+        (result.get("status") or {}).get("message") if isinstance(result.get("status"), dict) else None]
+    texts: list[str] = []
+    for holder in holders:
+        parts = holder.get("parts") if isinstance(holder, dict) and isinstance(holder.get("parts"), list) else []
+        texts += [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    text = "\n".join(texts)
+    if len(text) > MAX_REPLY_TEXT:
+        return text[:MAX_REPLY_TEXT] + f"\n[... cut: {len(text):,} characters in all]"
+    return text or None
 
 
 def _fault(at: float, kind: BlueFaultKind, error: str) -> BlueReply:

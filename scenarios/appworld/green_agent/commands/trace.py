@@ -1,0 +1,58 @@
+"""`appworld-green trace BATTLE_DIR` and `appworld-green export RUN --format inspect --out FILE`.
+
+`trace` prints a battle's trace (`<dir>/trace.jsonl`, docs/trace.md) with rich, verdict first, and says
+where its page is. `export` writes a run's battles as an Inspect AI eval log (`green_agent.trace.inspect_export`,
+with inspect_ai's own models and writer: an optional extra, `make inspect`). Exit codes: 0, or 2 for a
+missing or unreadable input (the message says what to give).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from green_agent.trace.reader import read_trace
+from kernel.errors import BadInputError
+from kernel.settings import Settings
+from kernel.trace_record import TRACE_FILE
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("trace", help="print one battle's story (its trace.jsonl), verdict first")
+    parser.add_argument("battle_dir", type=Path, help="a battle's folder (holding trace.jsonl), or the file")
+    parser.set_defaults(func=run_trace)
+    export = subparsers.add_parser("export", help="write a run's battles in another tool's format (inspect)")
+    export.add_argument("run", type=Path, help="an eval run directory (holding results.json)")
+    export.add_argument("--format", choices=("inspect",), default="inspect", help="inspect: an Inspect AI eval log")
+    export.add_argument("--out", type=Path, required=True, help="the log file to write (.eval or .json)")
+    export.set_defaults(func=run_export)
+
+
+def trace_file(path: Path) -> Path:
+    file = path / TRACE_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise BadInputError(f"{file} does not exist: give a battle's folder (it holds result.json and trace.jsonl)")
+    return file
+
+
+def run_trace(args: argparse.Namespace, settings: Settings) -> int:
+    from green_agent.trace.terminal import print_trace
+
+    file = trace_file(args.battle_dir)
+    print_trace(read_trace(file))
+    page = file.with_name("trace.html")
+    if page.is_file():
+        print(f"page: {page.resolve()}")
+    return 0
+
+
+def run_export(args: argparse.Namespace, settings: Settings) -> int:
+    from green_agent.trace.inspect_export import export_run
+
+    if args.out.is_dir():
+        raise BadInputError(f"--out {args.out} is a directory: give a file name (e.g. run.eval)")
+    samples = export_run(args.run, args.out)
+    print(f"wrote an Inspect eval log of {samples} sample(s): {args.out.resolve()} (open it with `inspect view`)",
+          file=sys.stdout)
+    return 0

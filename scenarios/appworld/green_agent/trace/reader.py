@@ -1,0 +1,62 @@
+"""Reading a trace back: bounded, tolerant, in the order things happened.
+
+`read_trace(path)` returns the valid `TraceRecord`s of a trace file ordered by time (ties keep file order):
+lines are read with a size limit (`kernel.call_log_reader.bounded_lines`), a line that is not a record of a
+known schema is skipped, and at most `MAX_READ_BYTES` are read, so a damaged or hostile file cannot stop a
+reader. `battle_lines(path, battle_id)` reads one battle's records out of a shared log (the gateway's).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kernel.call_log_reader import bounded_lines
+from kernel.trace_log import MAX_RECORD_BYTES, MAX_TRACE_BYTES
+from kernel.trace_record import TraceRecord
+
+MAX_READ_BYTES = 2 * MAX_TRACE_BYTES
+
+
+def _records(path: Path, battle_id: str | None, limit: int) -> list[TraceRecord]:
+    records: list[TraceRecord] = []
+    needle = battle_id.encode("utf-8", "replace") if battle_id else None
+    read = 0
+    try:
+        with open(path, "rb") as handle:
+            for line in bounded_lines(handle, MAX_RECORD_BYTES * 2):
+                if line is None or (needle is not None and needle not in line):
+                    continue
+                read += len(line)
+                if read > limit:
+                    break
+                record = _parse(line)
+                if record is not None and (battle_id is None or record.battle_id == battle_id):
+                    records.append(record)
+    except OSError:
+        return records
+    return records
+
+
+def _parse(line: bytes) -> TraceRecord | None:
+    try:
+        return TraceRecord.model_validate(json.loads(line))
+    except (ValueError, RecursionError, ValidationError):
+        return None
+
+
+def in_order(records: list[TraceRecord]) -> list[TraceRecord]:
+    """`records` ordered by time; ties keep their order."""
+    return sorted(records, key=lambda r: r.at)
+
+
+def read_trace(path: Path) -> list[TraceRecord]:
+    """A battle's trace file, in time order (see the module docstring)."""
+    return in_order(_records(Path(path), None, MAX_READ_BYTES))
+
+
+def battle_lines(path: Path, battle_id: str) -> list[TraceRecord]:
+    """One battle's records of a shared trace log (the gateway's), in file order."""
+    return _records(Path(path), battle_id, MAX_READ_BYTES * 4)
