@@ -105,3 +105,23 @@ def test_a_drivers_own_changes_and_an_old_run_without_provenance(settings: Setti
     found = run_provenance(settings, "tools", None, "dev", 21)
     assert found.whole_split and found.task_pack and len(found.world_digest or "") == 64
     assert found.grader.outcome_rule >= 1 and found.image_digest == settings.appworld_green_image_digest
+
+
+@pytest.mark.parametrize("config,shard_of,custom", [
+    ({}, ("dev", 0, 1), []),
+    ({"num_shards": 3, "shard_index": 2}, ("dev", 2, 3), []),
+    ({"task_ids": ["f0a7c07_1"]}, None, []),
+    ({"num_tasks": 3}, None, ["only the first 3 task(s) of the dev split (num_tasks)"]),
+    ({"max_steps": 5, "turn_timeout_s": 30}, ("dev", 0, 1), ["max_steps 5 purple replies per task (standard: 100)",
+                                                             "turn_timeout_s 30 per reply (standard: 240)"]),
+])
+def test_an_assessment_says_which_split_its_shard_is_of_and_what_it_changed(config: dict, shard_of: tuple | None,
+                                                                          custom: list[str],
+                                                                          settings: Settings) -> None:
+    from green_agent.a2a.assessment import assessment_standard, effective_config
+    from green_agent.a2a.request import parse_request
+
+    assessment = parse_request(json.dumps({"participants": {"agent": "http://127.0.0.1:1/"}, "config": config}))
+    facts = assessment_standard(assessment, effective_config(assessment, settings.model_copy(
+        update={"default_split": "dev"})))
+    assert facts == {"shard_of": shard_of, "driver_custom": custom}
