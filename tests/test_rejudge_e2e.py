@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ CLI = str(Path(sys.executable).parent / "appworld-green")
 QUESTION = "f0a7c07_1"
 """A dev question task (its answer is a row of the supervisor's change log) that the reference Blue passes."""
 ACTION = "f0b2d02_2"
+HASHED = "f0c9e09_1"
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -127,22 +129,37 @@ def test_a_changed_db_row_and_a_foreign_statement_are_caught(code_run: Path, tmp
     lines = dbs.read_text().splitlines()
     (index,) = [i for i, line in enumerate(lines) if line.startswith('["UPDATE tasks SET')]
     sql, params, many = json.loads(lines[index])
-    params[params.index(next(p for p in params if isinstance(p, str) and p[:1].isdigit()))] = "1.00"  # the answer
+    params[re.findall(r"(\w+)=\?", sql).index("answer")] = "1.00"  # the Blue's answer, now wrong
     lines[index] = json.dumps([sql, params, many])
     dbs.write_text("\n".join(lines) + "\n")
+    hashed = copy / "tasks" / HASHED / "appworld" / "dbs" / "supervisor.jsonl"  # a row no test reads
+    first = json.loads(hashed.read_text().splitlines()[0])
+    first[1] = ["A" * len(v) if isinstance(v, str) and v.endswith("=") else v for v in first[1]]  # its record_hash
+    hashed.write_text("\n".join([json.dumps(first), *hashed.read_text().splitlines()[1:]]) + "\n")
     attached = tmp / "attached.db"
     with open(copy / "tasks" / ACTION / "appworld" / "dbs" / "admin.jsonl", "a") as handle:
         handle.write(json.dumps([f"ATTACH DATABASE '{attached}' AS x", [], False]) + "\n")
     done = _rejudge(copy, tmp)
     assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
     ids = {task: json.loads((copy / "tasks" / task / "result.json").read_text())["battle_id"]
-           for task in (QUESTION, ACTION)}
+           for task in (QUESTION, ACTION, HASHED)}
     assert f"{ids[QUESTION]} differs: success: recorded True, re-judged False" in done.stdout
     assert f"{ids[QUESTION]} differs: outcome: recorded passed, re-judged" in done.stdout
     assert f"{ids[ACTION]} differs: the saved end state cannot be re-judged: admin.jsonl line" in done.stdout
     assert "not an INSERT, UPDATE or DELETE" in done.stdout and not attached.exists()
-    assert done.stdout.rstrip().endswith("19 of 21 verdicts re-judged equal")
-    assert ids[QUESTION] in done.stderr and ids[ACTION] in done.stderr
+    assert f"{ids[HASHED]} differs: the saved end state (appworld/dbs) is not the one the run archived" in done.stdout
+    assert done.stdout.rstrip().endswith("18 of 21 verdicts re-judged equal")
+    assert all(battle_id in done.stderr for battle_id in ids.values())
+
+
+def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:
+    out = tmp / "one-battle"
+    done = _cli("battle", "--task-id", QUESTION, "--blue", "reference", "--out", str(out), env=_env(tmp))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads((out / "result.json").read_text())["archive"]["dbs_digest"]
+    done = _rejudge(out, tmp)
+    assert done.returncode == 0 and "(battle)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal")
 
 
 def test_one_battle_alone_and_a_folder_that_is_no_run(tools_run: Path, tmp: Path) -> None:

@@ -25,6 +25,7 @@ from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
 from green_agent.rejudge.evaluator import FreshEvaluator
 from green_agent.rejudge.state import StateError, outputs_dbs, stage_state, work_root
 from green_agent.rejudge.verdict import compare, not_rejudgeable, tests_text
+from green_agent.steps.judge import OUTCOME_RULE_VERSION
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 from kernel.world_data import WorldData
@@ -60,7 +61,21 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None) -> Re
     return RejudgeReport(run=str(run.root), kind=run.kind, battles=judged, rejudged=len(rejudged),
                          equal=sum(b.status == "equal" for b in rejudged),
                          not_rejudgeable=len(judged) - len(rejudged), startup_s=round(startup, 2),
-                         elapsed_s=round(time.monotonic() - started, 2))
+                         elapsed_s=round(time.monotonic() - started, 2), notes=_notes(run))
+
+
+def _notes(run: SavedRun) -> list[str]:
+    """Run-level remarks: an outcome rule other than this Green's, an eval run without a readable results.json."""
+    notes = []
+    manifest = load_manifest(run.root) if run.kind == "eval" else None
+    recorded = manifest.provenance.grader.outcome_rule if manifest and manifest.provenance else None
+    if recorded is not None and recorded != OUTCOME_RULE_VERSION:
+        notes.append(f"the run was graded under outcome rule v{recorded}; this Green applies v{OUTCOME_RULE_VERSION}, "
+                     "so an outcome may differ by the rule, not by the state")
+    if run.kind == "eval" and run.results is None:
+        notes.append("results.json is missing or unreadable: its rows were not checked (`appworld-green report` "
+                     "regenerates it from the result.json files)")
+    return notes
 
 
 def _selected(run: SavedRun, battle: str | None) -> list[SavedBattle]:

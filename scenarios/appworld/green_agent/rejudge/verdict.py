@@ -16,6 +16,7 @@ from collections import Counter
 from green_agent.models.rejudge import RejudgedBattle
 from green_agent.models.result import BattleResult, EvaluationRecord
 from green_agent.rejudge.discover import SavedBattle
+from green_agent.steps.archive import state_digest
 from green_agent.steps.judge import judge
 
 
@@ -66,6 +67,10 @@ def compare(battle: SavedBattle, rejudged: EvaluationRecord) -> RejudgedBattle:
     refused = result.scope.refused_gold if result.scope else None
     verdict = judge(rejudged, completed, refused_gold=refused, blue_fault=result.blue_fault)
     found = evaluation_differences(result.evaluation, rejudged)
+    recorded_digest = result.archive.dbs_digest if result.archive else None
+    if recorded_digest and state_digest(battle.dbs) != recorded_digest:
+        found.append("the saved end state (appworld/dbs) is not the one the run archived: its digest differs from "
+                     "result.json's archive.dbs_digest")
     for name in ("outcome", "winner", "status"):
         recorded, again = getattr(result, name), getattr(verdict, name)
         if recorded != again:
