@@ -178,7 +178,7 @@ def summary_text(data: AssessmentData) -> str:
     shard = f"shard {data.shard.index + 1} of {data.shard.count}" if data.shard.count > 1 else "the whole task set"
     text = (f"AppWorld assessment of {data.participant}: {data.score} of {data.max_score} task(s) passed on {shard} "
             f"- TGC {data.tgc:.1f}, SGC {data.sgc:.1f}, in {data.time_used:.0f} s. "
-            f"{standard_sentence(data.standard, data.custom).capitalize()}.")
+            f"{_sentence(standard_sentence(data.standard, data.custom))}.")
     if data.incomplete:
         text += (f" Incomplete: {data.infra_errors + data.outcomes['scope_error']} battle(s) could not be judged on "
                  f"our side (infra_error, scope_error) and {data.outcomes['not_run']} did not run; they count as "
@@ -251,6 +251,10 @@ def _by_difficulty(rows: list[TaskRow]) -> dict[str, DifficultyFigures]:
     return {key: DifficultyFigures(tasks=len(g), passed=sum(r.passed for r in g), tgc=_pct(sum(r.passed for r in g),
                                                                                          len(g)))
             for key, g in sorted(groups.items())}
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _pct(part: int, whole: int) -> float:
