@@ -140,7 +140,8 @@ def test_every_query_gives_the_unsharded_evals_numbers(run: Run, tmp_path: Path)
 def test_each_shard_says_it_is_custom_and_the_standard_query_filters_on_it(run: Run, tmp_path: Path) -> None:
     merged = jq_merge(run.shards, IDS)
     for shard in merged["results"]:
-        assert shard["standard"] is False and shard["provenance"]["task_set"] == "a list of 4 task(s), not a whole split"
+        assert shard["standard"] is False
+        assert shard["provenance"]["task_set"] == "a list of 4 task(s), not a whole split"
         assert shard["custom"] == ["task set: a list of 4 task(s), not a whole split",
                                    "scope predictor ground_truth: the agent was shown the task's gold APIs"]
         assert shard["provenance"]["rejudge_command"] == f"appworld-green rejudge {shard['run_dir']}"
@@ -158,7 +159,8 @@ def test_each_shard_says_it_is_custom_and_the_standard_query_filters_on_it(run: 
     assert standard.rows[0][1:] == next(row for row in overall.rows if row[0] == "33333333-standard")[1:]
 
 
-def test_the_assessments_run_rejudges_equal_from_its_results_file(run: Run, tmp_path: Path, appworld_root: Path) -> None:
+def test_the_assessments_run_rejudges_equal_from_its_results_file(run: Run, tmp_path: Path,
+                                                                  appworld_root: Path) -> None:
     whole = tmp_path / "whole.json"
     whole.write_text(json.dumps({"status": "completed", "participants": IDS, "results": run.whole["results"]}))
     done = subprocess.run([CLI, "rejudge", str(whole)], capture_output=True, text=True, timeout=600,

@@ -87,13 +87,15 @@ def test_the_defaults_on_a_whole_split_or_a_shard_of_one_are_standard() -> None:
 @pytest.mark.parametrize("config,provenance,isolations,expected", [
     ({"scope_policy": "enforce"}, ("dev", 21), [], "scope policy enforce (standard: advise)"),
     ({"split": None}, (None, 2), [], "task set: a list of 2 task(s), not a whole split"),
-    ({"interaction": "code"}, ("dev", 21), ["NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"],
+    ({"interaction": "code"}, ("dev", 21),
+     ["NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"],
      "agent code ran without a real sandbox (NO sandbox"),
     ({"deadline_s": 60.0}, ("dev", 21), [], "deadline 60 s per battle (standard: 1200 s)"),
     ({"max_infra_retries": 0}, ("dev", 21), [], "0 infra retries per battle (standard: 2)"),
     ({"predictor": "ground_truth"}, ("dev", 21), [], "the agent was shown the task's gold APIs"),
 ])
-def test_each_custom_setting_is_named_in_words(config: dict, provenance: tuple, isolations: list, expected: str) -> None:
+def test_each_custom_setting_is_named_in_words(config: dict, provenance: tuple, isolations: list,
+                                               expected: str) -> None:
     found = custom_settings(_config(**config), _provenance(*provenance), isolations)
     assert len(found) == 1 and expected in found[0]
 

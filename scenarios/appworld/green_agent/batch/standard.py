@@ -44,7 +44,8 @@ def sandbox_differences(interaction: str, isolations: Iterable[str | None]) -> l
     return [f"agent code ran without a real sandbox ({i})" for i in weak]
 
 
-def custom_settings(config: RunConfig, provenance: Provenance | None, isolations: Iterable[str | None] = ()) -> list[str]:
+def custom_settings(config: RunConfig, provenance: Provenance | None,
+                    isolations: Iterable[str | None] = ()) -> list[str]:
     """Each way the run differs from a standard run, in words (see the module docstring); [] when standard."""
     found = []
     if provenance is None:

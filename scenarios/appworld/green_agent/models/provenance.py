@@ -18,7 +18,8 @@ class GraderRecord(BaseModel):
     """Who graded: this package and the outcome rule's version."""
 
     appworld_green: str = Field(description="This package's version (the Green that judged).")
-    outcome_rule: int = Field(description="Version of the outcome rule (`green_agent.steps.judge.OUTCOME_RULE_VERSION`).")
+    outcome_rule: int = Field(description="Version of the outcome rule "
+                              "(`green_agent.steps.judge.OUTCOME_RULE_VERSION`).")
 
 
 class Provenance(BaseModel):

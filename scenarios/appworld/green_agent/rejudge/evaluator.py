@@ -117,6 +117,7 @@ class FreshEvaluator:
 
     def _died(self) -> InfrastructureError:
         code = self.popen.poll() if self.popen else None
-        tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-10:]) if self.log_path.is_file() else ""
+        lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path.is_file() else []
+        tail = "\n".join(lines[-10:])
         return InfrastructureError(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
                                    f"({self.log_path}):\n{tail}")
