@@ -139,10 +139,10 @@ def test_every_query_gives_the_unsharded_evals_numbers(run: Run, tmp_path: Path)
 
 def test_each_shard_says_it_is_custom_and_the_standard_query_filters_on_it(run: Run, tmp_path: Path) -> None:
     merged = jq_merge(run.shards, IDS)
-    for shard in merged["results"]:
-        assert shard["standard"] is False
-        assert shard["provenance"]["task_set"] == "a list of 4 task(s), not a whole split"
-        assert shard["custom"] == ["task set: a list of 4 task(s), not a whole split",
+    for index, shard in enumerate(merged["results"]):
+        words = f"shard {index + 1} of 3 of a task list, not a whole split"
+        assert shard["standard"] is False and shard["provenance"]["task_set"] == words
+        assert shard["custom"] == [f"task set: {words}",
                                    "scope predictor ground_truth: the agent was shown the task's gold APIs"]
         assert shard["provenance"]["rejudge_command"] == f"appworld-green rejudge {shard['run_dir']}"
     (tmp_path / "results").mkdir()

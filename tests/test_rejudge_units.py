@@ -80,6 +80,7 @@ def _config(**changes: object) -> RunConfig:
 def test_the_defaults_on_a_whole_split_or_a_shard_of_one_are_standard() -> None:
     assert custom_settings(_config(), _provenance("dev", 21)) == []
     assert custom_settings(_config(split=None), _provenance("dev", 7, (1, 3))) == []
+    assert task_set_words(None, 2, (0, 3)) == ("shard 1 of 3 of a task list, not a whole split", False)
     assert custom_settings(_config(interaction="code"), _provenance("dev", 21),
                            ["bubblewrap sandbox (/usr/bin/bwrap 0.8.0; process cap: cgroup_v1)"]) == []
 
@@ -112,8 +113,8 @@ def test_a_drivers_own_changes_and_an_old_run_without_provenance(settings: Setti
 @pytest.mark.parametrize("config,shard_of,custom", [
     ({}, ("dev", 0, 1), []),
     ({"num_shards": 3, "shard_index": 2}, ("dev", 2, 3), []),
-    ({"task_ids": ["f0a7c07_1"]}, None, []),
-    ({"num_tasks": 3}, None, ["only the first 3 task(s) of the dev split (num_tasks)"]),
+    ({"task_ids": ["f0a7c07_1"]}, (None, 0, 1), []),
+    ({"num_tasks": 3}, (None, 0, 1), ["only the first 3 task(s) of the dev split (num_tasks)"]),
     ({"max_steps": 5, "turn_timeout_s": 30}, ("dev", 0, 1), ["max_steps 5 purple replies per task (standard: 100)",
                                                              "turn_timeout_s 30 per reply (standard: 240)"]),
 ])

@@ -108,7 +108,7 @@ def assessment_standard(assessment: Assessment, config: dict[str, object]) -> di
     if asked.turn_timeout_s != DEFAULT_TURN_TIMEOUT_S:
         custom.append(f"turn_timeout_s {asked.turn_timeout_s:g} per reply (standard: {DEFAULT_TURN_TIMEOUT_S:g})")
     whole = config["split"] is not None and not first_n
-    return {"shard_of": (str(config["split"]), asked.shard_index, asked.num_shards) if whole else None,
+    return {"shard_of": (str(config["split"]) if whole else None, asked.shard_index, asked.num_shards),
             "driver_custom": custom}
 
 

@@ -67,9 +67,9 @@ class EvalRequest(BaseModel):
     ray_address: str | None = Field(default=None, description="Ray cluster to join (ray executor; None: start one).")
     confidence_level: float | None = Field(default=None, ge=0.5, lt=1, description=(
         "Level of the outputs' intervals; default Settings.confidence_level."))
-    shard_of: tuple[str, int, int] | None = Field(default=None, description=(
-        "(split, shard index, shards): the task ids are this shard of the split's whole task list (an assessment); "
-        "None: the task set is `split`'s whole list, or a task list."))
+    shard_of: tuple[str | None, int, int] | None = Field(default=None, description=(
+        "(split, shard index, shards): the task ids are this shard of the split's whole task list, or of a task list "
+        "when split is None (an assessment); None: the task set is `split`'s whole list, or a task list."))
     driver_custom: list[str] = Field(default_factory=list, description=(
         "What the driver changed from a standard run that the run's config does not hold (`batch.standard`)."))
 

@@ -29,9 +29,12 @@ REAL_SANDBOXES = ("bubblewrap sandbox", "landlock sandbox")
 
 def task_set_words(split: str | None, task_count: int, shard: tuple[int, int] | None = None) -> tuple[str, bool]:
     """The task set in words, and whether it is a whole split (or a shard of one)."""
+    sharded = shard is not None and shard[1] > 1
     if split is None:
+        if sharded:
+            return f"shard {shard[0] + 1} of {shard[1]} of a task list, not a whole split", False
         return f"a list of {task_count} task(s), not a whole split", False
-    if shard is not None and shard[1] > 1:
+    if sharded:
         return f"shard {shard[0] + 1} of {shard[1]} of the whole {split} split", True
     return f"the whole {split} split", True
 
