@@ -20,7 +20,9 @@ COPY . /app
 # refuses opening, not lookup); /app stays passable, so they can run the AppWorld virtualenv.
 RUN make world PYTHON=python3 && rm -rf /root/.cache && mkdir -p /app/runs && chmod 0711 /app \
     && chmod 0700 /app/.appworld /app/runs
-ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1
+# Every run's provenance names the image: build with --build-arg IMAGE_DIGEST=<the registry digest or git revision>.
+ARG IMAGE_DIGEST=unlabelled
+ENV APPWORLD_ROOT=/app/.appworld RUNS_DIR=/app/runs PYTHONUNBUFFERED=1 APPWORLD_GREEN_IMAGE_DIGEST=image:${IMAGE_DIGEST}
 EXPOSE 9009
 ENTRYPOINT ["/app/.venv/bin/appworld-green", "serve"]
 CMD ["--host", "0.0.0.0", "--port", "9009"]

@@ -111,7 +111,8 @@ def test_every_query_gives_the_unsharded_evals_numbers(run: Run, tmp_path: Path)
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "owner-20260101.json").write_text(json.dumps(jq_merge(run.shards, IDS)))
     outputs = {o.name: o for o in run_queries(load_queries(KIT / "queries.json"), tmp_path)}
-    assert set(outputs) == {"Overall", "By difficulty", "Outcomes"}
+    assert set(outputs) == {"Overall", "Overall (standard runs only)", "By difficulty", "Outcomes"}
+    assert outputs["Overall (standard runs only)"].rows == []  # a task list of 4 with the ground-truth predictor
     whole = run.whole["results"][0]
     agg = json.loads((Path(whole["run_dir"]) / "results.json").read_text())["aggregates"]  # eval's record
     overall = dict(zip(outputs["Overall"].columns, outputs["Overall"].rows[0]))
@@ -134,6 +135,38 @@ def test_every_query_gives_the_unsharded_evals_numbers(run: Run, tmp_path: Path)
                                                                           "results": run.whole["results"]}))
     single = run_queries(load_queries(KIT / "queries.json"), tmp_path)[0]
     assert dict(zip(single.columns, single.rows[0]))["TGC interval"] == whole["intervals"]["tgc_ci"]
+
+
+def test_each_shard_says_it_is_custom_and_the_standard_query_filters_on_it(run: Run, tmp_path: Path) -> None:
+    merged = jq_merge(run.shards, IDS)
+    for index, shard in enumerate(merged["results"]):
+        words = f"shard {index + 1} of 3 of a task list, not a whole split"
+        assert shard["standard"] is False and shard["provenance"]["task_set"] == words
+        assert shard["custom"] == [f"task set: {words}",
+                                   "scope predictor ground_truth: the agent was shown the task's gold APIs"]
+        assert shard["provenance"]["rejudge_command"] == f"appworld-green rejudge {shard['run_dir']}"
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "custom.json").write_text(json.dumps(merged))
+    queries = {q.name: q for q in load_queries(KIT / "queries.json")}
+    both = [queries["Overall"], queries["Overall (standard runs only)"]]
+    overall, standard = run_queries(both, tmp_path)
+    assert len(overall.rows) == 1 and standard.rows == []
+    relabelled = {**merged, "participants": {**IDS, "agent": "33333333-standard"},
+                  "results": [{**r, "standard": True, "custom": []} for r in merged["results"]]}
+    (tmp_path / "results" / "standard.json").write_text(json.dumps(relabelled))
+    overall, standard = run_queries(both, tmp_path)
+    assert len(overall.rows) == 2 and [row[0] for row in standard.rows] == ["33333333-standard"]
+    assert standard.rows[0][1:] == next(row for row in overall.rows if row[0] == "33333333-standard")[1:]
+
+
+def test_the_assessments_run_rejudges_equal_from_its_results_file(run: Run, tmp_path: Path,
+                                                                  appworld_root: Path) -> None:
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps({"status": "completed", "participants": IDS, "results": run.whole["results"]}))
+    done = subprocess.run([CLI, "rejudge", str(whole)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OPENAI_API_KEY": "", "APPWORLD_ROOT": str(appworld_root)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.rstrip().endswith(f"{4 * TRIALS} of {4 * TRIALS} verdicts re-judged equal")
 
 
 def test_the_cost_per_task_is_the_purples_reported_usage_and_reaches_the_artifact(run: Run) -> None:

@@ -2,8 +2,8 @@
 
 Each module in `COMMAND_MODULES` exposes `register(subparsers)`, which adds its subcommand(s) and
 sets `func(args, settings) -> int` as the parser default. Only this module maps errors to exit
-codes: 2 bad input, 3 infrastructure, 130 Ctrl-C or SIGTERM (`kernel.entry` installs both handlers,
-once, before any subcommand runs). A battle that Blue loses is not a CLI failure.
+codes: 2 bad input, 3 infrastructure, 4 verdicts that differ when re-judged (`rejudge`), 130 Ctrl-C or
+SIGTERM (`kernel.entry` installs both handlers, once, before any subcommand runs). A battle that Blue loses is not a CLI failure.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.report",
     "green_agent.commands.compare",
     "green_agent.commands.trace",
+    "green_agent.commands.rejudge",
     "green_agent.commands.a2a",
     "green_agent.commands.doctor",
 ]

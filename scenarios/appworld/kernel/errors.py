@@ -34,6 +34,12 @@ class OutputPathError(BadInputError):
     """An output path (`--out`, the call log) cannot be created or written; the message names it and why."""
 
 
+class VerdictsDifferError(GreenError):
+    """A saved run's verdicts differ from what AppWorld's evaluator gives its saved end states (`rejudge`). Exit 4."""
+
+    exit_code = 4
+
+
 class InfrastructureError(GreenError):
     """Something we depend on failed; the battle cannot be judged. Exit code 3."""
 

@@ -92,6 +92,9 @@ class Settings(BaseSettings):
         "exec: each server is a fresh process (~10 CPU-s of imports each)."))
     confidence_level: float = Field(default=DEFAULT_CONFIDENCE_LEVEL, ge=0.5, lt=1, description=(
         "Level of every confidence interval in eval, report and compare outputs (--confidence overrides it)."))
+    appworld_green_image_digest: str | None = Field(default=None, description=(
+        "The container image's digest or revision; our Dockerfile sets it (build arg IMAGE_DIGEST). Recorded in "
+        "every run's provenance; unset outside the image."))
     reference_blue_think_s: float = Field(default=0.0, ge=0, le=60, description=(
         "Benchmarks only: the reference Blue waits this long before each tool call, standing in for an "
         "LLM agent's model latency. 0 (no wait) everywhere else."))

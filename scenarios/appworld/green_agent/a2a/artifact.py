@@ -30,8 +30,10 @@ from pydantic import BaseModel, Field
 from green_agent.batch.aggregate import scenario_of
 from green_agent.batch.attempts import ATTEMPTS_DIR
 from green_agent.batch.rows import interval_fields
+from green_agent.batch.standard import standard_sentence
 from green_agent.models.cost import CostFigures, cost_sentence
 from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.models.provenance import Provenance
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
 from kernel.untrusted import one_line
@@ -127,6 +129,11 @@ class AssessmentData(BaseModel):
     shard: ShardInfo
     config: dict[str, Any]
     versions: dict[str, str]
+    standard: bool = Field(description="True when the run used the defaults that make its numbers comparable "
+                           "(`green_agent.batch.standard`; a shard of a whole split counts as whole).")
+    custom: list[str] = Field(description="How the run differs from a standard one, in words ([] when standard).")
+    provenance: Provenance | None = Field(description="What the numbers rest on (`green_agent.models.provenance`), "
+                                          "with the command that re-judges the run; None: an empty shard.")
     run_id: str | None
     run_dir: str | None
 
@@ -160,14 +167,18 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
         intervals=interval_fields(results.aggregates) if results else {}, rows=rows, shard=shard, config=config,
-        versions=versions, run_id=results.manifest.run_id if results else None, run_dir=str(out) if out else None)
+        versions=versions, standard=bool(results and results.standard),
+        custom=results.custom if results else ["an empty shard (more shards than tasks): no battle ran"],
+        provenance=results.provenance if results else None,
+        run_id=results.manifest.run_id if results else None, run_dir=str(out) if out else None)
 
 
 def summary_text(data: AssessmentData) -> str:
     """One paragraph for people (never JSON, so the platform does not take it for data)."""
     shard = f"shard {data.shard.index + 1} of {data.shard.count}" if data.shard.count > 1 else "the whole task set"
     text = (f"AppWorld assessment of {data.participant}: {data.score} of {data.max_score} task(s) passed on {shard} "
-            f"- TGC {data.tgc:.1f}, SGC {data.sgc:.1f}, in {data.time_used:.0f} s.")
+            f"- TGC {data.tgc:.1f}, SGC {data.sgc:.1f}, in {data.time_used:.0f} s. "
+            f"{_sentence(standard_sentence(data.standard, data.custom))}.")
     if data.incomplete:
         text += (f" Incomplete: {data.infra_errors + data.outcomes['scope_error']} battle(s) could not be judged on "
                  f"our side (infra_error, scope_error) and {data.outcomes['not_run']} did not run; they count as "
@@ -240,6 +251,10 @@ def _by_difficulty(rows: list[TaskRow]) -> dict[str, DifficultyFigures]:
     return {key: DifficultyFigures(tasks=len(g), passed=sum(r.passed for r in g), tgc=_pct(sum(r.passed for r in g),
                                                                                          len(g)))
             for key, g in sorted(groups.items())}
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _pct(part: int, whole: int) -> float:

@@ -37,6 +37,7 @@ from green_agent.runtime.processes import ManagedProcess
 from green_agent.runtime.slot import SlotSpec
 from green_agent.models.result_assembly import collect_versions
 from green_agent.a2a.bridge.code_replies import CODE_PROTOCOL
+from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S
 from green_agent.runtime.code_sandbox import check_code_sandbox
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
@@ -89,11 +90,26 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
                             deadline_s=config["deadline_s"],
                             reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
     request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
-                          out=out, slot_specs=slot_specs)
+                          out=out, slot_specs=slot_specs, **assessment_standard(assessment, config))
     with running_bridge(assessment, config, out / "logs") as bridge_url:
         outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
     return build_data(outcome.results, task_ids, shard, assessment.role, config, found,
                       time.monotonic() - started, out)
+
+
+def assessment_standard(assessment: Assessment, config: dict[str, object]) -> dict[str, object]:
+    """EvalRequest's `shard_of` and `driver_custom`: the split this shard is part of, and what the request changed
+    from a standard run that the run's config does not hold (`green_agent.batch.standard`)."""
+    asked = assessment.config
+    first_n = asked.num_tasks or asked.num_instances
+    custom = [f"only the first {first_n} task(s) of the {config['split']} split (num_tasks)"] if first_n else []
+    if asked.max_steps != DEFAULT_MAX_STEPS:
+        custom.append(f"max_steps {asked.max_steps} purple replies per task (standard: {DEFAULT_MAX_STEPS})")
+    if asked.turn_timeout_s != DEFAULT_TURN_TIMEOUT_S:
+        custom.append(f"turn_timeout_s {asked.turn_timeout_s:g} per reply (standard: {DEFAULT_TURN_TIMEOUT_S:g})")
+    whole = config["split"] is not None and not first_n
+    return {"shard_of": (str(config["split"]) if whole else None, asked.shard_index, asked.num_shards),
+            "driver_custom": custom}
 
 
 def effective_config(assessment: Assessment, settings: Settings) -> dict[str, object]:

@@ -22,6 +22,7 @@ from green_agent.batch.aggregate import is_judged, passed
 from green_agent.models.comparison import Comparison, RunSide, TaskComparison
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.batch.scenarios import scenario_of
+from green_agent.batch.standard import standard_sentence
 from green_agent.stats.compare import paired_difference
 from green_agent.stats.intervals import IntervalOptions
 from green_agent.stats.power import DEFAULT_POWER
@@ -95,7 +96,18 @@ def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[
 def _side(results: EvalResults, path: str) -> RunSide:
     m = results.manifest
     return RunSide(path=path, run_id=m.run_id, blue=m.config.blue, split=m.config.split, trials=m.config.trials,
-                   tasks=len(m.task_ids), status=results.status, cost=results.aggregates.cost)
+                   tasks=len(m.task_ids), status=results.status, cost=results.aggregates.cost,
+                   standard=results.standard, custom=results.custom)
+
+
+def standard_note(a: RunSide, b: RunSide) -> str | None:
+    """None when both runs are standard; else which is custom and how, said before the verdict."""
+    if a.standard and b.standard:
+        return None
+    sides = [f"{name} is {standard_sentence(side.standard, side.custom)}" for name, side in (("A", a), ("B", b))]
+    mixed = " (a standard run compared with a custom one)" if {a.standard, b.standard} == {True, False} else ""
+    return (f"Not two standard runs{mixed}: " + "; ".join(sides)
+            + ". A difference may come from these settings, not from the agents.")
 
 
 def _counts(pairs: list[TaskComparison]) -> dict[str, int]:
@@ -115,7 +127,9 @@ def compare_runs(a: EvalResults, b: EvalResults, path_a: str, path_b: str, inter
     groups: dict[str, list[TaskComparison]] = defaultdict(list)
     for pair in pairs:
         groups[str(pair.difficulty) if pair.difficulty is not None else "unknown"].append(pair)
-    return Comparison(confidence_level=options.level, power=power, a=_side(a, path_a), b=_side(b, path_b),
+    side_a, side_b = _side(a, path_a), _side(b, path_b)
+    return Comparison(confidence_level=options.level, power=power, a=side_a, b=side_b,
+                      standard_note=standard_note(side_a, side_b),
                       intersect=intersect, only_in_a=only_a, only_in_b=only_b, incomplete_tasks=incomplete,
                       counts=_counts(pairs), overall=paired_difference(pairs, options, power),
                       by_difficulty={k: paired_difference(v, options, power) for k, v in sorted(groups.items())},

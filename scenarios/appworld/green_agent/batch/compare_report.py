@@ -77,7 +77,7 @@ def text_table(c: Comparison) -> str:
                               for t in changed[:MAX_CHANGED_SHOWN])
             more = f" ... and {len(changed) - MAX_CHANGED_SHOWN} more" if len(changed) > MAX_CHANGED_SHOWN else ""
             lines += ["", f"{title} ({len(changed)}): {shown}{more}"]
-    lines += ["", c.overall.message]
+    lines += [""] + ([c.standard_note] if c.standard_note else []) + [c.overall.message]
     return "\n".join(lines)
 
 
@@ -122,7 +122,8 @@ def render_compare_html(c: Comparison) -> str:
             f'<body data-ready="1"><h1>{html_text(title)}</h1><p class="meta">{html_text(meta)}</p>{left}'
             f'<p class="meta" id="cost">cost: A {html_text(cost_short(c.a.cost))} · B {html_text(cost_short(c.b.cost))}'
             '</p>'
-            f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
+            + (f'<p class="meta" id="standard-note"><b>{html_text(c.standard_note)}</b></p>' if c.standard_note else '')
+            + f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
             f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
             f'<p class="meta">interval: {html_text(c.overall.ci.method if c.overall.ci else "none")}; '
             f'{html_text(mdd_note(c))}</p>'

@@ -24,6 +24,8 @@ from green_agent.batch.executor import open_executor
 from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.live import battle_fn
 from green_agent.batch.progress import Progress
+from green_agent.batch.provenance import run_provenance
+from green_agent.batch.standard import DEFAULT_INFRA_RETRIES
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
 from green_agent.batch.runner import BatchOutcome, BatchRunner, BattleFn, SlotFactory
@@ -46,7 +48,6 @@ from kernel.world_data import WorldData
 log = logging.getLogger(__name__)
 
 DEFAULT_WORKERS = 1
-DEFAULT_INFRA_RETRIES = 2
 
 
 class EvalRequest(BaseModel):
@@ -66,6 +67,11 @@ class EvalRequest(BaseModel):
     ray_address: str | None = Field(default=None, description="Ray cluster to join (ray executor; None: start one).")
     confidence_level: float | None = Field(default=None, ge=0.5, lt=1, description=(
         "Level of the outputs' intervals; default Settings.confidence_level."))
+    shard_of: tuple[str | None, int, int] | None = Field(default=None, description=(
+        "(split, shard index, shards): the task ids are this shard of the split's whole task list, or of a task list "
+        "when split is None (an assessment); None: the task set is `split`'s whole list, or a task list."))
+    driver_custom: list[str] = Field(default_factory=list, description=(
+        "What the driver changed from a standard run that the run's config does not hold (`batch.standard`)."))
 
 
 class EvalOutcome(BaseModel):
@@ -103,12 +109,15 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
                        executor=request.executor)
+    isolation = check_code_sandbox(choices.interaction, settings)
+    split, shard = (request.shard_of[0], request.shard_of[1:]) if request.shard_of else (request.split, None)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
                        config=config, task_ids=task_ids, appworld_root=str(settings.appworld_root),
                        task_digests=task_digests(settings.appworld_root, task_ids),
                        versions=collect_versions(settings.appworld_python).model_dump(),
-                       isolation=check_code_sandbox(choices.interaction, settings),
-                       created_at=datetime.now(timezone.utc))
+                       isolation=isolation, created_at=datetime.now(timezone.utc),
+                       provenance=run_provenance(settings, config.interaction, isolation, split, len(task_ids), shard,
+                                                 request.driver_custom))
 
 
 def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,

@@ -16,6 +16,7 @@ from pathlib import Path
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.models.explanation import kind_words
 from green_agent.batch.report_data import BattleDetail, load_details
+from green_agent.batch.report_provenance import provenance_html
 from green_agent.models.cost import usd
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
 from green_agent.stats.intervals import ONE_SCENARIO
@@ -148,7 +149,7 @@ def _headline(results: EvalResults) -> str:
             f"split {cfg.split or 'custom task list'} · {cfg.trials} trial(s) · {cfg.workers} worker(s) · "
             f"generated {results.generated_at:%Y-%m-%d %H:%M:%S} UTC")
     outcomes = ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v)
-    return (f'<p class="meta">{html_text(meta)}</p><div class="cards">{"".join(cards)}</div>'
+    return (f'<p class="meta">{html_text(meta)}</p>{provenance_html(results)}<div class="cards">{"".join(cards)}</div>'
             f'<p class="meta" id="outcomes">outcomes: {html_text(outcomes or "none")}</p>')
 
 

@@ -19,7 +19,9 @@ from green_agent.batch.cost import purple_cost
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
                                           battle_dir, battle_keys, load_manifest, load_results,
                                           read_events)
+from green_agent.batch.provenance import rejudge_command
 from green_agent.batch.report_html import render_report
+from green_agent.batch.standard import custom_settings
 from green_agent.batch.taskinfo import load_task_info
 from kernel.errors import BadInputError, DiskFullError
 from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
@@ -80,8 +82,12 @@ def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> Ev
         path = (battle_dir(out, key, trials) / RESULT_FILE).relative_to(out).as_posix()
         rows.append(row_from_result(results[key], key, path, starts.get((key.task_id, key.trial), 1),
                                     info.difficulty if info else None))
+    custom = custom_settings(manifest.config, manifest.provenance, [r.isolation for r in results.values()])
+    provenance = manifest.provenance.model_copy(update={"rejudge_command": rejudge_command(out)}) \
+        if manifest.provenance else None
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
                        aggregates=aggregate(rows, len(keys), trials, manifest.task_ids, options),
+                       standard=not custom, custom=custom, provenance=provenance,
                        generated_at=datetime.now(timezone.utc))
 
 
@@ -115,7 +121,8 @@ def agentbeats_results(results: EvalResults) -> AgentBeatsResults:
                "tgc_by_difficulty": {k: v.tgc for k, v in agg.tgc_by_difficulty.items()},
                "pass_hat_k": agg.pass_hat_k, **interval_fields(agg), "outcome_counts": agg.outcome_counts,
                "mean_calls": agg.mean_trajectory.get("calls"), "mean_api_f1": agg.mean_trajectory.get("api_f1"),
-               "cost_usd": agg.cost_usd}
+               "cost_usd": agg.cost_usd, "standard": results.standard, "custom": results.custom,
+               "provenance": results.provenance.model_dump(mode="json") if results.provenance else None}
     per_battle = [{"kind": "battle", **row.model_dump(include={
         "task_id", "trial", "scenario_id", "difficulty", "outcome", "passed", "tests_passed", "tests_total", "calls",
         "failed_calls", "p50_latency_ms", "scope_recall", "api_f1", "duration_s", "attempts"})}

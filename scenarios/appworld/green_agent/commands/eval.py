@@ -21,6 +21,7 @@ from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
+from green_agent.batch.standard import standard_sentence
 from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
 from green_agent.local_battle import BUILTIN_BLUES
 from green_agent.runtime.reaper import reaped_if_killed
@@ -172,6 +173,7 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
         lines.append(f"  scope errors {agg.scope_errors} (the enforced scope refused a gold API; not passed in TGC, "
                      "not the Blue's loss)")
     lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in agg.outcome_counts.items() if v))
+    lines.append(f"  {standard_sentence(results.standard, results.custom)}")
     if agg.infra_errors or agg.missing:
         lines.append(f"  infra errors {agg.infra_errors}, not run {agg.missing} (not passed in TGC, not the "
                      "Blue's loss: rerun with --resume)")

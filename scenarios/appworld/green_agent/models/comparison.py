@@ -33,6 +33,9 @@ class RunSide(BaseModel):
     status: str = Field(description="The run's status (completed | incomplete | interrupted).")
     cost: CostFigures | None = Field(default=None, description="The run's cost (`green_agent.models.cost`); "
                                      "None: a results.json written before costs existed.")
+    standard: bool | None = Field(default=None, description="The run is standard (`green_agent.batch.standard`); "
+                                  "None: not recorded.")
+    custom: list[str] = Field(default_factory=list, description="How the run differs from a standard one.")
 
 
 class TaskComparison(BaseModel):
@@ -104,3 +107,5 @@ class Comparison(BaseModel):
     overall: PairedDifference = Field(description="Over every compared task.")
     by_difficulty: dict[str, PairedDifference] = Field(description="The same per difficulty ('1'..'3', 'unknown').")
     tasks: list[TaskComparison] = Field(description="Every compared task, in A's task order.")
+    standard_note: str | None = Field(default=None, description=(
+        "Said before the verdict when a run is custom: the difference may come from its settings, not the agent."))

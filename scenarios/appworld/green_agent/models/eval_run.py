@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from green_agent.models.cost import CostFigures
+from green_agent.models.provenance import Provenance
 from green_agent.models.result import BattleOutcome, BattleStatus
 from kernel.settings import Interaction, ScopePolicy
 
@@ -77,6 +78,9 @@ class RunManifest(BaseModel):
     created_at: datetime = Field(description="When the run was first started (UTC).")
     nodes: list[RunNode] = Field(default_factory=list, description=(
         "Machines that ran the run's battles, in first-use order (empty in files written before it existed)."))
+    provenance: Provenance | None = Field(default=None, description=(
+        "What the run's numbers rest on, gathered when it started (`green_agent.models.provenance`); None in files "
+        "written before it existed."))
 
 
 class RunLockHolder(BaseModel):
@@ -243,6 +247,13 @@ class EvalResults(BaseModel):
     manifest: RunManifest = Field(description="The run's manifest.")
     rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")
     aggregates: EvalAggregates = Field(description="The run's numbers.")
+    standard: bool | None = Field(default=None, description=(
+        "True when the run used the defaults that make its numbers comparable (`green_agent.batch.standard`); "
+        "None in files written before it existed."))
+    custom: list[str] = Field(default_factory=list, description="How the run differs from a standard one, in words "
+                              "([] when standard).")
+    provenance: Provenance | None = Field(default=None, description="The manifest's provenance, with the command "
+                                          "that re-judges the run.")
     generated_at: datetime = Field(description="When this file was written (UTC).")
 
 

@@ -131,6 +131,8 @@ class ArchiveRecord(BaseModel):
     call_records: int = Field(default=0, description="Number of this battle's call records.")
     executions_log: str | None = Field(default=None, description="Code mode: this battle's execution records.")
     appworld_version: str | None = Field(default=None, description="From the outputs' version/code.txt.")
+    dbs_digest: str | None = Field(default=None, description="sha256 of the archived end state (`appworld/dbs`, as "
+                                   "saved: `steps.archive.state_digest`), which `rejudge` checks.")
     problems: list[str] = Field(default_factory=list, description="Evidence that could not be archived.")
     call_log_problem: str | None = Field(default=None, description="Why the gateway's call log could not be read "
                                          "(then `call_log` is None: no trajectory, never a silent zero).")

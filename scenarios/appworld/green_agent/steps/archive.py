@@ -17,6 +17,7 @@ and leaves `call_log` None, so no trajectory is computed from it (never a silent
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -56,6 +57,7 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
         target = run_dir / OUTPUTS_DIR
         copy_redacted(source, target)
         result.outputs_dir = str(target)
+        result.dbs_digest = state_digest(target / "dbs")
         version = source / "version" / "code.txt"
         if version.is_file():
             result.appworld_version = version.read_text().strip() or None
@@ -65,6 +67,18 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
         _copy_calls(Path(call_log_path), battle_id, run_dir / CALLS_FILE, result)
         _copy_executions(executions_log_path(Path(call_log_path)), battle_id, run_dir / EXECUTIONS_FILE, result)
     return result
+
+
+def state_digest(dbs: Path) -> str | None:
+    """sha256 over the saved end state as archived (each file's name and bytes, sorted), or None without one.
+
+    `rejudge` recomputes it: a saved state edited after the run no longer matches result.json's record."""
+    if not dbs.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(p for p in dbs.iterdir() if p.is_file()):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def call_log_problem(source: Path) -> str | None:

@@ -32,6 +32,10 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.result import BattleOutcome, BattleStatus, BattleWinner, BlueFaultRecord, EvaluationRecord
 
+OUTCOME_RULE_VERSION = 1
+"""Version of the rule above (the precedence and each label's condition); recorded in every run's provenance so a
+re-judge can say when a run was graded by another rule. Bump it whenever the rule changes."""
+
 _ANSWER_CHECK = re.compile(r"\banswers?\b", re.IGNORECASE)
 
 

@@ -1,0 +1,137 @@
+"""Re-judge a saved run: AppWorld's own evaluator, in a fresh process, on each battle's saved end state.
+
+`rejudge_run(path, settings, battle=None)` is the Python API `appworld-green rejudge` calls:
+1. finds the run folder's battles and their recorded verdicts (`discover`);
+2. refuses a world that is not the run's (a task folder digest in run.json that differs here: the verdicts
+   would be judged against other ground truth);
+3. for each battle with a verdict on the agent: checks and stages its saved end state (`state`), has
+   AppWorld's evaluator judge it (`evaluator`, one process for the whole re-judge, started only when needed)
+   and compares (`verdict`); infra_error and scope_error battles are listed as not re-judgeable, with why;
+4. returns a `RejudgeReport`. A saved state that cannot be judged (missing, edited into something AppWorld's
+   change logs never hold, or refused by AppWorld's evaluator) is a difference: the recorded verdict cannot be
+   reproduced from what the run saved.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from green_agent.batch.world_digest import task_digests
+from green_agent.batch.checkpoint import load_manifest
+from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
+from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
+from green_agent.rejudge.evaluator import FreshEvaluator
+from green_agent.rejudge.state import StateError, outputs_dbs, stage_state, work_root
+from green_agent.rejudge.verdict import compare, not_rejudgeable, tests_text
+from green_agent.steps.judge import OUTCOME_RULE_VERSION
+from kernel.errors import BadInputError
+from kernel.settings import Settings
+from kernel.world_data import WorldData
+
+__all__ = ["rejudge_run"]
+
+
+def rejudge_run(path: Path, settings: Settings, battle: str | None = None) -> RejudgeReport:
+    """Re-judge the run folder at `path` (see the module docstring); `battle`: only this battle id or task id."""
+    started = time.monotonic()
+    run = discover(path)
+    world = WorldData(settings.appworld_root).require()
+    battles = _selected(run, battle)
+    _check_world(run, settings, [b.task_id for b in battles if b.task_id])
+    judged: list[RejudgedBattle] = []
+    startup = 0.0
+    with tempfile.TemporaryDirectory(prefix="rejudge-") as tmp:
+        work = work_root(Path(tmp), world.root)
+        evaluator: FreshEvaluator | None = None
+        try:
+            for index, saved in enumerate(battles):
+                done = _without_evaluator(saved)
+                if done is None:
+                    if evaluator is None:
+                        evaluator = FreshEvaluator(settings, work).__enter__()
+                    done = _rejudge_one(saved, evaluator, work, world, f"rejudge-{index}")
+                    startup = startup or _startup(evaluator, done)
+                judged.append(done)
+        finally:
+            if evaluator is not None:
+                evaluator.__exit__(None, None, None)
+    rejudged = [b for b in judged if b.status != "not_rejudgeable"]
+    return RejudgeReport(run=str(run.root), kind=run.kind, battles=judged, rejudged=len(rejudged),
+                         equal=sum(b.status == "equal" for b in rejudged),
+                         not_rejudgeable=len(judged) - len(rejudged), startup_s=round(startup, 2),
+                         elapsed_s=round(time.monotonic() - started, 2), notes=_notes(run))
+
+
+def _notes(run: SavedRun) -> list[str]:
+    """Run-level remarks: an outcome rule other than this Green's, an eval run without a readable results.json."""
+    notes = []
+    manifest = load_manifest(run.root) if run.kind == "eval" else None
+    recorded = manifest.provenance.grader.outcome_rule if manifest and manifest.provenance else None
+    if recorded is not None and recorded != OUTCOME_RULE_VERSION:
+        notes.append(f"the run was graded under outcome rule v{recorded}; this Green applies v{OUTCOME_RULE_VERSION}, "
+                     "so an outcome may differ by the rule, not by the state")
+    if run.kind == "eval" and run.results is None:
+        notes.append("results.json is missing or unreadable: its rows were not checked (`appworld-green report` "
+                     "regenerates it from the result.json files)")
+    return notes
+
+
+def _selected(run: SavedRun, battle: str | None) -> list[SavedBattle]:
+    if battle is None:
+        return run.battles
+    chosen = [b for b in run.battles if battle in (b.task_id, b.result.battle_id if b.result else None)]
+    if not chosen:
+        raise BadInputError(f"--battle {battle}: no battle of {run.root} has that battle id or task id")
+    return chosen
+
+
+def _check_world(run: SavedRun, settings: Settings, tasks: list[str]) -> None:
+    manifest = load_manifest(run.root) if run.kind == "eval" else None
+    recorded = manifest.task_digests if manifest else {}
+    shared = sorted({t for t in tasks if t in recorded})
+    here = task_digests(settings.appworld_root, shared)
+    differ = [t for t in shared if here[t] != recorded[t]]
+    if differ:
+        raise BadInputError(f"the world at {settings.appworld_root} is not the one the run used: task(s) "
+                            f"{', '.join(differ[:5])} differ from run.json's digests; point APPWORLD_ROOT at the run's "
+                            f"world ({manifest.appworld_root if manifest else 'see run.json'})")
+
+
+def _without_evaluator(saved: SavedBattle) -> RejudgedBattle | None:
+    """The entry of a battle that needs no evaluation (unreadable, or not re-judgeable), else None."""
+    result = saved.result
+    if result is None:
+        return RejudgedBattle(battle_id=saved.folder.name, task_id=saved.task_id, trial=saved.trial,
+                              result_path=saved.result_path, status="differs", recorded_outcome="unknown",
+                              differences=[f"the recorded verdict cannot be checked: {saved.problem}"])
+    why = not_rejudgeable(result)
+    if why is None:
+        return None
+    return RejudgedBattle(battle_id=result.battle_id, task_id=saved.task_id, trial=saved.trial,
+                          result_path=saved.result_path, status="not_rejudgeable", recorded_outcome=result.outcome,
+                          recorded_tests=tests_text(result.evaluation), reason=why)
+
+
+def _rejudge_one(saved: SavedBattle, evaluator: FreshEvaluator, work: Path, world: WorldData,
+                 experiment: str) -> RejudgedBattle:
+    result = saved.result
+    assert result is not None and saved.task_id is not None
+    failed = RejudgedBattle(battle_id=result.battle_id, task_id=saved.task_id, trial=saved.trial,
+                            result_path=saved.result_path, status="differs", recorded_outcome=result.outcome,
+                            recorded_tests=tests_text(result.evaluation))
+    try:
+        stage_state(saved.dbs, world.task_dir(saved.task_id) / "dbs", outputs_dbs(work, experiment, saved.task_id))
+    except StateError as exc:
+        return failed.model_copy(update={"differences": [f"the saved end state cannot be re-judged: {exc}"]})
+    again = evaluator.evaluate(saved.task_id, experiment)
+    if again.evaluation is None:
+        return failed.model_copy(update={"differences": [f"AppWorld's evaluator refused the saved end state: "
+                                                         f"{again.error}"]})
+    return compare(saved, again.evaluation).model_copy(update={"seconds": again.seconds})
+
+
+def _startup(evaluator: FreshEvaluator, first: RejudgedBattle) -> float:
+    """Seconds from starting the evaluator process to its first answer, less that battle's own evaluation."""
+    return max(0.0, time.monotonic() - evaluator.started_at - (first.seconds or 0.0))

@@ -1,0 +1,123 @@
+"""AppWorld's own evaluator in a fresh process: the AppWorld virtualenv's python running `world/rejudge.py`.
+
+`FreshEvaluator(settings, work)` starts one process for a re-judge (AppWorld pins pydantic<2, so it never runs
+in our virtualenv; nothing of the run's servers is reused), whose AppWorld root is the prepared `work` folder
+(`green_agent.rejudge.state`). `evaluate(task_id, experiment)` sends one job and returns AppWorld's evaluation
+as our `EvaluationRecord` (the same parse as the env server's `/evaluate` answer), with the seconds AppWorld
+spent. Its answers are read one bounded line at a time with a deadline; its stderr goes to a log in `work`.
+The process is stopped (its group, SIGINT then SIGKILL) when the block ends, whatever happened.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import NamedTuple
+
+from pydantic import ValidationError
+
+from green_agent.models.result import EvaluationRecord
+from green_agent.runtime.processes import interrupts_deferred, open_private_log, stop_process_group
+from green_agent.runtime.world_build import WORLD_DIR
+from kernel.call_log_reader import MAX_LINE_BYTES
+from kernel.errors import AppWorldUnavailableError, InfrastructureError
+from kernel.settings import Settings
+
+SCRIPT = WORLD_DIR / "rejudge.py"
+JOB_TIMEOUT_S = 600.0
+"""One battle's evaluation (a few seconds; the first one also pays AppWorld's imports): generous on a loaded box."""
+
+
+class Rejudged(NamedTuple):
+    """AppWorld's evaluation of one saved state, or why there is none."""
+
+    evaluation: EvaluationRecord | None
+    error: str | None
+    seconds: float | None
+
+
+class FreshEvaluator:
+    """One AppWorld evaluator process (see the module docstring)."""
+
+    def __init__(self, settings: Settings, work: Path) -> None:
+        self.python = Path(settings.appworld_python)
+        self.work = work
+        self.log_path = work / "evaluator.log"
+        self.popen: subprocess.Popen | None = None
+        self.jobs = 0
+        self.started_at = 0.0
+
+    def __enter__(self) -> "FreshEvaluator":
+        if not self.python.is_file():
+            raise AppWorldUnavailableError(f"AppWorld's Python not found at {self.python}: run `make venvs` "
+                                           "(or set APPWORLD_PYTHON)")
+        log = open_private_log(self.log_path)
+        try:
+            with interrupts_deferred():
+                self.popen = subprocess.Popen([str(self.python), str(SCRIPT), "--root", str(self.work)],
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                              cwd=WORLD_DIR, start_new_session=True)
+        finally:
+            log.close()
+        self.started_at = time.monotonic()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self.popen is None:
+            return
+        try:
+            self.popen.stdin.close()  # type: ignore[union-attr]
+            self.popen.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            stop_process_group(self.popen.pid)
+        finally:
+            self.popen.stdout.close()  # type: ignore[union-attr]
+
+    def evaluate(self, task_id: str, experiment: str) -> Rejudged:
+        """AppWorld's evaluation of `<work>/experiments/outputs/<experiment>/tasks/<task_id>/dbs`."""
+        assert self.popen is not None and self.popen.stdin is not None and self.popen.stdout is not None
+        self.jobs += 1
+        job_id = str(self.jobs)
+        try:
+            self.popen.stdin.write((json.dumps({"id": job_id, "task_id": task_id, "experiment": experiment})
+                                    + "\n").encode())
+            self.popen.stdin.flush()
+        except OSError:
+            raise self._died() from None
+        answer = self._answer()
+        if answer.get("id") != job_id:
+            raise InfrastructureError(f"AppWorld's evaluator answered out of turn; see {self.log_path}")
+        if "error" in answer:
+            return Rejudged(None, str(answer["error"])[:2000], None)
+        try:
+            evaluation = EvaluationRecord.model_validate(answer.get("evaluation"))
+        except ValidationError as exc:
+            return Rejudged(None, f"AppWorld's evaluation did not parse ({exc.error_count()} error(s))", None)
+        return Rejudged(evaluation, None, answer.get("seconds"))
+
+    def _answer(self) -> dict:
+        stdout = self.popen.stdout  # type: ignore[union-attr]
+        ready, _, _ = select.select([stdout], [], [], JOB_TIMEOUT_S)
+        if not ready:
+            raise InfrastructureError(f"AppWorld's evaluator gave no answer within {JOB_TIMEOUT_S:.0f} s; "
+                                      f"see {self.log_path}")
+        line = stdout.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            raise self._died()
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise InfrastructureError(f"AppWorld's evaluator wrote a line that is not JSON; see {self.log_path}") \
+                from None
+        return answer if isinstance(answer, dict) else {}
+
+    def _died(self) -> InfrastructureError:
+        code = self.popen.poll() if self.popen else None
+        lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path.is_file() else []
+        tail = "\n".join(lines[-10:])
+        return InfrastructureError(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
+                                   f"({self.log_path}):\n{tail}")

@@ -1,0 +1,200 @@
+"""`appworld-green rejudge` and standard-or-custom end to end: real evals, real AppWorld, a fresh evaluator process.
+
+Four runs are made once for the module, each through the CLI as a user makes them: the demo's eval (dev, the
+reference Blue, 2 workers) in tools mode and in code mode, an enforced-scope run on two tasks where the lexical
+predictor misses a gold API (f0f4d44_2 ends `scope_error`), and a code-mode run with `--unsafe-code-in-process`
+on a machine made to lack bubblewrap (PATH without `bwrap`, CODE_SANDBOX=bubblewrap: the same stand-in as
+tests/test_code_prerequisites.py). Edited copies of a run are re-judged: a verdict flipped in one result.json, a
+row changed in one battle's saved dbs, a statement AppWorld never writes (ATTACH) added to another's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernel.settings import load_settings
+
+pytestmark = pytest.mark.e2e
+CLI = str(Path(sys.executable).parent / "appworld-green")
+QUESTION = "f0a7c07_1"
+"""A dev question task (its answer is a row of the supervisor's change log) that the reference Blue passes."""
+ACTION = "f0b2d02_2"
+HASHED = "f0c9e09_1"
+
+
+def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "APPWORLD_ROOT": str(load_settings().appworld_root), "RUNS_DIR": str(tmp / "runs"),
+            "OPENAI_API_KEY": "", **extra}
+
+
+def _cli(*args: str, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _eval(tmp: Path, name: str, *args: str, **env: str) -> Path:
+    out = tmp / name
+    done = _cli("eval", "--blue", "reference", "--out", str(out), *args, env=_env(tmp, **env))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("rejudge")
+
+
+@pytest.fixture(scope="module")
+def tools_run(tmp: Path) -> Path:
+    return _eval(tmp, "dev-tools", "--split", "dev", "--workers", "2")  # the demo's eval
+
+
+@pytest.fixture(scope="module")
+def code_run(tmp: Path) -> Path:
+    return _eval(tmp, "dev-code", "--split", "dev", "--workers", "2", "--interaction", "code")
+
+
+@pytest.fixture(scope="module")
+def enforce_run(tmp: Path) -> Path:
+    return _eval(tmp, "enforce", "--task-ids", "f0f4d44_1,f0f4d44_2", "--predictor", "lexical",
+                 "--scope-policy", "enforce")
+
+
+@pytest.fixture(scope="module")
+def unsafe_run(tmp: Path) -> Path:
+    return _eval(tmp, "unsafe", "--task-ids", QUESTION, "--interaction", "code", "--unsafe-code-in-process",
+                 PATH=str(Path(sys.executable).parent), CODE_SANDBOX="bubblewrap")
+
+
+def _results(run: Path) -> dict:
+    return json.loads((run / "results.json").read_text())
+
+
+def _rejudge(run: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    return _cli("rejudge", str(run), *args, env=_env(tmp))
+
+
+@pytest.mark.parametrize("mode", ["tools", "code"])
+def test_a_dev_eval_rejudges_21_of_21_equal_and_is_standard(mode: str, tmp: Path,
+                                                            request: pytest.FixtureRequest) -> None:
+    run = request.getfixturevalue(f"{mode}_run")
+    done = _rejudge(run, tmp)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.rstrip().endswith("21 of 21 verdicts re-judged equal")
+    results = _results(run)
+    rows = [line for line in done.stdout.splitlines() if line.startswith(results["manifest"]["run_id"])]
+    assert len(rows) == 21 and all(line.endswith(" equal") for line in rows) and "DIFFERS" not in done.stdout
+    assert (results["standard"], results["custom"]) == (True, [])
+    prov = results["provenance"]
+    assert prov["interaction"] == mode and prov["whole_split"] and prov["task_set"] == "the whole dev split"
+    assert prov["appworld"] == "0.1.3.post1" and len(prov["world_digest"]) == 64 and prov["task_pack"]
+    assert prov["grader"]["outcome_rule"] >= 1 and prov["rejudge_command"] == f"appworld-green rejudge {run}"
+    assert (prov["sandbox"] or "").startswith(("bubblewrap sandbox", "landlock sandbox")) if mode == "code" \
+        else prov["sandbox"] is None
+    summary = json.loads((run / "agentbeats_results.json").read_text())["results"][0]
+    assert summary["standard"] is True and summary["provenance"]["world_digest"] == prov["world_digest"]
+    html = (run / "report.html").read_text()
+    assert 'data-standard="standard"' in html and f"verify: appworld-green rejudge {run}" in html
+
+
+def test_a_verdict_flipped_in_result_json_is_caught(tools_run: Path, tmp: Path) -> None:
+    copy = tmp / "flipped"
+    shutil.copytree(tools_run, copy)
+    path = copy / "tasks" / ACTION / "result.json"
+    record = json.loads(path.read_text())
+    record.update(outcome="failed", winner="green_agent")
+    path.write_text(json.dumps(record))
+    done = _rejudge(copy, tmp, "--json")
+    assert done.returncode == 4, done.stderr[-2000:]
+    assert record["battle_id"] in done.stderr and "differ when re-judged" in done.stderr
+    report = json.loads(done.stdout)
+    assert (report["rejudged"], report["equal"]) == (21, 20)
+    (flipped,) = [b for b in report["battles"] if b["status"] == "differs"]
+    assert flipped["battle_id"] == record["battle_id"] and flipped["rejudged_outcome"] == "passed"
+    assert "outcome: recorded failed, re-judged passed" in flipped["differences"]
+    assert "winner: recorded green_agent, re-judged blue_agent" in flipped["differences"]
+
+
+def test_a_changed_db_row_and_a_foreign_statement_are_caught(code_run: Path, tmp: Path) -> None:
+    copy = tmp / "edited-dbs"
+    shutil.copytree(code_run, copy)
+    dbs = copy / "tasks" / QUESTION / "appworld" / "dbs" / "supervisor.jsonl"
+    lines = dbs.read_text().splitlines()
+    (index,) = [i for i, line in enumerate(lines) if line.startswith('["UPDATE tasks SET')]
+    sql, params, many = json.loads(lines[index])
+    params[re.findall(r"(\w+)=\?", sql).index("answer")] = "1.00"  # the Blue's answer, now wrong
+    lines[index] = json.dumps([sql, params, many])
+    dbs.write_text("\n".join(lines) + "\n")
+    hashed = copy / "tasks" / HASHED / "appworld" / "dbs" / "supervisor.jsonl"  # a row no test reads
+    first = json.loads(hashed.read_text().splitlines()[0])
+    first[1] = ["A" * len(v) if isinstance(v, str) and v.endswith("=") else v for v in first[1]]  # its record_hash
+    hashed.write_text("\n".join([json.dumps(first), *hashed.read_text().splitlines()[1:]]) + "\n")
+    attached = tmp / "attached.db"
+    with open(copy / "tasks" / ACTION / "appworld" / "dbs" / "admin.jsonl", "a") as handle:
+        handle.write(json.dumps([f"ATTACH DATABASE '{attached}' AS x", [], False]) + "\n")
+    done = _rejudge(copy, tmp)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    ids = {task: json.loads((copy / "tasks" / task / "result.json").read_text())["battle_id"]
+           for task in (QUESTION, ACTION, HASHED)}
+    assert f"{ids[QUESTION]} differs: success: recorded True, re-judged False" in done.stdout
+    assert f"{ids[QUESTION]} differs: outcome: recorded passed, re-judged" in done.stdout
+    assert f"{ids[ACTION]} differs: the saved end state cannot be re-judged: admin.jsonl line" in done.stdout
+    assert "not an INSERT, UPDATE or DELETE" in done.stdout and not attached.exists()
+    assert f"{ids[HASHED]} differs: the saved end state (appworld/dbs) is not the one the run archived" in done.stdout
+    assert done.stdout.rstrip().endswith("18 of 21 verdicts re-judged equal")
+    assert all(battle_id in done.stderr for battle_id in ids.values())
+
+
+def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:
+    out = tmp / "one-battle"
+    done = _cli("battle", "--task-id", QUESTION, "--blue", "reference", "--out", str(out), env=_env(tmp))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads((out / "result.json").read_text())["archive"]["dbs_digest"]
+    done = _rejudge(out, tmp)
+    assert done.returncode == 0 and "(battle)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal")
+
+
+def test_one_battle_alone_and_a_folder_that_is_no_run(tools_run: Path, tmp: Path) -> None:
+    done = _rejudge(tools_run, tmp, "--battle", QUESTION)
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal")
+    done = _rejudge(tools_run, tmp, "--battle", "nope_1")
+    assert done.returncode == 2 and "no battle of" in done.stderr
+    done = _rejudge(tmp / "nowhere", tmp)
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_a_scope_error_is_listed_as_not_rejudgeable_and_the_run_is_custom(enforce_run: Path, tmp: Path) -> None:
+    done = _rejudge(enforce_run, tmp)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "not re-judgeable: scope_error: the enforced scope refused the agent gmail.show_thread" in done.stdout
+    assert done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal (1 battle(s) not re-judgeable, listed above)")
+    assert "DIFFERS" not in done.stdout
+    results = _results(enforce_run)
+    assert results["standard"] is False
+    assert results["custom"] == ["task set: a list of 2 task(s), not a whole split",
+                                 "scope policy enforce (standard: advise): the gateway refused APIs outside the "
+                                 "predicted scope"]
+    assert 'data-standard="custom"' in (enforce_run / "report.html").read_text()
+
+
+def test_unsafe_code_makes_the_run_custom_and_compare_says_so_before_its_verdict(unsafe_run: Path, tools_run: Path,
+                                                                                 tmp: Path) -> None:
+    results = _results(unsafe_run)
+    assert results["standard"] is False and results["provenance"]["sandbox"].startswith("NO sandbox")
+    assert "agent code ran without a real sandbox (NO sandbox: agent code runs as a plain process " \
+           "(--unsafe-code-in-process))" in results["custom"]
+    done = _cli("compare", str(tools_run), str(unsafe_run), "--intersect", env=_env(tmp))
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.rstrip().splitlines()
+    assert lines[-2].startswith("Not two standard runs (a standard run compared with a custom one): A is standard run")
+    assert "B is custom run (compare with care): task set: a list of 1 task(s)" in lines[-2]
+    done = _cli("compare", str(tools_run), str(tools_run), env=_env(tmp))
+    assert done.returncode == 0 and "Not two standard runs" not in done.stdout

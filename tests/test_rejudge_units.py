@@ -1,0 +1,130 @@
+"""Units of re-judging and of the standard rule: the saved state's checks, redaction restored, standard or custom.
+
+No process and no AppWorld: `green_agent.rejudge.state` on small change logs written here, and
+`green_agent.batch.standard.custom_settings` on run configs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from green_agent.batch.provenance import run_provenance
+from green_agent.batch.standard import custom_settings, task_set_words
+from green_agent.models.eval_run import RunConfig
+from green_agent.models.provenance import GraderRecord, Provenance
+from green_agent.rejudge.state import StateError, stage_state
+from kernel.redaction import REDACTED
+from kernel.settings import Settings
+
+INSERT = "INSERT INTO account_passwords (record_hash, supervisor_id, account_name, password) VALUES (?, ?, ?, ?)"
+
+
+def _write(folder: Path, name: str, changes: list[list]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("".join(json.dumps(c) + "\n" for c in changes))
+
+
+def test_redacted_values_are_restored_from_the_worlds_own_rows(tmp_path: Path) -> None:
+    world, saved = tmp_path / "input", tmp_path / "saved"
+    _write(world, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", "s3cret"], False]])
+    _write(saved, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", REDACTED], False],
+                                       [INSERT, ["h9", 1, "venmo", REDACTED], False],  # the agent's own: no match
+                                       ["UPDATE tasks SET answer=? WHERE tasks.id = ?", ["42", 1], False]])
+    staged = stage_state(saved, world, tmp_path / "out")
+    assert staged == (3, 1, 1)
+    lines = [json.loads(x) for x in (tmp_path / "out" / "supervisor.jsonl").read_text().splitlines()]
+    assert lines[0][1] == ["h1", 1, "amazon", "s3cret"] and lines[1][1][3] == REDACTED
+
+
+@pytest.mark.parametrize("line,why", [
+    (["ATTACH DATABASE 'attached.db' AS x", [], False], "not an INSERT, UPDATE or DELETE"),
+    (["PRAGMA writable_schema = 1", [], False], "not an INSERT, UPDATE or DELETE"),
+    (["INSERT INTO t VALUES (?)", "not a list", False], "not an AppWorld change"),
+])
+def test_a_saved_state_holding_what_appworld_never_writes_is_refused(tmp_path: Path, line: list, why: str) -> None:
+    _write(tmp_path / "saved", "amazon.jsonl", [line])
+    with pytest.raises(StateError, match=why):
+        stage_state(tmp_path / "saved", tmp_path / "input", tmp_path / "out")
+    assert not (tmp_path / "attached.db").exists() and not Path("attached.db").exists()
+
+
+def test_symlinks_odd_files_and_a_missing_state_are_refused(tmp_path: Path) -> None:
+    saved = tmp_path / "saved"
+    with pytest.raises(StateError, match="no saved end state"):
+        stage_state(saved, tmp_path, tmp_path / "out")
+    saved.mkdir()
+    (tmp_path / "secret.txt").write_text("x")
+    (saved / "amazon.jsonl").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(StateError, match="not a regular file"):
+        stage_state(saved, tmp_path, tmp_path / "out")
+    (saved / "amazon.jsonl").unlink()
+    (saved / "run.sh").write_text("echo")
+    with pytest.raises(StateError, match="unexpected file 'run.sh'"):
+        stage_state(saved, tmp_path, tmp_path / "out")
+
+
+def _provenance(split: str | None, count: int, shard: tuple[int, int] | None = None,
+                driver: list[str] | None = None) -> Provenance:
+    words, whole = task_set_words(split, count, shard)
+    return Provenance(grader=GraderRecord(appworld_green="x", outcome_rule=1), interaction="tools", task_set=words,
+                      whole_split=whole, driver_custom=driver or [])
+
+
+def _config(**changes: object) -> RunConfig:
+    return RunConfig(**{"blue": "reference", "predictor": "auto", "split": "dev", "deadline_s": 1200.0, **changes})
+
+
+def test_the_defaults_on_a_whole_split_or_a_shard_of_one_are_standard() -> None:
+    assert custom_settings(_config(), _provenance("dev", 21)) == []
+    assert custom_settings(_config(split=None), _provenance("dev", 7, (1, 3))) == []
+    assert task_set_words(None, 2, (0, 3)) == ("shard 1 of 3 of a task list, not a whole split", False)
+    assert custom_settings(_config(interaction="code"), _provenance("dev", 21),
+                           ["bubblewrap sandbox (/usr/bin/bwrap 0.8.0; process cap: cgroup_v1)"]) == []
+
+
+@pytest.mark.parametrize("config,provenance,isolations,expected", [
+    ({"scope_policy": "enforce"}, ("dev", 21), [], "scope policy enforce (standard: advise)"),
+    ({"split": None}, (None, 2), [], "task set: a list of 2 task(s), not a whole split"),
+    ({"interaction": "code"}, ("dev", 21),
+     ["NO sandbox: agent code runs as a plain process (--unsafe-code-in-process)"],
+     "agent code ran without a real sandbox (NO sandbox"),
+    ({"deadline_s": 60.0}, ("dev", 21), [], "deadline 60 s per battle (standard: 1200 s)"),
+    ({"max_infra_retries": 0}, ("dev", 21), [], "0 infra retries per battle (standard: 2)"),
+    ({"predictor": "ground_truth"}, ("dev", 21), [], "the agent was shown the task's gold APIs"),
+])
+def test_each_custom_setting_is_named_in_words(config: dict, provenance: tuple, isolations: list,
+                                               expected: str) -> None:
+    found = custom_settings(_config(**config), _provenance(*provenance), isolations)
+    assert len(found) == 1 and expected in found[0]
+
+
+def test_a_drivers_own_changes_and_an_old_run_without_provenance(settings: Settings) -> None:
+    assert custom_settings(_config(), _provenance("dev", 5, driver=["max_steps 5"])) == ["max_steps 5"]
+    assert custom_settings(_config(split=None), None) == ["task set: a task list, not a whole split"]
+    assert custom_settings(_config(), None) == []
+    found = run_provenance(settings, "tools", None, "dev", 21)
+    assert found.whole_split and found.task_pack and len(found.world_digest or "") == 64
+    assert found.grader.outcome_rule >= 1 and found.image_digest == settings.appworld_green_image_digest
+
+
+@pytest.mark.parametrize("config,shard_of,custom", [
+    ({}, ("dev", 0, 1), []),
+    ({"num_shards": 3, "shard_index": 2}, ("dev", 2, 3), []),
+    ({"task_ids": ["f0a7c07_1"]}, (None, 0, 1), []),
+    ({"num_tasks": 3}, (None, 0, 1), ["only the first 3 task(s) of the dev split (num_tasks)"]),
+    ({"max_steps": 5, "turn_timeout_s": 30}, ("dev", 0, 1), ["max_steps 5 purple replies per task (standard: 100)",
+                                                             "turn_timeout_s 30 per reply (standard: 240)"]),
+])
+def test_an_assessment_says_which_split_its_shard_is_of_and_what_it_changed(config: dict, shard_of: tuple | None,
+                                                                          custom: list[str],
+                                                                          settings: Settings) -> None:
+    from green_agent.a2a.assessment import assessment_standard, effective_config
+    from green_agent.a2a.request import parse_request
+
+    assessment = parse_request(json.dumps({"participants": {"agent": "http://127.0.0.1:1/"}, "config": config}))
+    facts = assessment_standard(assessment, effective_config(assessment, settings.model_copy(
+        update={"default_split": "dev"})))
+    assert facts == {"shard_of": shard_of, "driver_custom": custom}
