@@ -13,6 +13,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +21,9 @@ from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServer
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.world_data import WorldData
+
+if TYPE_CHECKING:
+    from code_llm_script import ScriptedRun
 
 WorldCopy = Callable[..., Path]
 
@@ -83,3 +87,10 @@ def appworld_servers(settings: Settings, appworld_root: Path, tmp_path_factory: 
     )
     with AppWorldServers(spec) as servers:
         yield servers
+
+
+@pytest.fixture(scope="session")
+def scripted_code_eval(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> "ScriptedRun":
+    """The scripted llm Blue's code-mode eval of one task, run once for the tests that read it (code_llm_script)."""
+    from code_llm_script import run_scripted_code_eval
+    return run_scripted_code_eval(appworld_root, tmp_path_factory.mktemp("scripted-code-eval"))

@@ -18,53 +18,29 @@ import json
 import os
 import socket
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import requests
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenarios" / "appworld"))
 from kernel.task_message import is_battle_info, parse_task_message  # noqa: E402
+from stub_blue import StubBlue, agent_message, call_tool  # noqa: E402
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 MODES = ("error", "http500", "drop", "exit", "failed")
 
 
 def complete(mcp_url: str, answer: Any) -> None:
-    arguments = {} if answer is None else {"answer": answer}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "supervisor__complete_task", "arguments": arguments}}
-    requests.post(mcp_url, json=body, headers=MCP_HEADERS, timeout=60).raise_for_status()
+    call_tool(mcp_url, "supervisor__complete_task", {} if answer is None else {"answer": answer})
 
 
-def handler(mode: str, answers: dict[str, Any], port: int) -> type[BaseHTTPRequestHandler]:
-    class Dodger(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _json(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.startswith("/.well-known/"):
-                self._json(200, {"name": f"dodger ({mode})", "description": "a selective dodger",
-                                 "url": f"http://127.0.0.1:{port}/", "version": "1.0.0", "capabilities": {},
-                                 "defaultInputModes": ["text"], "defaultOutputModes": ["text"], "skills": []})
-            else:
-                self._json(404, {"error": "not found"})
+def handler(mode: str, answers: dict[str, Any], port: int) -> type[StubBlue]:
+    class Dodger(StubBlue):
+        card_name, card_description = f"dodger ({mode})", "a selective dodger"
 
         def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            request = self.read_request()
             text = request["params"]["message"]["parts"][0]["text"]
-            reply = {"jsonrpc": "2.0", "id": request.get("id"),
-                     "result": {"kind": "message", "role": "agent", "messageId": "m", "parts": [
-                         {"kind": "text", "text": "done"}]}}
+            reply = agent_message(request.get("id"), "done")
             if is_battle_info(text):
                 return self._json(200, reply)
             task = parse_task_message(text)
@@ -90,6 +66,7 @@ def handler(mode: str, answers: dict[str, Any], port: int) -> type[BaseHTTPReque
             else:
                 os._exit(3)
 
+    Dodger.port = port
     return Dodger
 
 

@@ -14,13 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import subprocess
-
 from blue_agent.code_react import NO_CODE, SYSTEM_PROMPT
-from code_llm_script import SCRIPT, TASK, last_user_message
-from fake_openai import FakeOpenAI
+from code_llm_script import TASK, ScriptedRun, last_user_message
 from green_agent.models.eval_run import EvalResults
-from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
 from test_scope_policy_e2e import result_of, run_eval
 
 pytestmark = pytest.mark.e2e
@@ -67,19 +63,9 @@ def test_an_enforced_scope_fails_inside_the_code(tmp_path: Path, appworld_root: 
     assert refused and "outside this battle's scope" in refused[0]["error"]
 
 
-def test_the_llm_blue_reads_its_traceback_and_solves_the_task_in_code_mode(tmp_path: Path, appworld_root: Path) -> None:
-    out = tmp_path / "llm"
-    ports_arg, ports = slot_ports(1)
-    with FakeOpenAI(chat_replies=list(SCRIPT)) as fake:
-        env = {**cli_env(appworld_root, tmp_path), "OPENAI_API_KEY": "sk-test-code", "OPENAI_BASE_URL": fake.base_url,
-               "OPENAI_AGENTS_DISABLE_TRACING": "1"}
-        proc = subprocess.run([CLI, "eval", "--task-ids", TASK, "--blue", "llm", "--interaction", "code",
-                               "--predictor", "ground_truth", "--workers", "1", "--out", str(out), "--slot-ports",
-                               ports_arg, "--deadline", "120"], capture_output=True, text=True, env=env, timeout=600)
-        requests = [r["body"] for r in fake.requests if r["path"].endswith("/chat/completions")]
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert_nothing_left(ports)
-    assert len(requests) == 3 and not [r for r in fake.requests if r["path"].endswith("/responses")]
+def test_the_llm_blue_reads_its_traceback_and_solves_the_task_in_code_mode(scripted_code_eval: ScriptedRun) -> None:
+    out, requests = scripted_code_eval.out, scripted_code_eval.chat_bodies
+    assert len(requests) == 3 and not [r for r in scripted_code_eval.requests if r["path"].endswith("/responses")]
     assert requests[0]["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT} and "tools" not in requests[0]
     assert f"AppWorld task id: {TASK}" in last_user_message(requests[0])
     fed_back = last_user_message(requests[1])  # the sandbox's traceback, straight from the gateway's execute

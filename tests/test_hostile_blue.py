@@ -169,10 +169,13 @@ def test_a_blue_left_over_from_the_previous_battle_touches_nothing(shared_env: S
         attacker.join(timeout=30)
     assert won.winner == "blue_agent", won.reason
     for reply in late_reply.values():
-        assert reply["result"]["isError"] and "does not belong to the running battle" in reply["result"]["content"][0]["text"]
+        assert reply["result"]["isError"] and "battle has ended" in reply["result"]["content"][0]["text"]
     assert (result.status, result.outcome) == ("timeout", "timeout"), result.reason  # its complete_task did not count
     assert result.trajectory is not None and result.trajectory.total_calls == 0
-    assert result.cleanup is not None and result.cleanup.refused_calls == {"wrong_token": 2}
+    assert result.cleanup is not None and result.cleanup.refused_calls == {}  # not the next battle's refusals
+    late = [json.loads(line) for line in shared_env.agentbeats_mcp_log_path.read_text().splitlines()
+            if '"battle_id":"hostile-linger-first"' in line and '"refused":"battle_ended"' in line]
+    assert len(late) == 2  # charged to the battle whose token they held
 
 
 def test_a_stalled_apis_server_is_an_infrastructure_error_not_a_loss(shared_env: Settings, shared_slot: WorldSlot,
@@ -407,8 +410,9 @@ def test_calls_after_complete_task_are_refused_and_the_judged_answer_is_the_firs
         assert reply["result"]["isError"] and "episode is over" in reply["result"]["content"][0]["text"]
     assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed"), result.reason
     answered = 1 + sum(not r["result"]["isError"] for r in seen["burst"])  # served, so in the world's history
-    assert result.trajectory is not None and result.trajectory.total_calls == answered  # every one archived
     assert result.cleanup is not None and result.cleanup.refused_calls.get("episode_over", 0) >= 2
+    refused = result.cleanup.refused_calls["episode_over"]  # its own refused calls carry its battle id, so count
+    assert result.trajectory is not None and result.trajectory.total_calls == answered + refused == 1 + 7 + 2
 
 
 def test_refused_calls_cannot_inflate_the_call_log(shared_env: Settings, shared_slot: WorldSlot) -> None:

@@ -16,18 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from code_llm_script import RAISES, SCRIPT, SOLVES, TASK, last_user_message
-from fake_openai import FakeOpenAI
+from code_llm_script import API_KEY, RAISES, SOLVES, TASK, ScriptedRun, last_user_message
 from green_agent.models.eval_run import EvalResults
 from green_agent.trace.reader import read_trace
 from kernel.settings import load_settings
-from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
+from test_batch_e2e import CLI, cli_env
 from test_scope_policy_e2e import result_of, run_eval
 
 pytestmark = pytest.mark.e2e
 PARSE_IO = ("import json, sys\nfrom appworld.environment import AppWorld\n"
             "print(json.dumps(AppWorld.parse_environment_io_log(file_path=sys.argv[1])))")
-API_KEY = "sk-test-trace-key-0123456789"
 LEAKS = [re.compile(r"/b/(?!\[REDACTED\])[A-Za-z0-9_-]{8,}"),  # a gateway token URL
          re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JWT (AppWorld's access tokens)
          re.compile(r'\\?"(?:password|access_token)\\?":\s*\\?"(?!\[REDACTED\])'),  # a credential value
@@ -97,18 +95,8 @@ def test_a_tools_battle_keeps_its_story_and_the_report_links_it(tmp_path: Path, 
     assert_no_secret(out / "report.html")
 
 
-def test_a_code_battle_keeps_each_executions_code_and_output(tmp_path: Path, appworld_root: Path) -> None:
-    out = tmp_path / "llm"
-    ports_arg, ports = slot_ports(1)
-    with FakeOpenAI(chat_replies=list(SCRIPT)) as fake:
-        env = {**cli_env(appworld_root, tmp_path), "OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": fake.base_url,
-               "OPENAI_AGENTS_DISABLE_TRACING": "1"}
-        proc = subprocess.run([CLI, "eval", "--task-ids", TASK, "--blue", "llm", "--interaction", "code",
-                               "--predictor", "ground_truth", "--workers", "1", "--out", str(out), "--slot-ports",
-                               ports_arg, "--deadline", "120"], capture_output=True, text=True, env=env, timeout=600)
-        requests = [r["body"] for r in fake.requests if r["path"].endswith("/chat/completions")]
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert_nothing_left(ports)
+def test_a_code_battle_keeps_each_executions_code_and_output(scripted_code_eval: ScriptedRun) -> None:
+    out, requests = scripted_code_eval.out, scripted_code_eval.chat_bodies
     results = EvalResults.model_validate_json((out / "results.json").read_text())
     folder = battle_dir(out, results, TASK)
     records = assert_story(folder, TASK)

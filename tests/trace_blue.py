@@ -1,7 +1,7 @@
 """A Blue for the trace tests: hostile text in its calls and reply, or calls and then a hang (to be killed).
 
 Run as a process (`python tests/trace_blue.py --port P --mode M`), speaking just enough A2A 0.3 JSON-RPC over
-HTTP/1.1 to be a Blue (the shape of tests/dodger_blue.py). On the Green's task message it calls tools through
+HTTP/1.1 to be a Blue (`stub_blue.py`). On the Green's task message it calls tools through
 the message's MCP endpoint (plain JSON-RPC `tools/call`), then, by `--mode`:
 - `hostile`: a call whose arguments hold markup, one nested 80 levels deep, `complete_task` with a markup answer,
   and a reply of ~900 kB of markup (under the Green's 1 MiB reply limit);
@@ -11,25 +11,17 @@ the message's MCP endpoint (plain JSON-RPC `tools/call`), then, by `--mode`:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import requests
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenarios" / "appworld"))
 from kernel.task_message import is_battle_info, parse_task_message  # noqa: E402
+from stub_blue import StubBlue, agent_message, call_tool  # noqa: E402
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 MARKUP = '<script>window.pwned=1</script><img src=x onerror="alert(1)"><b id="injected">bold</b>'
-
-
-def call(mcp_url: str, name: str, arguments: dict[str, Any]) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-    requests.post(mcp_url, json=body, headers=MCP_HEADERS, timeout=60).raise_for_status()
 
 
 def nested(depth: int) -> Any:
@@ -40,45 +32,28 @@ def nested(depth: int) -> Any:
 
 
 def act(mode: str, mcp_url: str) -> str:
-    call(mcp_url, "supervisor__show_profile", {})
+    call_tool(mcp_url, "supervisor__show_profile", {})
     if mode == "hang":
-        call(mcp_url, "supervisor__show_account_passwords", {})
+        call_tool(mcp_url, "supervisor__show_account_passwords", {})
         while True:
             time.sleep(60)
-    call(mcp_url, "simple_note__search_notes", {"query": MARKUP, "access_token": "not-a-real-token"})
-    call(mcp_url, "simple_note__search_notes", {"query": nested(40)})  # 80 levels: the gateway takes up to 100
-    call(mcp_url, "supervisor__complete_task", {"answer": MARKUP})
+    call_tool(mcp_url, "simple_note__search_notes", {"query": MARKUP, "access_token": "not-a-real-token"})
+    call_tool(mcp_url, "simple_note__search_notes", {"query": nested(40)})  # 80 levels: the gateway takes up to 100
+    call_tool(mcp_url, "supervisor__complete_task", {"answer": MARKUP})
     return (MARKUP + "\n") * 10_000
 
 
-def handler(mode: str, port: int) -> type[BaseHTTPRequestHandler]:
-    class TraceBlue(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _json(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.startswith("/.well-known/"):
-                self._json(200, {"name": f"trace blue ({mode})", "description": "a Blue for the trace tests",
-                                 "url": f"http://127.0.0.1:{port}/", "version": "1.0.0", "capabilities": {},
-                                 "defaultInputModes": ["text"], "defaultOutputModes": ["text"], "skills": []})
-            else:
-                self._json(404, {"error": "not found"})
+def handler(mode: str, port: int) -> type[StubBlue]:
+    class TraceBlue(StubBlue):
+        card_name, card_description = f"trace blue ({mode})", "a Blue for the trace tests"
 
         def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            request = self.read_request()
             text = request["params"]["message"]["parts"][0]["text"]
             said = "hello" if is_battle_info(text) else act(mode, parse_task_message(text).mcp_url)
-            self._json(200, {"jsonrpc": "2.0", "id": request.get("id"), "result": {
-                "kind": "message", "role": "agent", "messageId": "m", "parts": [{"kind": "text", "text": said}]}})
+            self._json(200, agent_message(request.get("id"), said))
 
+    TraceBlue.port = port
     return TraceBlue
 
 

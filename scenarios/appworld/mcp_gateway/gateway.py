@@ -67,7 +67,8 @@ REFUSAL_MESSAGES: dict[str, str] = {
                       "/sse routes are closed for it.",
     "episode_over": "This battle's episode is over (the task was completed, or its time ran out): no more calls "
                     "are taken.",
-    "battle_ended": "This call's battle ended while the call waited for its turn: it was not forwarded.",
+    "battle_ended": "This call's battle has ended (it came late, or waited for its turn past the end): it was not "
+                    "forwarded.",
     "too_many_calls": f"Too many calls of this battle are in flight at once (at most {MAX_IN_FLIGHT}); wait for "
                       "answers before sending more.",
 }
