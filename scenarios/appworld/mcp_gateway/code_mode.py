@@ -18,7 +18,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import mcp_types as types
@@ -136,9 +136,10 @@ class CodeRunner:
             session = self._session
             if session is None or self._battle_id != battle.battle_id or not may_run():
                 return None
-            started = datetime.now(timezone.utc)
             session.relay = relay
             outcome = session.execute(code)
+        # when the code began to run: after its REPL was ready (a REPL's start-up is not the execution's time)
+        started = datetime.now(timezone.utc) - timedelta(milliseconds=outcome.duration_ms)
         self._log(battle, code, outcome, started, session.isolation.summary())
         return outcome
 
