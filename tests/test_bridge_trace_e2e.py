@@ -38,8 +38,8 @@ def _conversation(records: list, report: BridgeReport) -> tuple[list, list]:
     return said, sent
 
 
-def test_the_purples_messages_and_ours_are_in_the_trace_and_on_its_page(green, purples, appworld_root: Path,  # noqa: ANN001, F811
-                                                                        chromium: str, tmp_path: Path) -> None:  # noqa: F811
+def test_the_purples_messages_and_ours_are_in_the_trace_and_on_its_page(  # noqa: F811
+        green, purples, appworld_root: Path, chromium: str, tmp_path: Path) -> None:  # noqa: ANN001, F811
     task = first(appworld_root, 1)[0]
     won = assess(green.url, {"participants": {"agent": purples["reference"]}, "config": {"task_ids": [task]}})
     assert won.state == "completed" and won.data is not None and won.data["tgc"] == 100.0, won.statuses

@@ -1,8 +1,8 @@
 """The bridge as an A2A server: the engine dispatches a battle's task message to it like to any Blue.
 
 `python -m green_agent.a2a.bridge.server --port P --purple URL [--max-steps N] [--turn-timeout S]
-[--deadline S] [--trace-log FILE]` serves one assessment (the purple's HTTP Basic credentials, if its participant URL had any, come
-in the environment variable `APPWORLD_PURPLE_AUTH`, never on the command line): each `message/send` (one battle; several at once with
+[--deadline S] [--trace-log FILE]` serves one assessment (the purple's HTTP Basic credentials, if its
+participant URL had any, come in the environment variable `APPWORLD_PURPLE_AUTH`, never on the command line): each `message/send` (one battle; several at once with
 `workers` > 1) runs `conversation.converse` with the purple and ends its A2A task with two parts, a
 one-line TextPart and a DataPart `{"bridge_report": BridgeReport}`; the task ends `failed` when the
 fault is ours (`fault_owner: green`), `completed` otherwise. With `--trace-log`, each conversation's messages

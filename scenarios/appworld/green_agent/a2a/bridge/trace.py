@@ -9,8 +9,9 @@ assessment's logs folder, shared by its battles; the Green gathers a battle's re
   parts, the tool call or code it held (`tool`, `arguments`), the usage it reported;
 - `ended(report)`: one `green_message` noting how the conversation ended (the purple is sent nothing then).
 Every record goes through `kernel.trace_log` (bounded: each text cut at 20,000 characters; redacted: the
-purple's credentials are registered secrets; the MCP endpoint and its token never reach the purple's messages). Never raises: a trace never
-stops a conversation; with no path (a bridge started without `--trace-log`) nothing is written.
+purple's credentials are registered secrets; the MCP endpoint and its token are never in a message to the
+purple). Never raises: a trace never stops a conversation; with no path (a bridge started without
+`--trace-log`) nothing is written.
 """
 
 from __future__ import annotations
