@@ -14,6 +14,8 @@ from green_agent.models.bridge import BridgeReport
 from green_agent.trace.reader import read_trace
 from kernel.a2a_tools import ToolCall
 from kernel.redaction import register_secrets
+from kernel.trace_log import TRACE_OFF_ENV, TraceWriter, now, tracing_on
+from kernel.trace_record import TraceRecord
 
 
 def test_each_message_is_noted_and_the_purples_text_is_cut_and_redacted(tmp_path: Path) -> None:
@@ -54,3 +56,18 @@ def test_code_mode_answers_are_repl_outputs_and_no_path_writes_nothing(tmp_path:
     silent.sent("task")
     silent.ended(BridgeReport(ended_by="complete_task", message="done"))
     assert not (tmp_path / "None").exists() and len(read_trace(log)) == 3
+
+
+def test_the_benchs_off_switch_drops_every_record(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv(TRACE_OFF_ENV, "1")
+    assert not tracing_on()
+    BridgeTrace(tmp_path / "off.jsonl", "b").sent("task")  # a writer made while it is off
+    TraceWriter(tmp_path / "w.jsonl").append(_record())  # even a closing record
+    assert not (tmp_path / "off.jsonl").exists() and not (tmp_path / "w.jsonl").exists()
+    monkeypatch.delenv(TRACE_OFF_ENV)
+    TraceWriter(tmp_path / "w.jsonl").append(_record())
+    assert len(read_trace(tmp_path / "w.jsonl")) == 1
+
+
+def _record() -> TraceRecord:
+    return TraceRecord(at=now(), battle_id="b", kind="end", source="green", ended_by="completed")
