@@ -14,7 +14,8 @@ Figures (one JSON line each, see bench/common.py):
   timestamps: every battle, without slot start-up), traced vs untraced; ratio = value/baseline, target < 1.05
   (tracing adds < 5 %);
 - `trace_cost_eval_wall`: the whole eval's wall seconds, traced vs untraced (the same ratio, start-up included).
-`trace_bytes_per_battle` in both lines: the mean size of a traced battle's trace.jsonl.
+`trace_bytes_per_battle` in both lines: the mean size of a traced battle's trace.jsonl; `step_median_ms`: per
+side, the median time per battle of the engine's steps (result.json's `timings`), to see where tracing costs.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = REPO / ".venv" / "bin" / "appworld-green"
 TRACE_OFF_ENV = "APPWORLD_GREEN_TRACE_OFF"  # kernel.trace_log.TRACE_OFF_ENV
 TARGET = 1.05
+STEPS = ("setup", "task_message", "wait", "archive", "metrics", "report")
+"""The engine's steps whose median time per battle is reported beside the figures (where tracing costs)."""
 
 
 def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict:
@@ -63,8 +66,9 @@ def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict
     first = min(datetime.fromisoformat(s["started_at"]) for s in stamps)
     last = max(datetime.fromisoformat(s["finished_at"]) for s in stamps)
     sizes = [(f / "trace.jsonl").stat().st_size for f in folders if (f / "trace.jsonl").is_file()]
+    steps = {k: statistics.median(s["timings"].get(k, 0.0) for s in stamps) for k in STEPS}
     return {"wall_s": wall, "battle_phase_s": (last - first).total_seconds(), "battles": len(folders),
-            "trace_bytes": statistics.mean(sizes) if sizes else 0}
+            "trace_bytes": statistics.mean(sizes) if sizes else 0, "steps": steps}
 
 
 def main() -> int:
@@ -82,11 +86,14 @@ def main() -> int:
         for r in range(runs):
             for traced in ((True, False) if r % 2 == 0 else (False, True)):
                 m = run_eval(root, args.split, traced, tmp / f"run-{'on' if traced else 'off'}-{r}", tmp)
-                print(json.dumps({"traced": traced, "run": r, **{k: round(v, 3) for k, v in m.items()}}),
+                print(json.dumps({"traced": traced, "run": r, **{k: v if k == "steps" else round(v, 3)
+                                                                   for k, v in m.items()}}),
                       file=sys.stderr, flush=True)
                 measured[traced].append(m)
-    extra = {"split": args.split, "battles": measured[True][0]["battles"], "runs": runs,
-             "trace_bytes_per_battle": round(statistics.mean(m["trace_bytes"] for m in measured[True]))}
+    extra = {"split": args.split, "battles": measured[True][0]["battles"], "evals_per_side": runs,
+             "trace_bytes_per_battle": round(statistics.mean(m["trace_bytes"] for m in measured[True])),
+             "step_median_ms": {side: {k: round(1000 * statistics.median(m["steps"][k] for m in measured[on]), 1)
+                                       for k in STEPS} for side, on in (("traced", True), ("untraced", False))}}
     for key, name, note in (("battle_phase_s", "trace_cost_battle_phase",
                              "every battle of the eval (first start to last end), traced vs untraced"),
                             ("wall_s", "trace_cost_eval_wall", "the whole eval's wall time, traced vs untraced")):

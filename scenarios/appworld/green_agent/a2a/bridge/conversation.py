@@ -13,7 +13,8 @@
    `BridgeReport` (whose fault: see `green_agent.models.bridge`).
    In code mode (the battle lists only `execute`) each reply is one execution and the answer its output
    (`green_agent.a2a.bridge.code_replies`).
-It never raises: every ending is a report.
+It never raises: every ending is a report. Each message both ways goes into the battle's trace
+(`green_agent.a2a.bridge.trace`, given by the server).
 
 Whose fault is decided by where it happened (docs/outcomes.md): anything that arose while reading or
 handling the purple's bytes (its card, its reply, the tool call in it, arguments it chose that cannot be
@@ -153,10 +154,10 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: b
             trace.received(reply, None)
         raise PurpleFault("purple_malformed", f"the purple's reply could not be read as a tool call "
                           f"({type(exc).__name__})", delivered=True) from None
-    if trace is not None:
-        trace.received(reply, call)
     if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
         call = f"{call.name!r} is not a tool here: there is no user to talk to"
+    if trace is not None:
+        trace.received(reply, call)
     if isinstance(call, str):
         counts["corrections"] += 1
         return render_code_correction(call) if code else render_correction(call)
