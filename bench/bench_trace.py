@@ -3,7 +3,7 @@
 Run: `.venv/bin/python bench/bench_trace.py [--split dev] [--runs K] [--quick]`.
 
 Each measurement is a fresh `appworld-green eval --split S --blue reference --predictor ground_truth --workers 1`
-subprocess on free ports, timed like `bench_batch.py`. The untraced side runs with `APPWORLD_GREEN_TRACE_OFF=1`
+subprocess on free ports, timed like `bench_batch.py`, after one warm-up eval that is dropped. The untraced side runs with `APPWORLD_GREEN_TRACE_OFF=1`
 (`kernel.trace_log.TRACE_OFF_ENV`: every process drops its records, the Green gathers nothing and writes no
 page; a setting only this bench uses). The sides alternate (traced, untraced, then untraced, traced, ...), so
 load drift on the shared machine hits both. Both must score TGC 100; the traced side must have a `trace.html`
@@ -83,6 +83,8 @@ def main() -> int:
     measured: dict[bool, list[dict]] = {True: [], False: []}
     with tempfile.TemporaryDirectory(prefix="bench-trace-") as tmp_name:
         tmp, root = Path(tmp_name), built_world(args.root)
+        if not args.quick:  # the first eval of a session pays cold caches (imports, the world's files): dropped
+            run_eval(root, args.split, True, tmp / "warmup", tmp)
         for r in range(runs):
             for traced in ((True, False) if r % 2 == 0 else (False, True)):
                 m = run_eval(root, args.split, traced, tmp / f"run-{'on' if traced else 'off'}-{r}", tmp)
