@@ -226,3 +226,27 @@ def test_the_changed_tasks_say_why_each_side_ended_as_it_did(tmp_path: Path, cap
     assert "s0_1 fail -> pass (failed (1/4 tests passed) -> passed)" in capsys.readouterr().out
     page = (tmp_path / "cmp.html").read_text()
     assert "failed (1/4 tests passed)" in page and "infra_error (not judged: AppWorldUnavailableError in step setup)" in page
+
+
+def test_the_changed_tasks_link_each_trials_trace_page(tmp_path: Path) -> None:
+    a_run, b_run = run(lambda i, k: False), run(lambda i, k: i == 0)
+    for results in (a_run, b_run):
+        results.rows = [r.model_copy(update={"result_path": f"tasks/{r.task_id}/result.json"}) for r in results.rows]
+    a, b = write(a_run, tmp_path / "a"), write(b_run, tmp_path / "b")
+    for folder in (a / "tasks" / TASKS[0], b / "tasks" / TASKS[0]):
+        folder.mkdir(parents=True)
+        (folder / "trace.html").write_text("<p>story</p>")
+    (tmp_path / "b" / "tasks" / TASKS[1]).mkdir(parents=True)  # a changed task's trial with no page: no link
+    outside = b_run.rows[2].model_copy(update={"result_path": "../a/tasks/" + TASKS[0] + "/result.json"})
+    b_run.rows[2] = outside  # a result path out of its run is not followed
+    (b / "results.json").write_text(b_run.model_dump_json())
+    (tmp_path / "out").mkdir()
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "out" / "cmp.html")]) == 0
+    page = (tmp_path / "out" / "cmp.html").read_text()
+    changed = page[page.index('id="changed"'):]
+    assert changed.count('class="trace"') == 2
+    assert f'href="../a/tasks/{TASKS[0]}/trace.html">A1 trace</a>' in changed
+    assert f'href="../b/tasks/{TASKS[0]}/trace.html">B1 trace</a>' in changed
+    c = compare_runs(a_run, b_run, "a", "b", run_dirs=(a, b))
+    assert c.tasks[0].pages_b == [str((b / "tasks" / TASKS[0] / "trace.html").resolve())]
+    assert c.tasks[2].pages_b == [None] and c.tasks[1].pages_a == [None]

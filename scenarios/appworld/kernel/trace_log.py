@@ -14,6 +14,10 @@ process killed midway leaves every record before the kill. Each battle's records
 `MAX_TRACE_BYTES` per writer; past the cap one `cut` record says so and later records are dropped, except
 the closing kinds (`CLOSING_KINDS`: end, verdict, world changes), which are always written (each is bounded).
 Writing never raises: a trace that cannot be written is logged, and the battle goes on.
+
+`TRACE_OFF_ENV=1` in the environment turns tracing off in every process that inherits it (the Green, its
+gateways, the bridge): writers drop every record, and the Green skips gathering and the page. Only
+`bench/bench_trace.py` sets it, to measure what tracing costs side by side; a run must keep its traces.
 """
 
 from __future__ import annotations
@@ -37,7 +41,15 @@ MAX_RECORD_BYTES = 512 << 10
 MAX_DEPTH = 20
 MAX_ITEMS = 500
 CLOSING_KINDS = frozenset({"end", "verdict", "world_changes", "world_start"})
+TRACE_OFF_ENV = "APPWORLD_GREEN_TRACE_OFF"
+BRIDGE_TRACE_FILE = "bridge.trace.jsonl"
+"""The in-band bridge's trace log, in the folder of the call logs of the battles it plays."""
 _TEXT_FIELDS = ("text", "result", "error", "note", "killed", "tool", "ended_by")
+
+
+def tracing_on() -> bool:
+    """False only when `TRACE_OFF_ENV` is `1` (the bench's untraced side)."""
+    return os.environ.get(TRACE_OFF_ENV) != "1"
 
 
 def trace_log_path(call_log: Path) -> Path:
@@ -119,9 +131,12 @@ class TraceWriter:
         self._used: dict[str, int] = {}
         self._cut: set[str] = set()
         self._count_existing = count_existing
+        self.off = not tracing_on()
 
     def append(self, record: TraceRecord) -> None:
         """Write `record` (never raises)."""
+        if self.off:
+            return
         try:
             line = bounded(record)
             if record.kind not in CLOSING_KINDS and not self._admit(record, len(line)):

@@ -42,6 +42,7 @@ from green_agent.runtime.code_sandbox import check_code_sandbox
 from kernel.a2a_tools import PROTOCOL
 from kernel.ports import free_port
 from kernel.settings import Settings
+from kernel.trace_log import BRIDGE_TRACE_FILE
 from kernel.world_data import WorldData
 
 BRIDGE_REPLY_GRACE_S = 2.0
@@ -144,7 +145,8 @@ def running_bridge(assessment: Assessment, config: dict[str, object], log_dir: P
     port = free_port()
     argv = [sys.executable, "-m", "green_agent.a2a.bridge.server", "--port", str(port),
             "--purple", assessment.purple_url, "--max-steps", str(config["max_steps"]),
-            "--turn-timeout", str(config["turn_timeout_s"]), "--deadline", str(config["deadline_s"])]
+            "--turn-timeout", str(config["turn_timeout_s"]), "--deadline", str(config["deadline_s"]),
+            "--trace-log", str(log_dir / BRIDGE_TRACE_FILE)]  # gathered per battle (trace.hooks.bridge_trace_path)
     env = dict(os.environ)
     if assessment.purple_auth:  # the environment, not argv: a process list shows argv to every user
         env[AUTH_ENV] = ":".join(assessment.purple_auth)

@@ -17,8 +17,10 @@ tasks with such a trial in A or in B are listed (`incomplete_tasks`). The statis
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from green_agent.batch.aggregate import is_judged, passed
+from green_agent.batch.report_html import TRACE_PAGE
 from green_agent.models.comparison import Comparison, RunSide, TaskComparison
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.batch.scenarios import scenario_of
@@ -93,6 +95,19 @@ def pair_tasks(a: EvalResults, b: EvalResults, shared: list[str]) -> tuple[list[
     return pairs, incomplete
 
 
+def trace_pages(results: EvalResults, run_dir: Path, pairs: list[TaskComparison], side: str) -> None:
+    """Fill each pair's `pages_<side>`: the trace page beside each trial's result.json, if it is there (and
+    inside the run directory: a result path is the run's text, never followed out of it)."""
+    rows = _by_task(results.rows)
+    root = Path(run_dir).resolve()
+    for pair in pairs:
+        pages: list[str | None] = []
+        for row in rows.get(pair.task_id, []):
+            page = (root / row.result_path).parent.joinpath(TRACE_PAGE).resolve()
+            pages.append(str(page) if page.is_relative_to(root) and page.is_file() else None)
+        setattr(pair, f"pages_{side}", pages)
+
+
 def _side(results: EvalResults, path: str) -> RunSide:
     m = results.manifest
     return RunSide(path=path, run_id=m.run_id, blue=m.config.blue, split=m.config.split, trials=m.config.trials,
@@ -119,11 +134,16 @@ def _counts(pairs: list[TaskComparison]) -> dict[str, int]:
 
 
 def compare_runs(a: EvalResults, b: EvalResults, path_a: str, path_b: str, intersect: bool = False,
-                 options: IntervalOptions = IntervalOptions(), power: float = DEFAULT_POWER) -> Comparison:
-    """The paired comparison of run B against run A (see the module docstring)."""
+                 options: IntervalOptions = IntervalOptions(), power: float = DEFAULT_POWER,
+                 run_dirs: tuple[Path, Path] | None = None) -> Comparison:
+    """The paired comparison of run B against run A (see the module docstring); `run_dirs`: where the runs'
+    battle folders are, to link each trial's trace page."""
     shared, only_a, only_b = shared_tasks(a, b, intersect)
     check_worlds(a, b, shared, intersect)
     pairs, incomplete = pair_tasks(a, b, shared)
+    if run_dirs is not None:
+        trace_pages(a, run_dirs[0], pairs, "a")
+        trace_pages(b, run_dirs[1], pairs, "b")
     groups: dict[str, list[TaskComparison]] = defaultdict(list)
     for pair in pairs:
         groups[str(pair.difficulty) if pair.difficulty is not None else "unknown"].append(pair)

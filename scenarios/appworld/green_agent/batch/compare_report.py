@@ -1,11 +1,15 @@
 """`Comparison` -> a terminal table and a self-contained HTML page in report.html's style.
 
-Both are rendered from the `Comparison` record alone (no file is read). Everything taken from the
-runs (blue names, paths, task ids, outcomes) goes through `kernel.untrusted.html_text` on the page; the page has no script and
-loads nothing.
+Both are rendered from the `Comparison` record alone (no file is read). Each changed task links each trial's
+trace page (`TaskComparison.pages_a`/`pages_b`), relative to the folder the page is written to. Everything
+taken from the runs (blue names, paths, task ids, outcomes) goes through `kernel.untrusted.html_text` on the
+page; the page has no script and loads nothing.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 from kernel.untrusted import html_text
 
@@ -90,16 +94,28 @@ def _diff_row(label: str, d: PairedDifference, key: str) -> str:
             f'<td class="verdict-{html_text(d.verdict)}">{html_text(d.verdict.replace("_", " "))}</td></tr>')
 
 
-def _task_row(t: TaskComparison) -> str:
+def _links(pages: list[str | None], side: str, page_dir: Path | None) -> str:
+    """Links to the trial's trace pages (`A1 trace`, ...), relative to `page_dir` when given."""
+    links = []
+    for trial, page in enumerate(pages, start=1):
+        if page is None:
+            continue
+        href = os.path.relpath(page, page_dir) if page_dir is not None else Path(page).as_uri()
+        links.append(f'<a class="trace" href="{html_text(Path(href).as_posix())}">{side}{trial} trace</a>')
+    return " " + " ".join(links) if links else ""
+
+
+def _task_row(t: TaskComparison, page_dir: Path | None = None) -> str:
     return (f'<tr class="change-{html_text(t.change)}"><td>{html_text(t.task_id)}</td><td class="num">'
             f'{html_text(str(t.difficulty) if t.difficulty is not None else "–")}</td>'
-            f'<td>{html_text(_rate(t.passed_a, t.trials_a))}</td><td>{html_text(_outcomes(t.outcomes_a, t.reasons_a))}</td>'
-            f'<td>{html_text(_rate(t.passed_b, t.trials_b))}</td><td>{html_text(_outcomes(t.outcomes_b, t.reasons_b))}</td>'
-            f'<td>{html_text(t.change)}</td></tr>')
+            f'<td>{html_text(_rate(t.passed_a, t.trials_a))}</td><td>{html_text(_outcomes(t.outcomes_a, t.reasons_a))}'
+            f'{_links(t.pages_a, "A", page_dir)}</td>'
+            f'<td>{html_text(_rate(t.passed_b, t.trials_b))}</td><td>{html_text(_outcomes(t.outcomes_b, t.reasons_b))}'
+            f'{_links(t.pages_b, "B", page_dir)}</td><td>{html_text(t.change)}</td></tr>')
 
 
-def render_compare_html(c: Comparison) -> str:
-    """The whole page as a string."""
+def render_compare_html(c: Comparison, page_dir: Path | None = None) -> str:
+    """The whole page as a string; `page_dir`: the folder it is written to (trace links relative to it)."""
     title = f"AppWorld compare: {c.a.blue} (A) vs {c.b.blue} (B)"
     level = f"{c.confidence_level * 100:g}%"
     meta = (f"A {c.a.run_id} · {c.a.path} · {c.a.tasks} task(s) x {c.a.trials} trial(s) · {c.a.status} — "
@@ -114,7 +130,8 @@ def render_compare_html(c: Comparison) -> str:
         _diff_row(f"difficulty {k}", d, k) for k, d in c.by_difficulty.items())
     counts = counts_in_words(c.counts)
     changed = [t for t in c.tasks if t.change != "same"]
-    tasks = "".join(_task_row(t) for t in changed) or '<tr><td colspan="7" class="empty">no task changed</td></tr>'
+    tasks = ("".join(_task_row(t, page_dir) for t in changed)
+             or '<tr><td colspan="7" class="empty">no task changed</td></tr>')
     extra = ".change-better td{background:#eaf6ec}.change-worse td{background:#fbeaea}.verdict-b_better," \
             ".verdict-a_better{font-weight:600}.verdict-cannot_tell{color:#5b6475}.verdict{font-size:16px}"
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'

@@ -37,13 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     options = interval_options(args, settings)
+    dirs = tuple(p if p.is_dir() else p.parent for p in (Path(args.run_a), Path(args.run_b)))
     comparison = compare_runs(load_eval_results(args.run_a), load_eval_results(args.run_b), str(args.run_a),
-                              str(args.run_b), intersect=args.intersect, options=options, power=DEFAULT_POWER)
+                              str(args.run_b), intersect=args.intersect, options=options, power=DEFAULT_POWER,
+                              run_dirs=dirs)  # type: ignore[arg-type]
     if args.out:
         if args.out.is_dir():
             raise BadInputError(f"--out {args.out} is a directory: give a file name (.html for the page, else JSON)")
         html = args.out.suffix.lower() in (".html", ".htm")
-        atomic_write_text(args.out, render_compare_html(comparison) if html else comparison.model_dump_json(indent=2))
+        atomic_write_text(args.out, render_compare_html(comparison, args.out.resolve().parent) if html
+                          else comparison.model_dump_json(indent=2))
     print(comparison.model_dump_json(indent=2) if args.json else text_table(comparison))
     if args.out:
         what = "the comparison page (open it in a browser)" if html else "the comparison JSON"

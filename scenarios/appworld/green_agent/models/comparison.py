@@ -53,6 +53,9 @@ class TaskComparison(BaseModel):
     reasons_a: list[str] = Field(default_factory=list, description="Why, per trial of A (`EvalRow.reason`).")
     reasons_b: list[str] = Field(default_factory=list, description="Why, per trial of B.")
     change: Change = Field(description="better: B's pass rate is higher; worse: lower; same.")
+    pages_a: list[str | None] = Field(default_factory=list, description=(
+        "Per trial of A, its battle's trace page (trace.html, an absolute path), None where it has none."))
+    pages_b: list[str | None] = Field(default_factory=list, description="Per trial of B, its trace page.")
 
 
 class PairedTest(BaseModel):

@@ -3,7 +3,7 @@
 The sequencer (`green_agent.engine.sequencer`) calls these: `world_start` after set-up, the task message
 (`BattleTrace.task_message`) after step 4, `blue_reply` after the wait, `gather_battle` after the archive,
 `finish` when the result is final (end, verdict, world changes, trace.html; gathering first if the archive
-step was skipped).
+step was skipped). With tracing off (`kernel.trace_log.tracing_on`, the bench's untraced side) they do nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from green_agent.trace.battle_trace import BattleTrace
 from green_agent.trace.finish import finish_trace
 from green_agent.trace.gather import gather
 from green_agent.trace.world_changes import start_counts
-from kernel.trace_log import trace_log_path
+from kernel.trace_log import BRIDGE_TRACE_FILE, trace_log_path, tracing_on
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def world_start(trace: BattleTrace, outputs: Path) -> dict[str, int] | None:
     """The change log's length per app right after set-up (None if AppWorld's outputs are not readable here)."""
     dbs = Path(outputs) / "dbs"
-    if not dbs.is_dir():
+    if not tracing_on() or not dbs.is_dir():
         return None
     counts = start_counts(dbs)
     trace.world_start(dbs)
@@ -46,6 +46,8 @@ def blue_reply(trace: BattleTrace, handle: DispatchHandle | None) -> None:
 
 def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRecord | None) -> None:
     """Merge the gateway's (and the bridge's) records of this battle into its trace."""
+    if not tracing_on():
+        return
     sources = [trace_log_path(Path(call_log))] if call_log is not None else []
     bridge = bridge_trace_path(call_log)
     if bridge is not None:
@@ -57,16 +59,19 @@ def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRec
 
 
 def bridge_trace_path(call_log: Path | None) -> Path | None:
-    """The bridge's trace log beside the call log (`calls.jsonl` -> `calls.bridge.jsonl`), if any."""
+    """The in-band bridge's trace log in the call log's folder (`BRIDGE_TRACE_FILE`), if any: one bridge serves
+    an assessment's slots, whose call logs share that folder (`green_agent.a2a.assessment.running_bridge`)."""
     if call_log is None:
         return None
-    return Path(call_log).with_name(Path(call_log).stem + ".bridge.jsonl")
+    return Path(call_log).with_name(BRIDGE_TRACE_FILE)
 
 
 def finish(trace: BattleTrace, result: BattleResult, start: dict[str, int] | None,
            call_log: Path | None = None) -> str | None:
     """The closing records and the page; the gateway's records are gathered here if the archive step did not run
     (an infrastructure error skipped it, e.g. a gateway killed midway: its records up to the kill are kept)."""
+    if not tracing_on():
+        return None
     if not trace.gathered:
         gather_battle(trace, call_log, None)
     return finish_trace(trace, result, start)

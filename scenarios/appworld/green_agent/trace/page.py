@@ -119,6 +119,9 @@ def _describe(record: TraceRecord) -> tuple[str, str]:
         body += f'<div class="fail">{html_text(record.error)}</div>'
     if record.note:
         body += f"<div>{html_text(record.note)}</div>"
+    if record.kind == "agent_message" and record.arguments:
+        what = f"tool call {record.tool}" if record.tool else "data parts"
+        body += f'<div class="muted">{html_text(what)}</div>' + _pre(json.dumps(record.arguments, ensure_ascii=False))
     if record.kind == "task_message" and record.arguments and record.arguments.get("tools"):
         body += f'<div class="muted">tools named: {html_text(", ".join(map(str, record.arguments["tools"])))}</div>'
     if record.usage:

@@ -13,7 +13,8 @@
    `BridgeReport` (whose fault: see `green_agent.models.bridge`).
    In code mode (the battle lists only `execute`) each reply is one execution and the answer its output
    (`green_agent.a2a.bridge.code_replies`).
-It never raises: every ending is a report.
+It never raises: every ending is a report. Each message both ways goes into the battle's trace
+(`green_agent.a2a.bridge.trace`, given by the server).
 
 Whose fault is decided by where it happened (docs/outcomes.md): anything that arose while reading or
 handling the purple's bytes (its card, its reply, the tool call in it, arguments it chose that cannot be
@@ -35,6 +36,7 @@ from green_agent.a2a.bridge.code_replies import (CODE_REPLY_FORMAT, code_call, i
                                                  render_output)
 from green_agent.a2a.bridge.gateway_tools import GatewayTools, GatewayUnavailable, PurpleCallRefused
 from green_agent.a2a.bridge.purple_client import PurpleConversation, PurpleFault
+from green_agent.a2a.bridge.trace import BridgeTrace
 from green_agent.models.bridge import BLUE_FAULTS, BridgeReport, EndedBy
 from kernel.a2a_tools import (PROTOCOL, REPLY_FORMAT, TOOLS_HEADER, ToolCall, parse_tool_call, render_correction,
                               render_result)
@@ -69,9 +71,11 @@ def first_message(task_text: str, schemas: list[dict[str, Any]]) -> str:
     return f"{body}\n\n{TOOLS_HEADER}\n{json.dumps(schemas, indent=1)}\n\n{REPLY_FORMAT}"
 
 
-async def converse(task_text: str, purple_url: str, limits: Limits,
-                   auth: tuple[str, str] | None = None) -> BridgeReport:
-    """Run one conversation to its end (see the module docstring); never raises."""
+async def converse(task_text: str, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None,
+                   trace: BridgeTrace | None = None) -> BridgeReport:
+    """Run one conversation to its end (see the module docstring); never raises. `trace`: where each message
+    of it is recorded (`green_agent.a2a.bridge.trace`)."""
+    trace = trace or BridgeTrace(None, None)
     deadline = time.monotonic() + limits.deadline_s
     counts: dict[str, Any] = {"steps": 0, "tool_calls": 0, "corrections": 0, "purple_s": 0.0, "green_s": 0.0,
                               "gateway_s": 0.0, "usage": UsageTally()}
@@ -93,11 +97,11 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
     try:
         async with GatewayTools(task.mcp_url) as tools:
             schemas = await tools.schemas()
-            code = is_code_battle(schemas)  # code mode: code_replies.py
+            code = trace.code = is_code_battle(schemas)  # code mode: code_replies.py
             text = first_message(task_text, schemas) + (f"\n\n{CODE_REPLY_FORMAT}" if code else "")
             async with PurpleConversation(purple_url, limits.turn_timeout_s, auth) as purple:
                 context[0] = purple.context_id
-                return await _loop(purple, tools, text, limits, deadline, counts, report, context, code)
+                return await _loop(purple, tools, text, limits, deadline, counts, report, context, code, trace)
     except PurpleFault as fault:
         return report(fault.ended_by, str(fault), "blue" if fault.delivered else "green")
     except PurpleCallRefused as exc:
@@ -110,7 +114,8 @@ async def converse(task_text: str, purple_url: str, limits: Limits,
 
 
 async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limits: Limits, deadline: float,
-                counts: dict[str, Any], report: Any, context: list[str | None], code: bool = False) -> BridgeReport:
+                counts: dict[str, Any], report: Any, context: list[str | None], code: bool,
+                trace: BridgeTrace) -> BridgeReport:
     while True:
         if counts["steps"] >= limits.max_steps:
             return report("max_steps", f"the purple used all {limits.max_steps} steps without completing the task")
@@ -118,6 +123,7 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
         if remaining <= 0:
             return report("deadline", "the battle's deadline passed")
         asked = time.perf_counter()
+        trace.sent(text)
         try:
             reply = await asyncio.wait_for(purple.send(text), remaining)
         except asyncio.TimeoutError:
@@ -127,7 +133,7 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
         counts["usage"].add(reply.metadata)
         started = time.perf_counter()
         try:
-            text = await _step(reply, tools, counts, code)
+            text = await _step(reply, tools, counts, code, trace)
         finally:
             counts["green_s"] += time.perf_counter() - started
         context[0] = purple.context_id
@@ -135,7 +141,8 @@ async def _loop(purple: PurpleConversation, tools: GatewayTools, text: str, limi
             return report("complete_task", f"the gateway ended the episode after the purple's call ({PROTOCOL})")
 
 
-async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: bool = False) -> str | None:
+async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: bool = False,
+                trace: BridgeTrace | None = None) -> str | None:
     """One reply -> the next message to the purple (None: the gateway says the episode is over)."""
     counts["steps"] += 1
     try:
@@ -143,10 +150,14 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: b
         if code and isinstance(call, str):
             call = code_call(reply.text) or call
     except Exception as exc:  # noqa: BLE001 - it arose reading the purple's bytes: its fault, never ours
+        if trace is not None:
+            trace.received(reply, None)
         raise PurpleFault("purple_malformed", f"the purple's reply could not be read as a tool call "
                           f"({type(exc).__name__})", delivered=True) from None
     if isinstance(call, ToolCall) and call.name in NOT_A_TOOL:
         call = f"{call.name!r} is not a tool here: there is no user to talk to"
+    if trace is not None:
+        trace.received(reply, call)
     if isinstance(call, str):
         counts["corrections"] += 1
         return render_code_correction(call) if code else render_correction(call)

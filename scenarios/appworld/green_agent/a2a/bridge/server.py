@@ -1,11 +1,12 @@
 """The bridge as an A2A server: the engine dispatches a battle's task message to it like to any Blue.
 
 `python -m green_agent.a2a.bridge.server --port P --purple URL [--max-steps N] [--turn-timeout S]
-[--deadline S]` serves one assessment (the purple's HTTP Basic credentials, if its participant URL had any, come
-in the environment variable `APPWORLD_PURPLE_AUTH`, never on the command line): each `message/send` (one battle; several at once with
+[--deadline S] [--trace-log FILE]` serves one assessment (the purple's HTTP Basic credentials, if its
+participant URL had any, come in the environment variable `APPWORLD_PURPLE_AUTH`, never on the command line): each `message/send` (one battle; several at once with
 `workers` > 1) runs `conversation.converse` with the purple and ends its A2A task with two parts, a
 one-line TextPart and a DataPart `{"bridge_report": BridgeReport}`; the task ends `failed` when the
-fault is ours (`fault_owner: green`), `completed` otherwise.
+fault is ours (`fault_owner: green`), `completed` otherwise. With `--trace-log`, each conversation's messages
+are appended there under the battle's id, the context id the engine sends the task in (`bridge.trace`).
 
 Why a process of its own, started by the assessment (not a thread of the assessment server): it is
 the Green's code that reads a hostile purple's replies, and a purple that makes it misbehave (memory,
@@ -18,6 +19,7 @@ import argparse
 import logging
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -31,6 +33,7 @@ from a2a.utils import new_agent_text_message, new_task
 from green_agent import __version__
 from green_agent.a2a.purple_http import AUTH_ENV, auth_from_env
 from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S, Limits, converse
+from green_agent.a2a.bridge.trace import BridgeTrace
 from green_agent.models.bridge import REPORT_KEY
 from kernel.a2a_tools import PROTOCOL
 from kernel.process_exit import exit_without_teardown
@@ -43,8 +46,9 @@ NAME = "AppWorld in-band bridge"
 class BridgeExecutor(AgentExecutor):
     """One conversation per incoming message; the report is the task's artifact."""
 
-    def __init__(self, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None) -> None:
-        self.purple_url, self.limits, self.auth = purple_url, limits, auth
+    def __init__(self, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None,
+                 trace_log: Path | None = None) -> None:
+        self.purple_url, self.limits, self.auth, self.trace_log = purple_url, limits, auth, trace_log
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task = context.current_task or new_task(context.message)
@@ -52,7 +56,9 @@ class BridgeExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
-        report = await converse(context.get_user_input(), self.purple_url, self.limits, self.auth)
+        trace = BridgeTrace(self.trace_log, task.context_id)
+        report = await converse(context.get_user_input(), self.purple_url, self.limits, self.auth, trace)
+        trace.ended(report)
         log.info("conversation %s ended by %s (fault: %s) after %d step(s)", report.context_id, report.ended_by,
                  report.fault_owner, report.steps)
         await updater.add_artifact([Part(root=TextPart(text=report.message)),
@@ -75,9 +81,10 @@ def bridge_card(url: str) -> AgentCard:
         skills=[AgentSkill(id="bridge", name=NAME, description="in-band tool bridge", tags=["appworld"])])
 
 
-def build_app(url: str, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None):  # noqa: ANN201
+def build_app(url: str, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None,  # noqa: ANN201
+              trace_log: Path | None = None):
     """The bridge's a2a-sdk Starlette app."""
-    handler = DefaultRequestHandler(agent_executor=BridgeExecutor(purple_url, limits, auth),
+    handler = DefaultRequestHandler(agent_executor=BridgeExecutor(purple_url, limits, auth, trace_log),
                                     task_store=InMemoryTaskStore())
     return A2AStarletteApplication(agent_card=bridge_card(url), http_handler=handler).build()
 
@@ -90,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     parser.add_argument("--turn-timeout", type=float, default=DEFAULT_TURN_TIMEOUT_S)
     parser.add_argument("--deadline", type=float, default=20 * 60.0)
+    parser.add_argument("--trace-log", type=Path, default=None, help="append each conversation's messages here")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("a2a").setLevel(logging.WARNING)  # a2a-sdk logs what it receives (a whole card) at INFO
@@ -97,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     auth = auth_from_env(os.environ.pop(AUTH_ENV, None))
     register_secrets(auth or ())
     limits = Limits(max_steps=args.max_steps, turn_timeout_s=args.turn_timeout, deadline_s=args.deadline)
-    app = build_app(f"http://{args.host}:{args.port}/", args.purple, limits, auth)
+    app = build_app(f"http://{args.host}:{args.port}/", args.purple, limits, auth, args.trace_log)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     exit_without_teardown(0)
     return 0
