@@ -44,7 +44,7 @@ STEPS = ("setup", "task_message", "wait", "archive", "metrics", "report")
 def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict:
     ports = free_ports(3)
     env = {"APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
-           "PATH": str(CLI.parent) + ":/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+           "PATH": str(CLI.parent) + ":/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp))}
     if not traced:
         env[TRACE_OFF_ENV] = "1"
     argv = [str(CLI), "eval", "--split", split, "--blue", "reference", "--predictor", "ground_truth",
