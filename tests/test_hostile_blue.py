@@ -412,7 +412,8 @@ def test_calls_after_complete_task_are_refused_and_the_judged_answer_is_the_firs
     answered = 1 + sum(not r["result"]["isError"] for r in seen["burst"])  # served, so in the world's history
     assert result.cleanup is not None and result.cleanup.refused_calls.get("episode_over", 0) >= 2
     refused = result.cleanup.refused_calls["episode_over"]  # its own refused calls carry its battle id, so count
-    assert result.trajectory is not None and result.trajectory.total_calls == answered + refused == 1 + 7 + 2
+    assert answered + refused == 1 + 7 + 2  # (those the refusal log's rate limit left out of the log do not)
+    assert result.trajectory is not None and answered <= result.trajectory.total_calls <= answered + refused
 
 
 def test_refused_calls_cannot_inflate_the_call_log(shared_env: Settings, shared_slot: WorldSlot) -> None:
