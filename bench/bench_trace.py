@@ -13,7 +13,10 @@ Figures (one JSON line each, see bench/common.py):
 - `trace_cost_battle_phase`: seconds from the first battle's start to the last battle's end (`result.json`
   timestamps: every battle, without slot start-up), traced vs untraced; ratio = value/baseline, target < 1.05
   (tracing adds < 5 %);
-- `trace_cost_eval_wall`: the whole eval's wall seconds, traced vs untraced (the same ratio, start-up included).
+- `trace_cost_eval_wall`: the whole eval's wall seconds, traced vs untraced (the same ratio, start-up included);
+- `trace_cost_eval_cpu`: the CPU seconds (user + system) of the eval and every process it waited for (slot
+  servers, Blues), traced vs untraced: on a shared machine the steadiest of the three, since another job's load
+  stretches wall time but not the CPU our processes use.
 `trace_bytes_per_battle` in both lines: the mean size of a traced battle's trace.jsonl; `step_median_ms`: per
 side, the median time per battle of the engine's steps (result.json's `timings`), to see where tracing costs.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +45,12 @@ STEPS = ("setup", "task_message", "wait", "archive", "metrics", "report")
 """The engine's steps whose median time per battle is reported beside the figures (where tracing costs)."""
 
 
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of every waited-for descendant so far: the eval and the servers it reaped."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict:
     ports = free_ports(3)
     env = {"APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
@@ -49,9 +59,11 @@ def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict
         env[TRACE_OFF_ENV] = "1"
     argv = [str(CLI), "eval", "--split", split, "--blue", "reference", "--predictor", "ground_truth",
             "--workers", "1", "--out", str(out), "--slot-ports", ":".join(map(str, ports)), "--json"]
+    cpu_before = _children_cpu_s()
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=3600)
     wall = time.perf_counter() - started
+    cpu = _children_cpu_s() - cpu_before
     side = "traced" if traced else "untraced"
     if proc.returncode != 0:
         sys.exit(f"eval ({side}) failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -67,7 +79,7 @@ def run_eval(root: Path, split: str, traced: bool, out: Path, tmp: Path) -> dict
     last = max(datetime.fromisoformat(s["finished_at"]) for s in stamps)
     sizes = [(f / "trace.jsonl").stat().st_size for f in folders if (f / "trace.jsonl").is_file()]
     steps = {k: statistics.median(s["timings"].get(k, 0.0) for s in stamps) for k in STEPS}
-    return {"wall_s": wall, "battle_phase_s": (last - first).total_seconds(), "battles": len(folders),
+    return {"wall_s": wall, "cpu_s": cpu, "battle_phase_s": (last - first).total_seconds(), "battles": len(folders),
             "trace_bytes": statistics.mean(sizes) if sizes else 0, "steps": steps}
 
 
@@ -98,7 +110,10 @@ def main() -> int:
                                        for k in STEPS} for side, on in (("traced", True), ("untraced", False))}}
     for key, name, note in (("battle_phase_s", "trace_cost_battle_phase",
                              "every battle of the eval (first start to last end), traced vs untraced"),
-                            ("wall_s", "trace_cost_eval_wall", "the whole eval's wall time, traced vs untraced")):
+                            ("wall_s", "trace_cost_eval_wall", "the whole eval's wall time, traced vs untraced"),
+                            ("cpu_s", "trace_cost_eval_cpu", "CPU seconds of the eval and every process it reaped "
+                             "(servers, Blues, REPLs), traced vs untraced: the work tracing adds, "
+                             "which the machine's load does not stretch the way it stretches wall time")):
         ours, base = [m[key] for m in measured[True]], [m[key] for m in measured[False]]
         value, baseline = statistics.median(ours), statistics.median(base)
         emit(figure(name, "s", value, baseline, ours, base, note, ratio="value/baseline",
