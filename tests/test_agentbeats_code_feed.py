@@ -171,3 +171,17 @@ def test_render_execution_with_no_code_or_output() -> None:
     message, detail, markdown = render_execution(1, record, [], [])
     assert message == "execution #1: 0 API calls, ok (0.0 s)" and detail["code_lines"] == 0
     assert markdown.count("(empty)") == 2
+
+
+def test_many_calls_show_the_first_and_the_last(tmp_path: Path) -> None:
+    log = tmp_path / "calls.trace.jsonl"
+    posts: list[tuple[str, dict[str, Any], str]] = []
+    code_feed = feed(log, posts)
+    for k in range(30):
+        write(log, call(T0 + timedelta(seconds=k), f"app__api_{k}"))
+    write(log, execution(T0, api_calls=30))
+    code_feed.poll()
+    [(message, detail, markdown)] = posts
+    assert message.startswith("execution #1: 30 API calls") and detail["calls_ok"] == 30
+    assert "`app__api_0`" in markdown and "`app__api_29`" in markdown and "`app__api_15`" not in markdown
+    assert "... 20 more calls" in markdown

@@ -9,7 +9,8 @@ log (`kernel.trace_log.trace_log_path(<call log>)`, written as the battle happen
   `"execution #3: 4 API calls, ok (1.2 s)"`; markdown: the code and the exact output the agent saw, each
   shortened (`MAX_LINES` lines, `MAX_CHARS` characters, lines cut at `MAX_LINE_CHARS`, a "... N more
   lines" note; the output keeps its head and its tail, where a traceback ends), then the execution's API
-  calls folded in, one `•` line each (at most `MAX_CALLS_SHOWN`); a small `detail` of counts;
+  calls folded in, one `•` line each (past `MAX_CALLS_SHOWN`, the first and the last few); a small
+  `detail` of counts;
 - after `MAX_EXECUTION_ENTRIES` entries, executions are summed up `OVERFLOW_BATCH` to an entry (no code),
   so a long battle stays a readable number of entries;
 - calls outside any execution (a refused tool call) as the call feed's batches (`blue_feed.render_batch`);
@@ -19,8 +20,8 @@ A call belongs to the execution whose record follows it, unless it started befor
 (less `SLACK_S`): one execution runs at a time, and the gateway writes an execution's calls before it.
 The code and output are the Blue's text: scrubbed (`outbound.prepare`, plus the task supervisor's personal
 data, `private`) before they are cut, then put in a fenced block whose fence is longer than any backtick
-run inside (no line can close it; a renderer escapes a block's content), control characters and lone
-surrogates dropped. API answers and arguments are never posted; the output is what the agent itself saw.
+run inside (no line can close it; a renderer escapes a block's content), control characters dropped and
+lone surrogates replaced. API answers and arguments are never posted; the output is what the agent itself saw.
 
 Contract of the input: one JSON `TraceRecord` per line, appended (never rewritten); a line is read once it
 ends with a newline; other battles' lines and unreadable lines are skipped. Posting is best effort (the
@@ -204,13 +205,20 @@ def render_execution(n: int, record: TraceRecord, calls: list[BlueCall],
     if record.killed:
         parts.append(f"**Killed:** {markdown_line(detail['killed'])}")
     if calls:
-        lines = [f"#{c.n} {code_span(c.tool, MAX_TOOL_CHARS)} · {'in' if c.in_scope else 'out of'} scope · "
-                 + ("ok" if c.ok else f"error: {markdown_line(c.error, MAX_ERROR_CHARS)}") + f" · {c.ms:.0f} ms"
-                 for c in calls[:MAX_CALLS_SHOWN]]
-        if len(calls) > MAX_CALLS_SHOWN:
-            lines.append(f"... {len(calls) - MAX_CALLS_SHOWN} more calls (all in the battle's trace)")
-        parts.append("\n".join(bullets(lines)))
+        parts.append("\n".join(bullets(call_lines(calls))))
     return message, detail, "\n\n".join(parts) + "\n"
+
+
+def call_lines(calls: list[BlueCall]) -> list[str]:
+    """One line per call; past `MAX_CALLS_SHOWN`, the first and the last half of them (the end is often the point)."""
+    def one(c: BlueCall) -> str:
+        return (f"#{c.n} {code_span(c.tool, MAX_TOOL_CHARS)} · {'in' if c.in_scope else 'out of'} scope · "
+                + ("ok" if c.ok else f"error: {markdown_line(c.error, MAX_ERROR_CHARS)}") + f" · {c.ms:.0f} ms")
+    if len(calls) <= MAX_CALLS_SHOWN:
+        return [one(c) for c in calls]
+    half = MAX_CALLS_SHOWN // 2
+    more = f"... {len(calls) - 2 * half} more calls (all in the battle's trace.jsonl)"
+    return [one(c) for c in calls[:half]] + [more] + [one(c) for c in calls[-half:]]
 
 
 def render_overflow(batch: list[tuple[int, TraceRecord, list[BlueCall]]]) -> tuple[str, dict[str, Any], str]:
