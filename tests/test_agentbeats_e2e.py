@@ -2,7 +2,7 @@
 Green and the offline Blues launched from a scenario file through the SDK exactly as `run_scenario`
 does (ScenarioManager in tmux, fresh TMUX_TMPDIR), real AppWorld servers and the MCP gateway.
 
-Four battles, all on loopback and free ports:
+Five battles, all on loopback and free ports:
 1. the Green's model replaced by the scripted OpenAI stand-in playing the card's plan tool by tool,
    the reference Blue: `finished`, winner `blue_agent`, the record holds the result detail and markdown;
 2. same Green, the no-op Blue (started over REST as the web UI does): winner `green_agent`;
@@ -12,7 +12,9 @@ Four battles, all on loopback and free ports:
    SSE), both models scripted; the Blue reads an API doc (a native tool: its SDK entry is not
    posted), looks an API up, calls one outside its scope and ends the task without doing it:
    winner `green_agent`.
-For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
+5. the offline scenario in code mode (`interaction = "code"`): the reference Blue sends the solution as one
+   execution; the Blue's entry is that execution, with its code, its output and its calls folded in.
+For battles 1, 3, 4 and 5 the stored battle is what a person follows on the page (`assert_page`):
 5 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the Green's wait,
 the result alone under its verdict's name: the web UI opens every group collapsed, and the last
 group's header chip, `Blue won` / `Blue lost` / `Draw`, is what says who won), the Blue's calls
@@ -385,9 +387,14 @@ def test_code_mode_blue_entries_are_its_executions_with_their_code(platform: dic
     blue = [e for e in record["interact_history"] if e["reported_by"] == "Reference Blue"]
     assert len(blue) == 1 and re.fullmatch(r"execution #1: \d+ API calls?, ok \(\d+\.\d s\)", blue[0]["message"]), blue
     detail, markdown = blue[0]["detail"], blue[0]["markdown_content"]
+    print(markdown)
     assert detail["api_calls"] >= 2 and detail["calls_ok"] == detail["api_calls"] and detail["ok"] is True, detail
     task_id = platform["world"].split("dev")[4]
     first = next(line for line in platform["world"].solution_source(task_id).splitlines() if line.strip())
     assert first.strip() in markdown and "**Output**" in markdown and "Execution successful." in markdown, markdown
     assert "`supervisor__complete_task` · in scope · ok" in markdown, markdown
     assert_page(record, "Reference Blue", platform["tmp"], platform["world"], blue_entry="execution #")
+    run_dir = platform["tmp"] / "runs" / battle_id  # the whole code and output: in the battle's trace
+    executions = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()
+                  if json.loads(line)["kind"] == "execution"]
+    assert len(executions) == 1 and first.strip() in executions[0]["text"] and (run_dir / "trace.html").is_file()
