@@ -35,7 +35,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ class CodeFeed:
         self.executions_seen = 0
         self.calls_seen = 0
         self.entries_posted = 0
-        self._calls: list[tuple[TraceRecord, BlueCall]] = []
+        self._calls: list[tuple[datetime, BlueCall]] = []  # the calls whose execution has not ended yet
         self._overflow: list[tuple[int, TraceRecord, list[BlueCall]]] = []
         self._cut_noted = False
         self._private: list[str] = []
@@ -112,7 +112,10 @@ class CodeFeed:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        self.poll(final=True)
+        try:
+            self.poll(final=True)
+        except Exception:  # the feed is a view: it never breaks the battle
+            log.exception("the Blue's execution feed failed")
 
     def poll(self, final: bool = False) -> None:
         """Read new records; post each finished execution, and (final) whatever is left."""
@@ -120,7 +123,7 @@ class CodeFeed:
             for record in self.tail.read_new():
                 if record.kind == "tool_call":
                     self.calls_seen += 1
-                    self._calls.append((record, to_blue_call(self.calls_seen, record)))
+                    self._calls.append((record.at, to_blue_call(self.calls_seen, record)))
                 elif record.kind == "execution":
                     self._execution(record)
                 elif record.kind == "cut" and not self._cut_noted:
@@ -137,8 +140,8 @@ class CodeFeed:
 
     def _execution(self, record: TraceRecord) -> None:
         began = record.at - timedelta(seconds=SLACK_S)
-        before = [c for r, c in self._calls if r.at < began]
-        mine = [c for r, c in self._calls if r.at >= began]
+        before = [c for at, c in self._calls if at < began]
+        mine = [c for at, c in self._calls if at >= began]
         self._calls = []
         if before:
             self._post(*render_batch([prepared(c) for c in before]))
