@@ -2,7 +2,7 @@
 Green and the offline Blues launched from a scenario file through the SDK exactly as `run_scenario`
 does (ScenarioManager in tmux, fresh TMUX_TMPDIR), real AppWorld servers and the MCP gateway.
 
-Four battles, all on loopback and free ports:
+Five battles, all on loopback and free ports:
 1. the Green's model replaced by the scripted OpenAI stand-in playing the card's plan tool by tool,
    the reference Blue: `finished`, winner `blue_agent`, the record holds the result detail and markdown;
 2. same Green, the no-op Blue (started over REST as the web UI does): winner `green_agent`;
@@ -12,7 +12,9 @@ Four battles, all on loopback and free ports:
    SSE), both models scripted; the Blue reads an API doc (a native tool: its SDK entry is not
    posted), looks an API up, calls one outside its scope and ends the task without doing it:
    winner `green_agent`.
-For battles 1, 3 and 4 the stored battle is what a person follows on the page (`assert_page`):
+5. the offline scenario in code mode (`interaction = "code"`): the reference Blue sends the solution as one
+   execution; the Blue's entry is that execution, with its code, its output and its calls folded in.
+For battles 1, 3, 4 and 5 the stored battle is what a person follows on the page (`assert_page`):
 5 runs of consecutive `reported_by` (system, the Green's steps, the Blue's calls, the Green's wait,
 the result alone under its verdict's name: the web UI opens every group collapsed, and the last
 group's header chip, `Blue won` / `Blue lost` / `Draw`, is what says who won), the Blue's calls
@@ -88,6 +90,7 @@ predictor = "ground_truth"
 deadline_s = 90
 reply_grace_s = 10
 green_mode = "{green_mode}"
+interaction = "tools"
 env_url = "{urls['env']}"
 apis_url = "{urls['apis']}"
 gateway_url = "{urls['gateway']}"
@@ -246,15 +249,16 @@ def assert_nothing_private_posted(record: dict[str, Any], world: WorldData) -> N
     assert gold and not shown, shown
 
 
-def assert_page(record: dict[str, Any], blue: str, tmp: Path, world: WorldData) -> None:
-    """What a person follows on the battle page: one group per actor, the Blue visible, a compact result."""
+def assert_page(record: dict[str, Any], blue: str, tmp: Path, world: WorldData, blue_entry: str = "tool call") -> None:
+    """What a person follows on the battle page: one group per actor, the Blue visible (its calls, or in code mode
+    its executions: `blue_entry`), a compact result."""
     runs = runs_of_reporters(record)
     assert len(runs) <= MAX_RUNS, runs
     history = record["interact_history"]
     verdict = VERDICT_CHIP[record["result"]["winner"]]
     assert [who for who, _ in runs] == ["system", "green_agent", blue, "green_agent", verdict], runs
     assert runs[-1] == (verdict, 1) and "green" not in verdict.lower()
-    assert any(e["reported_by"] == blue and "tool call" in e["message"] for e in history)
+    assert any(e["reported_by"] == blue and blue_entry in e["message"] for e in history)
     result = [e for e in history if e.get("is_result")]
     assert len(result) == 1 and result[0] is history[-1]
     detail, message, markdown = result[0]["detail"], result[0]["message"], result[0]["markdown_content"]
@@ -285,10 +289,12 @@ def green_events(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in record.get("interact_history", []) if e.get("reported_by") == "green_agent"]
 
 
-def start(platform: dict[str, Any], blue_alias: str, task: str, green_mode: str = "llm") -> str:
+def start(platform: dict[str, Any], blue_alias: str, task: str, green_mode: str = "llm",
+          interaction: str = "tools") -> str:
     """Point the Green at `task` (it rereads scenario.toml after each launcher reset) and start a battle over REST."""
     path = platform["scenario"] / "scenario.toml"
     text = re.sub(r'(?m)^task = ".*"$', f'task = "{task}"', path.read_text())
+    text = re.sub(r'(?m)^interaction = ".*"$', f'interaction = "{interaction}"', text)
     path.write_text(re.sub(r'(?m)^green_mode = ".*"$', f'green_mode = "{green_mode}"', text))
     agents = harness.agents_by_alias(platform["backend_url"])
     assert agents["AppWorld Green"]["register_info"]["battle_timeout"] == 600  # D3 fix: reached the backend
@@ -368,3 +374,27 @@ def test_llm_scenario_llm_blue_is_followed_call_by_call_and_loses(platform: dict
     assert all(t in tools for t in ("`api_docs__show_api_descriptions` · in scope", "`supervisor__show_addresses` · out of scope",
                                     "`supervisor__complete_task` · in scope")), tools
     assert_page(record, "AppWorld LLM Blue", platform["tmp"], platform["world"])
+
+
+def test_code_mode_blue_entries_are_its_executions_with_their_code(platform: dict[str, Any]) -> None:
+    """interaction = "code": the reference Blue sends the task's solution as one execution; its entry holds the
+    code (in a fence), the output it saw and the solution's API calls folded in (no separate call batches)."""
+    battle_id = start(platform, "Reference Blue", task="5", green_mode="deterministic", interaction="code")
+    record = harness.wait_battle(platform["backend_url"], battle_id, BATTLE_TIMEOUT_S)
+    print_history(record)
+    assert record["state"] == "finished", record.get("error")
+    assert record["result"]["winner"] == "blue_agent", record["result"]
+    blue = [e for e in record["interact_history"] if e["reported_by"] == "Reference Blue"]
+    assert len(blue) == 1 and re.fullmatch(r"execution #1: \d+ API calls?, ok \(\d+\.\d s\)", blue[0]["message"]), blue
+    detail, markdown = blue[0]["detail"], blue[0]["markdown_content"]
+    print(markdown)
+    assert detail["api_calls"] >= 2 and detail["calls_ok"] == detail["api_calls"] and detail["ok"] is True, detail
+    task_id = platform["world"].split("dev")[4]
+    first = next(line for line in platform["world"].solution_source(task_id).splitlines() if line.strip())
+    assert first.strip() in markdown and "**Output**" in markdown and "Execution successful." in markdown, markdown
+    assert "`supervisor__complete_task` · in scope · ok" in markdown, markdown
+    assert_page(record, "Reference Blue", platform["tmp"], platform["world"], blue_entry="execution #")
+    run_dir = platform["tmp"] / "runs" / battle_id  # the whole code and output: in the battle's trace
+    executions = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()
+                  if json.loads(line)["kind"] == "execution"]
+    assert len(executions) == 1 and first.strip() in executions[0]["text"] and (run_dir / "trace.html").is_file()

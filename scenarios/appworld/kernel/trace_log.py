@@ -1,7 +1,9 @@
 """Writing a battle's trace: every record bounded, redacted, and appended as one line.
 
 `bounded(record)` is the one rule every writer applies before a record reaches disk:
-- each string is cut to `MAX_TEXT_CHARS` (the REPL's 20,000-character rule) with a note saying how long it was;
+- each string is cut to `MAX_TEXT_CHARS` (the REPL's 20,000-character rule) with a note saying how long it was,
+  and a lone surrogate in it becomes U+FFFD (`kernel.encodable`: else the line would not encode and the record,
+  an execution whose code holds `"\\ud800"`, would be lost);
 - arguments are cut to `MAX_DEPTH` levels and `MAX_ITEMS` items per list or object;
 - secrets go through the one redaction helper (`kernel.redaction`): credential-named keys blanked, the
   values seen under them and every secret this process registered scrubbed from all text, JWTs and Bearer
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.call_log import append_line
+from kernel.encodable import encodable_text
 from kernel.redaction import redact, redact_free_text, redact_text, scrub, secret_values
 from kernel.trace_record import TraceRecord
 
@@ -59,7 +62,7 @@ def trace_log_path(call_log: Path) -> Path:
 
 def cut_text(text: str, limit: int = MAX_TEXT_CHARS, secrets: list[str] | None = None) -> str:
     """`text` scrubbed of secrets and cut to `limit` characters, with a note of its full length."""
-    head = text[:limit * 2]  # scrub a little past the cut, so a secret across the boundary leaves no prefix
+    head = encodable_text(text[:limit * 2])  # scrub a little past the cut: a secret across it leaves no prefix
     head = scrub(redact_free_text(redact_text(head, secrets or ()) or ""))
     if len(text) <= limit and len(head) <= limit:
         return head

@@ -7,6 +7,7 @@
 - `outbound`: what every posted event passes first (secrets, local paths, scenario.toml fix-its).
 - `result_post`: the result entry as the page shows it (markdown first, a compact detail).
 - `blue_feed`: the Blue's calls from the gateway's call log, posted in batches under its name.
+- `code_feed`: in code mode, the Blue's executions (code, output, calls) from the gateway's trace, under its name.
 - `sdk_tool_log`: the SDK's `Calling tool` entries folded under the Green's own name.
 - `markdown`: table cells for the markdown.
 - `session`: the AgentBeats driver of the battle engine (one session per battle; progress posted per step).

@@ -7,9 +7,10 @@ engine `appworld-green battle` and `eval` drive, so a battle's record is the one
   step runs the ones it depends on first, after an infrastructure error only judge, cleanup and
   report run, and `finish()` completes whatever the model left);
 - `BackendProgress` posts a progress event for every step up to the wait (so the UI shows the plan
-  even if the model forgets), the Blue's calls under its name during the wait (`blue_feed`), and
-  reports a bad input as an unjudged battle; the steps after the wait post nothing when they succeed
-  (`result_post.FOLDED_STEPS`: the result entry summarizes them), so the page has one group per actor;
+  even if the model forgets), the Blue's calls under its name during the wait (`blue_feed`; in code
+  mode its executions with their calls, `code_feed`), and reports a bad input as an unjudged battle;
+  the steps after the wait post nothing when they succeed (`result_post.FOLDED_STEPS`: the result
+  entry summarizes them), so the page has one group per actor;
 - the world slot named in scenario.toml is locked in the machine-wide lock directory from setup
   to cleanup, the same lock every CLI and `eval` battle takes (never two battles on one slot).
 """
@@ -23,6 +24,7 @@ import threading
 from typing import Any
 
 from green_agent.agentbeats.blue_feed import BlueFeed
+from green_agent.agentbeats.code_feed import CodeFeed, trace_feed
 from kernel.call_log_reader import CallLogTail
 from green_agent.agentbeats.reporter import BackendReporter
 from green_agent.agentbeats.result_post import FOLDED_STEPS
@@ -32,6 +34,7 @@ from green_agent.engine.sequencer import STEPS, Battle, StepOutput
 from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, slot_key
 from kernel.errors import GreenError
 from kernel.settings import Settings
+from kernel.trace_log import trace_log_path, tracing_on
 from kernel.untrusted import one_line
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,7 @@ def run_dir_name(battle_id: str) -> str:
 class BackendProgress:
     """The engine's observer on the AgentBeats path: one progress event per step, bad input reported unjudged."""
 
-    def __init__(self, reporter: BackendReporter, blue_feed: BlueFeed | None = None) -> None:
+    def __init__(self, reporter: BackendReporter, blue_feed: BlueFeed | CodeFeed | None = None) -> None:
         self.reporter = reporter
         self.blue_feed = blue_feed
 
@@ -104,12 +107,25 @@ class BattleSession:
                                     call_log_path=resolved.call_log_path, reporters=[reporter],
                                     slot_lock=self.slot_lock)
         blue_label = resolved.choices.blue  # its registration alias, as the battle page names it
-        # The Blue's calls, posted under its name while the Green waits (the log is followed from here on).
-        feed = BlueFeed(CallLogTail(resolved.call_log_path, battle_id),
-                        lambda message, detail, markdown: reporter.progress(message, detail, markdown,
-                                                                            reported_by=blue_label))
+
+        def post(message: str, detail: dict[str, Any], markdown: str) -> None:
+            reporter.progress(message, detail, markdown, reported_by=blue_label)
+
+        # The Blue's actions, posted under its name while the Green waits (the logs are followed from here on):
+        # in code mode its executions (code, output, their calls) from the gateway's trace, else its calls.
+        feed: BlueFeed | CodeFeed = BlueFeed(CallLogTail(resolved.call_log_path, battle_id), post)
+        if config.choices.interaction == "code" and tracing_on():
+            feed = trace_feed(trace_log_path(resolved.call_log_path), battle_id, post, self._supervisor)
         self.battle = Battle(config, deps, observer=BackendProgress(reporter, feed))
         self._lock = threading.RLock()
+
+    def _supervisor(self) -> list[str]:
+        """The task supervisor's personal data (never posted: the code feed replaces it in the Blue's texts)."""
+        setup = self.battle.state.setup
+        if setup is None:
+            return []
+        person = setup.task.supervisor
+        return [v for v in (person.email, person.phone_number, person.first_name, person.last_name) if v]
 
     def run_step(self, name: str) -> StepOutput:
         """One step for a tool (the steps it depends on first); a repeated call returns the stored output."""
