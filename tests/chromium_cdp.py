@@ -8,9 +8,10 @@ what it should, then reads the DOM and takes a screenshot.
 
 Contract: `ChromiumPage(chromium, profile)` starts Chromium in its own process group (the same flags as
 tests/test_report_html.py: no background networking, no component update, no sync); `open(url)` navigates a
-1600x1000 page; `wait_text(texts, timeout_s)` polls `document.body.innerText` until every text is in it (or
-fails naming the missing ones and what the page showed); `dom()` is the page's HTML; `screenshot(path)` writes a
-PNG. Leaving the `with` block kills the process group, whatever happened.
+1600x1000 page (a fresh one each call; `requested` lists every URL the pages asked for); `wait_text(texts,
+timeout_s)` polls `document.body.innerText` until every text is in it (or fails naming the missing ones and what
+the page showed); `dom()` is the page's HTML; `screenshot(path)` writes a PNG. Leaving the `with` block kills the
+process group, whatever happened.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class ChromiumPage:
         os.close(self._cmd_r)
         os.close(self._out_w)
         self._buffer = b""
+        self.requested: list[str] = []
+        """Every URL the page asked for (DevTools' `Network.requestWillBeSent`), in order."""
         self._next_id = 0
         self._session: str | None = None
 
@@ -94,7 +97,7 @@ class ChromiumPage:
 
     def send(self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 60,
              session: bool = True) -> dict[str, Any]:
-        """One DevTools command; returns its result (events read meanwhile are dropped)."""
+        """One DevTools command; returns its result (of the events read meanwhile, requests are kept)."""
         self._next_id += 1
         command: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
         if session and self._session:
@@ -103,6 +106,8 @@ class ChromiumPage:
         deadline = time.monotonic() + timeout_s
         while True:
             reply = self._read_message(deadline)
+            if reply.get("method") == "Network.requestWillBeSent":
+                self.requested.append(reply["params"]["request"]["url"])
             if reply.get("id") == self._next_id:
                 assert "error" not in reply, f"{method}: {reply['error']}"
                 return reply.get("result", {})
@@ -113,6 +118,7 @@ class ChromiumPage:
                                   session=False)["sessionId"]
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": 1600, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+        self.send("Network.enable")
         self.send("Page.navigate", {"url": url})
 
     def evaluate(self, expression: str) -> Any:

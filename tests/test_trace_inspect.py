@@ -24,6 +24,7 @@ import pytest
 from chromium_cdp import ChromiumPage
 from faults_support import answers, wait_until
 from green_agent.models.eval_run import EvalResults
+from green_agent.models.result import BattleResult
 from green_agent.trace.reader import read_trace
 from kernel.ports import free_port
 from test_batch_e2e import CLI, cli_env
@@ -33,7 +34,8 @@ from test_scope_policy_e2e import run_eval
 pytestmark = pytest.mark.e2e
 INSPECT = str(Path(sys.executable).parent / "inspect")
 SCREENSHOTS_ENV = "TRACE_SCREENSHOTS"
-"""A folder to keep the viewer's screenshots in, for a person to look at (default: the test's tmp_path)."""
+"""A folder for the viewer's screenshots (samples list, transcript, a markup reply), for a person to look at
+(default: the test's tmp_path)."""
 REPLY = "Ended task f0a1c01_1 without doing it (no-op Blue)."
 MARKUP = '**bold-md** [a link](http://198.51.100.7/x) <b id="injected">tag</b> ![pic](http://198.51.100.7/p.png)'
 """What a hostile agent could reply: markdown and HTML aimed at the viewer (198.51.100.7: TEST-NET-2)."""
@@ -79,6 +81,8 @@ def test_an_eval_exports_to_inspect_and_reads_back_equal(exported: Exported) -> 
         assert [e.scorer for e in sample.events if e.event == "score"] == ["appworld", "outcome"]
         assert sample.metadata["interaction"] == "tools" and sample.metadata["scenario"] == row.scenario_id
         assert sample.target == ""  # the expected answer is never exported
+        submitted = BattleResult.model_validate_json((exported.run / row.result_path).read_text()).trajectory
+        assert sample.scores["appworld"].answer == (submitted.submitted_answer if submitted else None)
         records = read_trace(tmp_path / "noop" / Path(row.result_path).parent / "trace.jsonl")
         calls = [r for r in records if r.kind == "tool_call"]
         assert [e.function for e in sample.events if e.event == "tool"] == [c.tool for c in calls]
@@ -151,11 +155,14 @@ def test_inspect_view_shows_the_samples_in_chromium(exported: Exported, inspect_
 
         page.open(f"{url}#/logs/markup.eval/samples/sample/f0a1c01_1/2/messages")
         text = page.wait_text(["ASSISTANT", "bold-md"], 90)
+        page.screenshot(shots / "inspect-view-markup.png")
         assert "**bold-md**" in text and "![pic](http://198.51.100.7/p.png)" in text  # shown as typed, as text
         rendered = page.evaluate("""[document.getElementById('injected'), ...document.querySelectorAll(
             'a[href*="198.51.100.7"], img[src*="198.51.100.7"]'), ...Array.from(document.querySelectorAll('strong,b'))
             .filter(e => e.textContent.includes('bold-md'))].filter(Boolean).map(e => e.outerHTML)""")
         assert rendered == [] and '&lt;b id="injected"&gt;' in page.dom()  # no element made of it; the tag as text
+    # the viewer needs nothing beyond its own server (web workers' requests are not the page's: the CSP says 'self')
+    assert page.requested and all(u.startswith((url, "data:", "blob:")) for u in page.requested), page.requested
 
 
 def test_export_without_a_run_says_what_to_give(tmp_path: Path) -> None:
