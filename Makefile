@@ -40,7 +40,8 @@ $(A2A1_VENV)/.installed: requirements-a2a1.txt
 	touch $@
 
 # Inspect AI, the optional extra behind `appworld-green export --format inspect` (tests/test_trace_inspect.py reads
-# the export back with inspect_ai's own reader); only new packages, none of requirements.txt's pins move.
+# the export back with inspect_ai's own reader and opens it in its own viewer, `inspect view`, in headless Chromium);
+# only new packages, none of requirements.txt's pins move.
 inspect: $(VENV)/.inspect
 
 $(VENV)/.inspect: $(VENV)/.installed requirements-inspect.txt

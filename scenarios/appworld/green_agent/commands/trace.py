@@ -9,6 +9,7 @@ missing or unreadable input (the message says what to give).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -53,6 +54,8 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
     if args.out.is_dir():
         raise BadInputError(f"--out {args.out} is a directory: give a file name (e.g. run.eval)")
     samples = export_run(args.run, args.out)
-    print(f"wrote an Inspect eval log of {samples} sample(s): {args.out.resolve()} (open it with `inspect view`)",
+    out = args.out.resolve()
+    print(f"wrote an Inspect eval log of {samples} sample(s): {out}\n"
+          f"view it: inspect view --log-dir {shlex.quote(str(out.parent))}  (then http://127.0.0.1:7575)",
           file=sys.stdout)
     return 0

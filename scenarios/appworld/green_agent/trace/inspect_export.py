@@ -8,11 +8,14 @@ and writes one `EvalLog` (`inspect_ai.log.write_eval_log`; `.eval` or `.json` by
 - `messages`: the task message as the user's, each call or execution as an assistant tool call and its
   result (or error) as the tool's message, the Blue's A2A reply as the assistant's last message;
 - `events`: one `ToolEvent` per call and per execution (a code-mode execution's `apis` calls too), with
-  the arguments, the result, the timings and the error;
+  the arguments, the result, the timings and the error; then a `ScoreEvent` per score (the transcript's verdict);
 - `scores`: `appworld` (1 when AppWorld's evaluation passed, the headline as explanation, tests passed /
-  total in the metadata) and `outcome` (our graded outcome, the verdict's reason as explanation);
+  total in the metadata) and `outcome` (our graded outcome, the verdict's reason as explanation); each
+  score's `answer` is the answer the agent submitted, as sent (the viewer's ANSWER column);
 - `metadata`: task, scenario, difficulty, interaction, scope (predictor, policy, APIs), cost, battle id.
-The log's results carry the run's TGC as the `appworld` score's accuracy. inspect_ai is imported only
+The log's results carry the run's TGC as the `appworld` score's accuracy, its stats the first battle's start and
+the last one's end. The log says `ViewerConfig(trust_content=False)`: everything in it came from or through the
+agent under test, so `inspect view` shows it as plain text (no markdown, links or media). inspect_ai is imported only
 here, so the rest of the CLI runs without it; a missing extra is a `BadInputError` naming `make inspect`.
 """
 
@@ -39,9 +42,11 @@ def _inspect() -> Any:
         import inspect_ai.model as model
         import inspect_ai.scorer as scorer
         import inspect_ai.tool as tool
+        import inspect_ai.viewer as viewer
     except ImportError:
         raise BadInputError(MISSING) from None
-    return type("Inspect", (), {"event": event, "log": log, "model": model, "scorer": scorer, "tool": tool})
+    return type("Inspect", (), {"event": event, "log": log, "model": model, "scorer": scorer, "tool": tool,
+                                "viewer": viewer})
 
 
 def _call_id(record: TraceRecord, index: int) -> str:
@@ -101,8 +106,11 @@ def _messages(ia: Any, records: list[TraceRecord], instruction: str) -> tuple[st
 def _scores(ia: Any, row: EvalRow, result: BattleResult | None) -> dict[str, Any]:
     headline = result.explanation.headline if result and result.explanation else row.reason()
     tests = {"tests_passed": row.tests_passed, "tests_total": row.tests_total}
-    return {"appworld": ia.scorer.Score(value=1.0 if row.passed else 0.0, explanation=headline, metadata=tests),
-            "outcome": ia.scorer.Score(value=row.outcome, explanation=(result.reason if result else None) or headline)}
+    answer = result.trajectory.submitted_answer if result and result.trajectory else None
+    return {"appworld": ia.scorer.Score(value=1.0 if row.passed else 0.0, answer=answer, explanation=headline,
+                                        metadata=tests),
+            "outcome": ia.scorer.Score(value=row.outcome, answer=answer,
+                                       explanation=(result.reason if result else None) or headline)}
 
 
 def _metadata(row: EvalRow, result: BattleResult | None, results: EvalResults) -> dict[str, Any]:
@@ -122,10 +130,13 @@ def sample_of(ia: Any, run_dir: Path, row: EvalRow, results: EvalResults) -> Any
     records = read_trace(trace) if trace.is_file() else []
     task, messages = _messages(ia, records, (result.instruction if result else None) or row.task_id)
     last = next((m for m in reversed(messages) if m.role == "assistant" and m.text), None)
+    scores = _scores(ia, row, result)
+    scored_at = (result.finished_at if result else None) or results.generated_at
+    verdict = [ia.event.ScoreEvent(score=score, scorer=name, timestamp=scored_at) for name, score in scores.items()]
     return ia.log.EvalSample(
         id=row.task_id, epoch=row.trial, input=task, target="", messages=messages,
         output=ia.model.ModelOutput.from_content(results.manifest.config.blue, last.text if last else ""),
-        scores=_scores(ia, row, result), metadata=_metadata(row, result, results), events=_events(ia, records),
+        scores=scores, metadata=_metadata(row, result, results), events=_events(ia, records) + verdict,
         started_at=result.started_at if result else None, completed_at=result.finished_at if result else None,
         total_time=row.duration_s)
 
@@ -146,11 +157,15 @@ def build_log(run_dir: Path) -> Any:
         config=ia.log.EvalConfig(epochs=config.trials),
         metadata={"interaction": config.interaction, "predictor": config.predictor,
                   "scope_policy": config.scope_policy, "deadline_s": config.deadline_s,
-                  "appworld_green": manifest.versions.get("appworld_green"), "status": results.status})
+                  "appworld_green": manifest.versions.get("appworld_green"), "status": results.status},
+        viewer=ia.viewer.ViewerConfig(trust_content=False))
     scores = [ia.log.EvalScore(name="appworld", scorer="appworld", scored_samples=len(samples),
                                metrics={"accuracy": ia.log.EvalMetric(name="accuracy", value=accuracy)})]
+    started = [s.started_at for s in samples if s.started_at]
+    completed = [s.completed_at for s in samples if s.completed_at]
+    stats = ia.log.EvalStats(started_at=min(started, default=""), completed_at=max(completed, default=""))
     return ia.log.EvalLog(
-        status="success" if results.status == "completed" else "error", eval=spec,
+        status="success" if results.status == "completed" else "error", eval=spec, stats=stats,
         results=ia.log.EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores),
         samples=samples)
 
