@@ -1,7 +1,8 @@
 """`appworld-green rejudge` and standard-or-custom end to end: real evals, real AppWorld, a fresh evaluator process.
 
 Four runs are made once for the module, each through the CLI as a user makes them: the demo's eval (dev, the
-reference Blue, 2 workers) in tools mode and in code mode, an enforced-scope run on two tasks where the lexical
+reference Blue, 2 workers) in tools mode, the same Blue in code mode on three dev tasks (the whole split in code
+mode costs a minute more and re-judges nothing the tools run does not), an enforced-scope run on two tasks where the lexical
 predictor misses a gold API (f0f4d44_2 ends `scope_error`), and a code-mode run with `--unsafe-code-in-process`
 on a machine made to lack bubblewrap (PATH without `bwrap`, CODE_SANDBOX=bubblewrap: the same stand-in as
 tests/test_code_prerequisites.py). Edited copies of a run are re-judged: a verdict flipped in one result.json, a
@@ -28,6 +29,7 @@ QUESTION = "f0a7c07_1"
 """A dev question task (its answer is a row of the supervisor's change log) that the reference Blue passes."""
 ACTION = "f0b2d02_2"
 HASHED = "f0c9e09_1"
+CODE_TASKS = (QUESTION, ACTION, HASHED)
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -58,7 +60,7 @@ def tools_run(tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def code_run(tmp: Path) -> Path:
-    return _eval(tmp, "dev-code", "--split", "dev", "--workers", "2", "--interaction", "code")
+    return _eval(tmp, "dev-code", "--task-ids", ",".join(CODE_TASKS), "--workers", "2", "--interaction", "code")
 
 
 @pytest.fixture(scope="module")
@@ -81,27 +83,36 @@ def _rejudge(run: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return _cli("rejudge", str(run), *args, env=_env(tmp))
 
 
-@pytest.mark.parametrize("mode", ["tools", "code"])
-def test_a_dev_eval_rejudges_21_of_21_equal_and_is_standard(mode: str, tmp: Path,
-                                                            request: pytest.FixtureRequest) -> None:
-    run = request.getfixturevalue(f"{mode}_run")
-    done = _rejudge(run, tmp)
+def test_a_dev_eval_rejudges_21_of_21_equal_and_is_standard(tools_run: Path, tmp: Path) -> None:
+    done = _rejudge(tools_run, tmp)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.rstrip().endswith("21 of 21 verdicts re-judged equal")
-    results = _results(run)
+    results = _results(tools_run)
     rows = [line for line in done.stdout.splitlines() if line.startswith(results["manifest"]["run_id"])]
     assert len(rows) == 21 and all(line.endswith(" equal") for line in rows) and "DIFFERS" not in done.stdout
     assert (results["standard"], results["custom"]) == (True, [])
     prov = results["provenance"]
-    assert prov["interaction"] == mode and prov["whole_split"] and prov["task_set"] == "the whole dev split"
+    assert prov["interaction"] == "tools" and prov["whole_split"] and prov["task_set"] == "the whole dev split"
     assert prov["appworld"] == "0.1.3.post1" and len(prov["world_digest"]) == 64 and prov["task_pack"]
-    assert prov["grader"]["outcome_rule"] >= 1 and prov["rejudge_command"] == f"appworld-green rejudge {run}"
-    assert (prov["sandbox"] or "").startswith(("bubblewrap sandbox", "landlock sandbox")) if mode == "code" \
-        else prov["sandbox"] is None
-    summary = json.loads((run / "agentbeats_results.json").read_text())["results"][0]
+    assert prov["grader"]["outcome_rule"] >= 1 and prov["rejudge_command"] == f"appworld-green rejudge {tools_run}"
+    assert prov["sandbox"] is None
+    summary = json.loads((tools_run / "agentbeats_results.json").read_text())["results"][0]
     assert summary["standard"] is True and summary["provenance"]["world_digest"] == prov["world_digest"]
-    html = (run / "report.html").read_text()
-    assert 'data-standard="standard"' in html and f"verify: appworld-green rejudge {run}" in html
+    html = (tools_run / "report.html").read_text()
+    assert 'data-standard="standard"' in html and f"verify: appworld-green rejudge {tools_run}" in html
+
+
+def test_a_code_mode_eval_rejudges_equal_and_records_its_sandbox(code_run: Path, tmp: Path) -> None:
+    done = _rejudge(code_run, tmp)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.rstrip().endswith("3 of 3 verdicts re-judged equal") and "DIFFERS" not in done.stdout
+    results = _results(code_run)
+    assert all(row["passed"] for row in results["rows"])
+    assert (results["standard"], results["custom"]) == (False, ["task set: a list of 3 task(s), not a whole split"])
+    prov = results["provenance"]
+    assert prov["interaction"] == "code" and not prov["whole_split"]
+    assert (prov["sandbox"] or "").startswith(("bubblewrap sandbox", "landlock sandbox"))
+    assert prov["rejudge_command"] == f"appworld-green rejudge {code_run}"
 
 
 def test_a_verdict_flipped_in_result_json_is_caught(tools_run: Path, tmp: Path) -> None:
@@ -148,7 +159,7 @@ def test_a_changed_db_row_and_a_foreign_statement_are_caught(code_run: Path, tmp
     assert f"{ids[ACTION]} differs: the saved end state cannot be re-judged: admin.jsonl line" in done.stdout
     assert "not an INSERT, UPDATE or DELETE" in done.stdout and not attached.exists()
     assert f"{ids[HASHED]} differs: the saved end state (appworld/dbs) is not the one the run archived" in done.stdout
-    assert done.stdout.rstrip().endswith("18 of 21 verdicts re-judged equal")
+    assert done.stdout.rstrip().endswith("0 of 3 verdicts re-judged equal")
     assert all(battle_id in done.stderr for battle_id in ids.values())
 
 
