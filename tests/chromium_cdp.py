@@ -21,8 +21,10 @@ import fcntl
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,9 +56,12 @@ class ChromiumPage:
                 f"--user-data-dir={profile}", "--remote-debugging-pipe", "--no-default-browser-check",
                 "--hide-scrollbars", "--mute-audio", "about:blank"]
         profile.mkdir(parents=True, exist_ok=True)
+        # its TMPDIR: a short folder of its own (a socket's path stays under 108 bytes), removed at close()
+        self._temp = tempfile.mkdtemp(prefix="chromium-")
         with open(profile / "chromium.log", "wb") as log:  # Chromium's own complaints, for a failing test
             self.process = subprocess.Popen(argv, pass_fds=(self._cmd_r, self._out_w), stdout=log, stderr=log,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True,
+                                            env={**os.environ, "TMPDIR": self._temp})
         os.close(self._cmd_r)
         os.close(self._out_w)
         self._buffer = b""
@@ -80,6 +85,7 @@ class ChromiumPage:
                 os.close(fd)
             except OSError:
                 pass
+        shutil.rmtree(self._temp, ignore_errors=True)
 
     def _read_message(self, deadline: float) -> dict[str, Any]:
         while b"\0" not in self._buffer:

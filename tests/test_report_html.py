@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,9 +48,21 @@ def chromium() -> str:
     return path
 
 
+@contextmanager
+def chromium_env() -> Iterator[dict[str, str]]:
+    """Chromium's environment, its TMPDIR a short folder of its own, removed after: Chromium leaves its singleton
+    socket there when it is killed, and a socket's path must stay under 108 bytes (a test's tmp_path may not)."""
+    temp = tempfile.mkdtemp(prefix="chromium-")
+    try:
+        yield {**os.environ, "TMPDIR": temp}
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 def dump_dom(chromium: str, page: Path, profile: Path, fragment: str = "") -> str:
-    proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                           f"file://{page}{fragment}"], capture_output=True, text=True, timeout=120)
+    with chromium_env() as env:
+        proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+                               f"file://{page}{fragment}"], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 

@@ -26,7 +26,7 @@ from green_agent.models.eval_run import EvalResults
 from green_agent.trace.reader import read_trace
 from kernel.ports import free_port
 from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
-from test_report_html import CHROMIUM_FLAGS, chromium, dump_dom  # noqa: F401 - the fixture
+from test_report_html import CHROMIUM_FLAGS, chromium, chromium_env, dump_dom  # noqa: F401 - the fixture
 from test_trace_e2e import assert_no_secret
 from trace_blue import MARKUP
 
@@ -85,9 +85,10 @@ def test_hostile_text_is_cut_and_the_page_renders_it_as_text(chromium: str, tmp_
     assert '<b id="injected"' not in dom and "<img" not in dom and "window.pwned" in dom  # shown, as text
     assert dom.count("&lt;script&gt;") >= 3
     shot = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path) / "trace-hostile.png"
-    done = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}",
-                           f"--screenshot={shot}", "--window-size=1200,1600", f"file://{page}"],
-                          capture_output=True, text=True, timeout=120)
+    with chromium_env() as env:
+        done = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}",
+                               f"--screenshot={shot}", "--window-size=1200,1600", f"file://{page}"],
+                              capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr[-2000:]
     assert_no_secret(folder / "trace.jsonl", page)
 
