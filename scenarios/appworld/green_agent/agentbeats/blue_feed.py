@@ -58,27 +58,26 @@ class BlueCall(BaseModel):
     error: str | None = Field(default=None, description="The error, cut short; None when ok.")
 
 
-class BlueFeed:
-    """Follows one battle's calls and posts them in batches from a background thread."""
+class PollingFeed:
+    """A feed's thread: `poll()` every `poll_s` from `start()` until `stop()`, then `poll(final=True)` once.
 
-    def __init__(self, tail: CallLogTail, post: Post, max_calls: int = MAX_CALLS_PER_ENTRY,
-                 max_age_s: float = MAX_ENTRY_AGE_S, poll_s: float = POLL_S) -> None:
-        self.tail = tail
-        self.post = post
-        self.max_calls = max_calls
-        self.max_age_s = max_age_s
+    A feed is a view: a failing poll is logged, never raised into the battle.
+    """
+
+    thread_name = "feed"
+
+    def __init__(self, poll_s: float) -> None:
         self.poll_s = poll_s
-        self.calls_seen = 0
-        self.entries_posted = 0
-        self._pending: list[BlueCall] = []
-        self._pending_since = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    def poll(self, final: bool = False) -> None:
+        raise NotImplementedError
+
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="blue-feed", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
@@ -86,7 +85,35 @@ class BlueFeed:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        self.poll(final=True)
+        self._poll_logged(final=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self._poll_logged()
+
+    def _poll_logged(self, final: bool = False) -> None:
+        try:
+            self.poll(final)
+        except Exception:  # the feed is a view: it never breaks the battle
+            log.exception("the Blue's %s failed", self.thread_name)
+
+
+class BlueFeed(PollingFeed):
+    """Follows one battle's calls and posts them in batches from a background thread."""
+
+    thread_name = "blue-feed"
+
+    def __init__(self, tail: CallLogTail, post: Post, max_calls: int = MAX_CALLS_PER_ENTRY,
+                 max_age_s: float = MAX_ENTRY_AGE_S, poll_s: float = POLL_S) -> None:
+        super().__init__(poll_s)
+        self.tail = tail
+        self.post = post
+        self.max_calls = max_calls
+        self.max_age_s = max_age_s
+        self.calls_seen = 0
+        self.entries_posted = 0
+        self._pending: list[BlueCall] = []
+        self._pending_since = 0.0
 
     def poll(self, final: bool = False) -> None:
         """Read new calls; post every batch that is full, old enough, or (final) anything left."""
@@ -104,13 +131,6 @@ class BlueFeed:
             if self._pending and (final or aged):
                 self._flush(self._pending)
                 self._pending = []
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.poll_s):
-            try:
-                self.poll()
-            except Exception:  # the feed is a view: it never breaks the battle
-                log.exception("the Blue's call feed failed")
 
     def _flush(self, calls: list[BlueCall]) -> None:
         message, detail, markdown = render_batch([prepared(c) for c in calls])

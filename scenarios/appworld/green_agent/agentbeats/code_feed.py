@@ -31,9 +31,7 @@ reporter never raises); `stop()` is idempotent. Tracing turned off (the bench): 
 from __future__ import annotations
 
 import json
-import logging
 import re
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -42,14 +40,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from green_agent.agentbeats import outbound
-from green_agent.agentbeats.blue_feed import MAX_ERROR_CHARS, MAX_TOOL_CHARS, BlueCall, Post, prepared, render_batch
+from green_agent.agentbeats.blue_feed import (MAX_ERROR_CHARS, MAX_TOOL_CHARS, BlueCall, PollingFeed, Post, prepared,
+                                              render_batch)
 from green_agent.agentbeats.markdown import bullets
 from kernel.call_log_reader import CallLogTail
 from kernel.encodable import encodable_text
 from kernel.trace_record import TraceRecord
 from kernel.untrusted import code_span, markdown_line, one_line, strip_controls
-
-log = logging.getLogger(__name__)
 
 MAX_LINES = 40
 MAX_CHARS = 2000
@@ -77,15 +74,17 @@ class TraceTail(CallLogTail):
         return record if record.battle_id == self.battle_id else None
 
 
-class CodeFeed:
+class CodeFeed(PollingFeed):
     """Follows one battle's executions in the trace log and posts them from a background thread."""
+
+    thread_name = "blue-code-feed"
 
     def __init__(self, tail: TraceTail, post: Post, private: Callable[[], list[str]] = lambda: [],
                  poll_s: float = POLL_S, max_entries: int = MAX_EXECUTION_ENTRIES) -> None:
+        super().__init__(poll_s)
         self.tail = tail
         self.post = post
         self.private = private
-        self.poll_s = poll_s
         self.max_entries = max_entries
         self.executions_seen = 0
         self.calls_seen = 0
@@ -94,9 +93,6 @@ class CodeFeed:
         self._overflow: list[tuple[int, TraceRecord, list[BlueCall]]] = []
         self._cut_noted = False
         self._private: list[str] = []
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
 
     def start(self) -> None:
         if self._thread is None:
@@ -104,18 +100,7 @@ class CodeFeed:
                 self._private = [v for v in self.private() if len(v) >= 3]
             except Exception:  # noqa: BLE001 - no personal data known: nothing more to scrub
                 self._private = []
-            self._thread = threading.Thread(target=self._run, name="blue-code-feed", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        """Stop following and post what is left (idempotent)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        try:
-            self.poll(final=True)
-        except Exception:  # the feed is a view: it never breaks the battle
-            log.exception("the Blue's execution feed failed")
+        super().start()
 
     def poll(self, final: bool = False) -> None:
         """Read new records; post each finished execution, and (final) whatever is left."""
@@ -157,13 +142,6 @@ class CodeFeed:
     def _post(self, message: str, detail: dict[str, Any], markdown: str) -> None:
         self.post(message, detail, markdown)
         self.entries_posted += 1
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.poll_s):
-            try:
-                self.poll()
-            except Exception:  # the feed is a view: it never breaks the battle
-                log.exception("the Blue's execution feed failed")
 
 
 def to_blue_call(n: int, record: TraceRecord) -> BlueCall:
