@@ -21,6 +21,9 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
   `code_surrogate`: its code forges an output line holding a lone surrogate; `code_surrogate_arg`: it sends
   `execute` as a DataPart tool call whose code holds a lone surrogate; `code_nan`: its code calls `complete_task`
   with a NaN answer (a JSON body: AppWorld's requester refuses it). Each replies the same way to every message.
+- issue 50: `long_query` first calls `amazon__search_products` with `LONG_QUERY` (a GET request line AppWorld's
+  server resets), `code_long_query` does so in code; each then records the message it got back (in `answers`, per
+  context) and completes the task with no answer.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
 `card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
@@ -62,6 +65,7 @@ class HostilePurple:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.contexts: dict[str, str] = {}
+        self.answers: dict[str, list[str]] = {}
         self.posts = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self._server.daemon_threads = True
@@ -212,7 +216,28 @@ CODE_STALL = _forging("b'{\"call\": {\"app\": \"supervisor\", \"api\": \"show_pr
     "        pass\n", 1)
 """Issue 39 row 1: the alarm off, its pipes shrunk to a page (F_SETPIPE_SZ), a forged call whose id is 300 kB."""
 
+LONG_QUERY = "<" * 60_000
+"""60 kB of JSON (under the gateway's 100 kB for a call's arguments), 180 kB once URL-encoded (`%3C`): the request
+line AppWorld's APIs server (uvicorn on h11) refused and reset, which once gave a purple a retry (issue 50)."""
+
+
+def _long_query(handler: Any, rpc_id: Any, context: Any, params: dict[str, Any], code: bool = False) -> None:
+    """The long call first; then the answer it got is recorded and the task completed with no answer."""
+    purple = handler.server_purple
+    if purple.context_posts.get(context, 0) > 1:
+        text = " ".join(p.get("text", "") for p in (params.get("message") or {}).get("parts") or [])
+        purple.answers.setdefault(context, []).append(text)
+        call = "```python\napis.supervisor.complete_task()\n```" if code else json.dumps(
+            {"name": "supervisor__complete_task", "arguments": {}})
+    else:
+        call = f"```python\napis.amazon.search_products(query='<' * {len(LONG_QUERY)})\n```" if code else json.dumps(
+            {"name": "amazon__search_products", "arguments": {"query": LONG_QUERY}})
+    handler._message(rpc_id, context, {"kind": "text", "text": call})
+
+
 ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
+    "long_query": _long_query,
+    "code_long_query": lambda h, i, c, p: _long_query(h, i, c, p, code=True),
     "code_solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p, code=True)}),
     "code_stall": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": CODE_STALL}),
     "code_surrogate": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _forging(

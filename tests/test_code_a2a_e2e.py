@@ -21,6 +21,7 @@ from blue_agent.code_react import SYSTEM_PROMPT
 from code_llm_script import SCRIPT, TASK, last_user_message
 from fake_openai import FakeOpenAI
 from kernel.world_data import WorldData
+from mcp_gateway.request_limits import MAX_REQUEST_LINE_BYTES
 from test_hostile_purple import attempts_of, folder_bytes
 from test_a2a_e2e import assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
 
@@ -99,3 +100,23 @@ def test_code_that_attacks_the_protocol_is_charged_to_the_purple_never_retried( 
     assert any("protocol" in e["killed"] for e in stalled), executions  # the forged 300 kB call id
     assert not any("battle ended" in (e["killed"] or "") for e in executions), executions
     assert folder_bytes(Path(data["run_dir"])) < 5 * 2**20
+
+
+def test_a_call_too_long_for_appworld_fails_inside_the_code_and_the_battle_is_judged_once(  # noqa: F811
+        green, appworld_root: Path) -> None:  # noqa: ANN001
+    """Issue 50 in code mode: the long call once ended the REPL with "its battle ended"; now the code gets AppWorld's
+    failed-request form naming the limit, the REPL goes on, and the battle is judged on its first attempt."""
+    task = first(appworld_root, 1)[0]
+    with HostilePurple({task: "code_long_query"}) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "max_steps": 5, "turn_timeout_s": 60, "interaction": "code",
+            "predictor": "ground_truth"}})
+    assert outcome.state == "completed", outcome.statuses
+    row = outcome.data["rows"][0]
+    assert (row["outcome"], row["attempts"], outcome.data["infra_errors"]) == ("failed", 1, 0), row
+    assert attempts_of(outcome.data) == {task: ["completed"]}
+    (answer,) = [text for texts in purple.answers.values() for text in texts]
+    assert "Exception: Response status code is 422:\n{\"message\":\"Request too large" in answer, answer[-600:]
+    assert f"takes at most {MAX_REQUEST_LINE_BYTES}" in answer and "battle ended" not in answer
+    code = result_of(outcome.data, task).trajectory.code
+    assert (code.executions, code.failed_executions) == (2, 1)  # the REPL was not ended: the second one ran

@@ -140,3 +140,21 @@ def test_code_that_blocks_the_alarm_is_killed_and_the_next_execution_starts_fres
         after = session.execute("print(kept)")
         assert "NameError" in after.output
         assert session.execute("print('fresh')").output == "fresh\n"
+
+
+def test_a_relay_that_raises_fails_that_call_inside_the_code_and_never_says_the_battle_ended(
+        isolation: Isolation) -> None:
+    """The relay stands for a gateway that raised on one call (issue 50: `requests`' ChunkedEncodingError, an
+    OSError, escaped it): the code gets AppWorld's failed-request form naming what happened; the REPL goes on."""
+    def relay(call: ApiCall) -> ApiAnswer:
+        raise OSError("connection reset")
+
+    with new_session(isolation, StandInRelay()) as session:
+        session.execute("kept = 5")
+        session.relay = relay
+        outcome = session.execute("apis.spotify.show_song(song_id=1)")
+        assert (outcome.killed, outcome.fault, outcome.failed) == (None, None, True), outcome
+        assert "battle ended" not in outcome.output and "variables are gone" not in outcome.output
+        assert outcome.output.endswith("Exception: The call apis.spotify.show_song failed before an answer came back "
+                                       "(OSError)."), outcome.output
+        assert session.execute("print(kept)").output == "5\n"

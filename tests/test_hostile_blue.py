@@ -47,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from a2a_purples import LONG_QUERY
 from faults_support import (MCP_HEADERS, InProcessServer, answers, blue_server, complete_through_gateway, files_text,
                             mcp_call, wait_until)
 from green_agent.engine.config import BattleChoices
@@ -59,6 +60,7 @@ from kernel.settings import Settings
 from green_agent.runtime.slot import WorldSlot
 from kernel.slot_credentials import require_credentials
 from kernel.world_data import WorldData
+from mcp_gateway.request_limits import MAX_REQUEST_LINE_BYTES
 
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
@@ -203,6 +205,30 @@ def test_a_stalled_apis_server_is_an_infrastructure_error_not_a_loss(shared_env:
     assert (result.status, result.winner, result.outcome) == ("infra_error", None, "infra_error"), result.reason
     assert "supervisor__show_profile" in result.reason and "timeout" in result.reason
     assert result.trajectory is not None and result.trajectory.upstream_faults == 1
+
+
+def test_a_call_too_long_for_appworld_is_the_blues_api_error_and_the_battle_is_judged(
+        shared_env: Settings, shared_slot: WorldSlot, shared_task: str) -> None:
+    """Issue 50 through the MCP door: the request line AppWorld's server reset (the gateway let the exception out:
+    the Blue got a JSON-RPC error and no record) is never sent; the Blue gets the limit as an API error."""
+    seen: dict[str, Any] = {}
+
+    async def blue(text: str) -> str:
+        seen["long"] = requests.post(_mcp_url(text), json=mcp_call(1, "amazon__search_products", {"query": LONG_QUERY}),
+                                     headers=MCP_HEADERS, timeout=60).json()
+        seen["done"] = _complete(_mcp_url(text))
+        return "done"
+
+    with blue_server("Blue with a long call", blue) as server:
+        result = _battle(shared_env, shared_slot, shared_task, server.url, "long-call")
+    assert "result" in seen["long"], seen["long"]  # a tool result, not a JSON-RPC error
+    long = seen["long"]["result"]
+    message = long["structuredContent"]["response"]["message"]
+    assert not long["isError"] and long["structuredContent"]["response"]["is_error"] is True  # AppWorld's 4xx: data
+    assert message.startswith("Request too large") and f"takes at most {MAX_REQUEST_LINE_BYTES}" in message
+    assert (result.status, result.winner, result.outcome) == ("completed", "green_agent", "failed"), result.reason
+    assert result.trajectory is not None and result.trajectory.upstream_faults == 0
+    assert result.trajectory.failed_calls_per_tool == {"amazon__search_products": 1}
 
 
 def _key_echoing_endpoint(calls: list[str]) -> Starlette:

@@ -21,6 +21,7 @@ import pytest
 from a2a_purples import HostilePurple
 from a2a_support import Server, assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
 from kernel.world_data import WorldData
+from mcp_gateway.request_limits import MAX_REQUEST_LINE_BYTES
 
 pytestmark = pytest.mark.e2e
 
@@ -107,6 +108,26 @@ def test_a_purple_that_attacks_the_bridge_on_the_tasks_it_would_lose_is_charged_
     assert max(purple.context_posts.values()) <= 40 and sorted(purple.context_posts.values())[0] == 1
     assert rss.seen and rss.peak < BRIDGE_RSS_LIMIT, f"bridge peak RSS {rss.peak / 2**20:.0f} MiB"
     assert folder_bytes(Path(data["run_dir"])) < 5 * 2**20  # nothing of the 100 MB or 5 MB replies was kept
+
+
+def test_a_call_too_long_for_appworld_is_the_purples_api_error_never_a_retry(green: Server,
+                                                                             appworld_root: Path) -> None:
+    """Issue 50: the long call once made AppWorld's server reset, which the gateway took for its own fault, and the
+    battle was retried (a free re-roll). Now it is never sent: the purple gets the limit as an API error, and the
+    battle is judged on its first attempt."""
+    task = first(appworld_root, 1)[0]
+    with HostilePurple({task: "long_query"}) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "max_steps": 5, "turn_timeout_s": 30, "predictor": "ground_truth"}})
+    assert outcome.state == "completed", outcome.statuses
+    row = outcome.data["rows"][0]
+    assert (row["outcome"], row["attempts"], outcome.data["infra_errors"]) == ("failed", 1, 0), row
+    assert attempts_of(outcome.data) == {task: ["completed"]}
+    (answer,) = [text for texts in purple.answers.values() for text in texts]
+    assert answer.startswith("Tool 'amazon__search_products' result:") and "Request too large" in answer
+    assert f"takes at most {MAX_REQUEST_LINE_BYTES}" in answer
+    result = result_of(outcome.data, task)
+    assert result.trajectory.upstream_faults == 0 and result.trajectory.calls_per_tool["amazon__search_products"] == 1
 
 
 def test_a_100_mb_card_is_refused_unread_and_charged_to_the_purple(green: Server, appworld_root: Path) -> None:

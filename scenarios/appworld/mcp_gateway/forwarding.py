@@ -11,15 +11,27 @@ One pooled `requests.Session` per forwarder, explicit timeouts. Calls are forwar
 AppWorld 0.1.3's APIs server is not safe under concurrent requests (its SQLite handles fail with
 "SQLite objects created in a thread can only be used in that same thread" / "Cannot operate on a
 closed database", after which every later `/initialize` of the slot fails), so a Blue that fires
-calls in parallel must not be able to break the world for the battles after it. Transport failures are returned
-as an `ApiReply` with `status_code=None` (the caller turns them into an error result); invalid
-arguments raise `ArgumentError`.
+calls in parallel must not be able to break the world for the battles after it. `forward` never raises for
+what happens on the wire: every outcome is an `ApiReply`; arguments that cannot be made into a request (a path
+parameter with `/`, an access_token no header can carry, a NaN in a JSON body) raise `ArgumentError`.
 
-Faults: a reply whose cause is the APIs server rather than the arguments carries `fault` (it was
-unreachable or timed out, or it answered 5xx and then failed a health probe). The Green scores a
-battle in which a fault reached the Blue as an infrastructure error, never as the Blue's loss; a 5xx
-from a server that still answers is an API error caused by the call (the agent under test must not
-be able to turn a loss into an unscored battle by provoking one).
+Bounds: a request over `request_limits`' bounds (its request line, its head, its body) is never sent; it is
+answered as AppWorld answers a bad argument (HTTP 422, `{"message": ...}` naming the limit).
+
+Who failed at the forwarding step (`fault`: ours, the battle is not scored; otherwise an API error the call
+caused, the agent's), by evidence:
+1. no byte of the call left: the connection was refused or could not be made in time (urllib3's
+   `NewConnectionError`, `ConnectTimeout`): ours;
+2. the call was sent and the server then answered 5xx: ours only if it no longer answers a health probe
+   (`GET /` within `HEALTH_PROBE_TIMEOUT_S`), else the call's own error;
+3. the call was sent and no answer came (a reset, `ChunkedEncodingError`, `ProtocolError`, a `ReadTimeout`,
+   anything else the transport raised): ours only if the server then fails its health probe; while it answers,
+   the call is what it refused or could not serve, the agent's (a `status_code` None reply with no `fault`).
+Rule 3 rests on the forwarder never reusing a connection the server may be closing: a pooled connection idle
+longer than `KEEPALIVE_REUSE_S` (below uvicorn's 5 s keep-alive) is dropped before the next call, so a reset
+after sending is never a keep-alive race of ours. The agent under test must not be able to turn a loss into an
+unscored battle (a free re-roll) by provoking a failure that only looks like ours. The Green scores a battle in
+which a `fault` reached the Blue as an infrastructure error (retried), never as the Blue's loss.
 
 The APIs server is guarded: every request carries the slot's guard header (`guard_headers`).
 
@@ -33,19 +45,24 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 from pydantic import BaseModel, Field
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
 
+from mcp_gateway.request_limits import TOO_LARGE_STATUS, too_large
 from mcp_gateway.tools import ToolSpec
 
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 15.0
 """Below the 20 s MCP client timeout of AgentBeats SDK agents, so they get our error, not theirs."""
 HEALTH_PROBE_TIMEOUT_S = 2.0
+KEEPALIVE_REUSE_S = 4.0
+"""A pooled connection idle longer than this is not reused: uvicorn closes idle connections after 5 s."""
 POOL_SIZE = 32
 UPSTREAM_NOT_FOUND_MESSAGE = "API not found or some of the passed parameters are invalid."
 """What AppWorld's requester (and upstream's MCP server) shows for 400/404/405 replies."""
@@ -68,7 +85,8 @@ class CallGate(Protocol):
 class ApiReply(BaseModel):
     """What the APIs server answered (or why it could not be asked)."""
 
-    status_code: int | None = Field(description="HTTP status; None if the server was not reached.")
+    status_code: int | None = Field(description=(
+        "HTTP status (422 for a request over the bounds, answered unsent); None if no answer came (see `fault`)."))
     body: Any = Field(default=None, description="Parsed JSON body (text wrapped as {'message': ...}).")
     error: str | None = Field(default=None, description="Failure message for non-2xx or transport errors.")
     agent_message: str | None = Field(default=None, description="Failure message shown to the agent.")
@@ -91,6 +109,8 @@ class ApiForwarder:
         self.session = session or _pooled_session()
         self.session.headers.update(guard_headers or {})
         self._one_at_a_time = threading.Lock()
+        self._host = urlsplit(self.apis_url).netloc
+        self._last_used = float("-inf")
 
     def close(self) -> None:
         self.session.close()
@@ -98,46 +118,92 @@ class ApiForwarder:
     def forward(self, spec: ToolSpec, arguments: dict[str, Any], gate: CallGate | None = None) -> ApiReply:
         """Call the API of `spec` with `arguments`, if `gate` admits it when its turn comes.
 
-        Raises ArgumentError for unforwardable arguments."""
+        Raises ArgumentError for unforwardable arguments; every other outcome is the reply (module docstring)."""
+        prepared = self._prepare(spec, arguments)
+        oversized = too_large(prepared, self._host)
+        with self._one_at_a_time:
+            refusal = gate.admit() if gate is not None else None
+            if refusal is not None:
+                return ApiReply(status_code=None, refused=refusal)
+            if oversized is not None:  # never sent: answered as AppWorld answers a bad argument
+                reply = ApiReply(status_code=TOO_LARGE_STATUS, body={"message": oversized}, error=oversized,
+                                 agent_message=oversized)
+            else:
+                reply = self._request(prepared)
+            if gate is not None:
+                gate.settled(reply)
+            return reply
+
+    def _prepare(self, spec: ToolSpec, arguments: dict[str, Any]) -> requests.PreparedRequest:
+        """The request AppWorld's requester would send for this call, encoded once (its size is checked on it)."""
         path, rest = substitute_path(spec.path, spec.path_params, arguments)
         headers: dict[str, str] = {}
         token = rest.pop("access_token", None)
         if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        url = self.apis_url + path
-        kwargs: dict[str, Any] = {"headers": headers, "timeout": self.timeout}
+            text = str(token)
+            if not (text.isascii() and text.isprintable()):  # what http.client could not send, or sends split
+                raise ArgumentError("access_token must be printable ASCII text (a token the app's login returned)")
+            headers["Authorization"] = f"Bearer {text}"
+        kwargs: dict[str, Any] = {}
         if spec.method == "GET":
             kwargs["params"] = {k: _query_value(v) for k, v in rest.items()}
         elif spec.is_login:
             kwargs["data"] = rest
         else:
             kwargs["json"] = rest
-        with self._one_at_a_time:
-            refusal = gate.admit() if gate is not None else None
-            if refusal is not None:
-                return ApiReply(status_code=None, refused=refusal)
-            reply = self._request(spec.method, url, kwargs)
-            if gate is not None:
-                gate.settled(reply)
-            return reply
-
-    def _request(self, method: str, url: str, kwargs: dict[str, Any]) -> ApiReply:
-        """One request upstream (the caller holds the lock); transport failures become an ApiReply."""
         try:
-            response = self.session.request(method, url, **kwargs)
-            if response.status_code >= 500 and not self._answers():
-                message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
-                           "and no longer answers.")
-                return ApiReply(status_code=response.status_code, error=message, agent_message=message,
-                                fault=f"HTTP {response.status_code}, then no answer to a health probe")
-        except requests.Timeout:
-            message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:.0f} s."
-            return ApiReply(status_code=None, error=message, agent_message=message, fault="timeout")
+            return self.session.prepare_request(
+                requests.Request(spec.method, self.apis_url + path, headers=headers, **kwargs))
+        except requests.exceptions.InvalidJSONError:
+            raise ArgumentError("Out of range float values are not JSON compliant") from None
+        except (requests.RequestException, ValueError, TypeError) as exc:  # the arguments' values: never echoed
+            raise ArgumentError(f"the arguments cannot be sent as an HTTP request ({type(exc).__name__})") from None
+
+    def _request(self, prepared: requests.PreparedRequest) -> ApiReply:
+        """One request upstream (the caller holds the lock); who failed is decided here (module docstring)."""
+        if time.monotonic() - self._last_used > KEEPALIVE_REUSE_S:
+            self.session.close()  # its pooled connections only: the server may be closing them (rule 3)
+        try:
+            response = self.session.send(prepared, timeout=self.timeout)
+        except requests.ConnectTimeout:
+            message = (f"The AppWorld APIs server at {self.apis_url} did not accept a connection within "
+                       f"{self.timeout[0]:g} s.")
+            return ApiReply(status_code=None, error=message, agent_message=message, fault="timeout (connecting)")
         except requests.ConnectionError as exc:
+            if not _never_sent(exc):
+                return self._after_sending(exc)
             message = f"The AppWorld APIs server at {self.apis_url} is unreachable ({type(exc).__name__})."
             return ApiReply(status_code=None, error=message, agent_message=message,
                             fault=f"unreachable ({type(exc).__name__})")
+        except Exception as exc:  # noqa: BLE001 - sent, then no answer: the health probe decides (rule 3)
+            return self._after_sending(exc)
+        finally:
+            self._last_used = time.monotonic()
+        if response.status_code >= 500 and not self._answers():
+            message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
+                       "and no longer answers.")
+            return ApiReply(status_code=response.status_code, error=message, agent_message=message,
+                            fault=f"HTTP {response.status_code}, then no answer to a health probe")
         return _reply(response)
+
+    def _after_sending(self, exc: BaseException) -> ApiReply:
+        """The call was sent and no answer came: ours if the server no longer answers, else the call's (rule 3)."""
+        kind = type(exc).__name__
+        timed_out = isinstance(exc, requests.Timeout)
+        if not self._answers():
+            if timed_out:
+                message = f"The AppWorld APIs server at {self.apis_url} did not answer within {self.timeout[1]:g} s."
+                return ApiReply(status_code=None, error=message, agent_message=message, fault="timeout")
+            message = f"The AppWorld APIs server at {self.apis_url} failed ({kind}) and no longer answers."
+            return ApiReply(status_code=None, error=message, agent_message=message,
+                            fault=f"{kind}, then no answer to a health probe")
+        if timed_out:
+            message = (f"AppWorld's APIs server did not answer this call within {self.timeout[1]:g} s (it answers "
+                       "other requests): the call was not served.")
+        else:
+            message = (f"AppWorld's APIs server dropped this call's request without an answer ({kind}) and answers "
+                       "other requests: it refused the request as sent. Check the call's arguments.")
+        return ApiReply(status_code=None, error=message, agent_message=message)
 
     def _answers(self) -> bool:
         """True if the APIs server still answers HTTP (any status below 500) within a short timeout."""
@@ -162,6 +228,13 @@ def substitute_path(path: str, path_params: list[str], arguments: dict[str, Any]
     if missing:
         raise ArgumentError(f"missing path parameter(s): {', '.join(missing)}")
     return path, rest
+
+
+def _never_sent(exc: requests.ConnectionError) -> bool:
+    """The connection failed before any byte of the request left (urllib3 wraps it as the retry's reason;
+    `NewConnectionError` is a `ConnectTimeoutError`)."""
+    cause = exc.args[0] if exc.args else None
+    return isinstance(cause, MaxRetryError) and isinstance(cause.reason, ConnectTimeoutError)
 
 
 def _query_value(value: Any) -> Any:

@@ -12,8 +12,12 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
 - API answered 2xx: result `{"response": <api json>}`, success true;
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
+- a request over the forwarder's bounds (`mcp_gateway.request_limits`: its request line, head or body): not
+  forwarded, answered as AppWorld's 422 for a bad argument (data, as above), naming the limit;
 - APIs server unreachable / timed out (or 5xx and then silent): MCP isError result naming the server
-  URL, logged with `upstream_fault` (an infrastructure fault, not the caller's doing);
+  URL, logged with `upstream_fault` (an infrastructure fault, not the caller's doing); a call the server
+  dropped or could not serve while it still answers its health probe is the caller's: MCP isError result,
+  no `upstream_fault` (who failed: `mcp_gateway.forwarding`);
 - unknown tool, tool outside an enforced scope, invalid or oversized (> 100 kB) arguments: MCP isError
   result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
   arguments are logged as their size only, so one call can never write a line the analyzer skips).

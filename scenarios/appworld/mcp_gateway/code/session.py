@@ -28,6 +28,7 @@ and runs from `__exit__` and the gateway's battle end.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import secrets
@@ -52,6 +53,7 @@ from mcp_gateway.code.death import Death, death_of
 from mcp_gateway.code.sandbox import (Cgroup, Isolation, SandboxLimits, bwrap_command, child_limits,
                                       in_process_command, python_prefixes, rlimits)
 
+logger = logging.getLogger(__name__)
 MAX_LINE_BYTES = 4 << 20
 """Longest protocol line taken from the child (its output is cut to `max_output_chars` again here)."""
 READY_TIMEOUT_S = 120.0
@@ -274,8 +276,13 @@ class CodeSession:
         protocol breach (the agent's: `killed`), the battle's end (nobody's), or anything else (ours: `fault`)."""
         closed_by_us = self._closed_by_us or not isinstance(error, ChildFault)
         death = self._death
+        if self._closed_by_us:
+            reason = "its battle ended"
+        elif closed_by_us:  # a pipe error while nobody had closed it: say so, never "its battle ended"
+            reason = f"its pipe to the referee failed ({type(error).__name__})"
+        else:
+            reason = str(error)
         self.close()
-        reason = "its battle ended" if closed_by_us else str(error)
         timed_out = not closed_by_us and isinstance(error, ChildTimeout)
         agents = not closed_by_us and (death is None or death.agents)
         if timed_out:
@@ -320,8 +327,19 @@ class CodeSession:
             elif not _json_compliant(call.arguments):  # as AppWorld's requester (`requests`) refuses them
                 answer = ApiAnswer(error="Out of range float values are not JSON compliant")
             else:
-                answer = self.relay(call)
+                answer = self._relay(call)
         return answer.model_dump()
+
+    def _relay(self, call: ApiCall) -> ApiAnswer:
+        """The relay's answer; an exception of the relay (the gateway failed on this one call) is answered inside
+        the code as a failed request, as AppWorld's requester raises one, and the REPL goes on. It was not "its
+        battle ended" (an OSError from a relay was once taken for the pipe closed under it: issue 50)."""
+        try:
+            return self.relay(call)
+        except Exception as exc:  # noqa: BLE001 - one call's failure, never the REPL's end
+            logger.error("relaying apis.%s.%s failed: %s", call.app, call.api, type(exc).__name__)
+            return ApiAnswer(error=f"The call apis.{call.app}.{call.api} failed before an answer came back "
+                                   f"({type(exc).__name__}).")
 
     def close(self) -> None:
         """Kill the child's whole sandbox at once (its cgroup frozen first; its pid namespace; under landlock every
