@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import COMPLETING_WAIT_S, DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
 

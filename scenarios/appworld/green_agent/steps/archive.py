@@ -30,7 +30,8 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import ArchiveRecord
 from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
 from kernel.execution_record import executions_log_path
-from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
+from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text
+from kernel.scrubber import register_secrets
 
 log = logging.getLogger(__name__)
 

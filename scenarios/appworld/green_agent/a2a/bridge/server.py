@@ -37,7 +37,7 @@ from green_agent.a2a.bridge.trace import BridgeTrace
 from green_agent.models.bridge import REPORT_KEY
 from kernel.a2a_tools import PROTOCOL
 from kernel.process_exit import exit_without_teardown
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 
 log = logging.getLogger(__name__)
 NAME = "AppWorld in-band bridge"
