@@ -229,9 +229,10 @@ def test_the_gateway_learns_the_tokens_appworld_issues_and_keeps_token_type(tmp_
     login = asyncio.run(gw.call_tool("simple_note__login", {"username": "u@x.y", "password": "pw-secret-1"}))
     assert login.structured_content == {"response": {"access_token": token, "token_type": "Bearer"}}  # the agent's
     asyncio.run(gw.call_tool("simple_note__search_notes", {"access_token": token, "query": f"mine is {token}"}))
-    written = (tmp_path / "logs" / "calls.jsonl").read_text() + trace_log_path(tmp_path / "logs" / "calls.jsonl").read_text()
+    log = tmp_path / "logs" / "calls.jsonl"
+    written = log.read_text() + trace_log_path(log).read_text()
     assert token not in written and "pw-secret-1" not in written
-    traced = read_trace(trace_log_path(tmp_path / "logs" / "calls.jsonl"))
+    traced = read_trace(trace_log_path(log))
     assert '"token_type": "Bearer"' in traced[0].result and traced[1].arguments["query"] == f"mine is {REDACTED}"
 
 
@@ -247,7 +248,8 @@ def test_the_gateway_takes_the_battles_secrets_and_never_echoes_them(tmp_path: P
     gw = _gateway(tmp_path)
     auth = {"Authorization": f"Bearer {CONTROL_SECRET}"}
     with TestClient(build_control_app(gw, CONTROL_SECRET), base_url="http://127.0.0.1:8080", headers=auth) as client:
-        put = client.put("/control/battle", json={"battle_id": b, "task_id": "T", "token": TOKEN, "secrets": [password]})
+        put = client.put("/control/battle", json={"battle_id": b, "task_id": "T", "token": TOKEN,
+                                                  "secrets": [password]})
         health = client.get("/control/health")
         cleared = client.delete("/control/battle")
     assert put.status_code == health.status_code == cleared.status_code == 200

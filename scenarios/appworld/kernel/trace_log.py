@@ -122,9 +122,9 @@ def bounded(record: TraceRecord) -> bytes:
         safe = safe.model_copy(update={"arguments": {"omitted": f"{len(line):,} bytes"}})
         line = safe.model_dump_json(exclude_none=True).encode("utf-8") + b"\n"
     if len(line) > MAX_RECORD_BYTES:  # only many long strings at once; keep the record, drop its long text
-        safe = safe.model_copy(update={"result": cut_text(safe.result or "", 2000, battle_id=battle) if safe.result
-                                       else None,
-                                       "text": cut_text(safe.text or "", 2000, battle_id=battle) if safe.text else None})
+        short = {name: cut_text(value, 2000, battle_id=battle) if value else None
+                 for name, value in (("result", safe.result), ("text", safe.text))}
+        safe = safe.model_copy(update=short)
         line = safe.model_dump_json(exclude_none=True).encode("utf-8") + b"\n"
     return line
 

@@ -14,7 +14,8 @@ and writes one `EvalLog` (`inspect_ai.log.write_eval_log`; `.eval` or `.json` by
   score's `answer` is the answer the agent submitted, as sent (the viewer's ANSWER column);
 - `metadata`: task, scenario, difficulty, interaction, scope (predictor, policy, APIs), cost, battle id.
 Every record and result is scrubbed again of the secrets this process knows for its battle (`kernel.scrubber`;
-the trace and result.json were scrubbed when they were written). The log's results carry the run's TGC as the `appworld` score's accuracy, its stats the first battle's start and
+the trace and result.json were scrubbed when they were written).
+The log's results carry the run's TGC as the `appworld` score's accuracy, its stats the first battle's start and
 the last one's end. The log says `ViewerConfig(trust_content=False)`: everything in it came from or through the
 agent under test, so `inspect view` shows it as plain text (no markdown, links or media). inspect_ai is imported only
 here, so the rest of the CLI runs without it; a missing extra is a `BadInputError` naming `make inspect`.
