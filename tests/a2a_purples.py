@@ -24,6 +24,11 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
 - issue 50: `long_query` first calls `amazon__search_products` with `LONG_QUERY` (a GET request line AppWorld's
   server resets), `code_long_query` does so in code; each then records the message it got back (in `answers`, per
   context) and completes the task with no answer.
+- secrets by value (issue 50): `leak` (tools mode) reads the supervisor's account passwords and a login's access token
+  from the tool results, then sends them bare (as a note search's query, in a DataPart call beside a text that says
+  them, then in a text with no call), then completes the task; `leak_code` runs `leak_support.LEAK_CODE`, says
+  what its output printed in its next reply (with code holding a password), then completes. What each saw is kept
+  in `seen`.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
 `card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
@@ -46,6 +51,7 @@ from blue_agent.purple.reference import ReferencePlayer
 from kernel.a2a_tools import task_id_of
 from kernel.ports import free_port
 from kernel.world_data import WorldData
+from leak_support import LEAK_CODE, seen_in_output
 
 DEEP = 20_000
 HUGE = 100 * 1024 * 1024
@@ -67,6 +73,8 @@ class HostilePurple:
         self.contexts: dict[str, str] = {}
         self.answers: dict[str, list[str]] = {}
         self.posts = 0
+        self.seen: list[str] = []
+        self._leaked: dict[str, dict[str, Any]] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self._server.daemon_threads = True
 
@@ -103,6 +111,55 @@ class HostilePurple:
             source = self.world.solution_source(task_id_of(text) or "")
             self.players[context] = CodeReferencePlayer(source) if code else ReferencePlayer(source)
         return asyncio.run(self.players[context].turn(text))
+
+    def _leak(self, params: dict[str, Any], code: bool) -> list[dict[str, Any]]:
+        """The next message of a `leak` or `leak_code` conversation (its parts)."""
+        message = params.get("message") or {}
+        context = message.get("contextId") or "none"
+        text = " ".join(p.get("text", "") for p in message.get("parts") or [])
+        state = self._leaked.setdefault(context, {"step": 0})
+        state["step"] += 1
+        if code:
+            return self._leak_code(state, text)
+        return self._leak_tools(state, text)
+
+    def _leak_code(self, state: dict[str, Any], text: str) -> list[dict[str, Any]]:
+        if state["step"] == 1:
+            return [{"kind": "text", "text": f"```python\n{LEAK_CODE}```"}]
+        if state["step"] == 2:
+            values = seen_in_output(text.split("Output:", 1)[-1])
+            self.seen.extend(values)
+            code = f"print('again', {values[1]!r})"
+            return [{"kind": "text", "text": f"I saw {' '.join(values)}.\n```python\n{code}\n```"}]
+        return [{"kind": "text", "text": "```python\napis.supervisor.complete_task(status='fail')\n```"}]
+
+    def _leak_tools(self, state: dict[str, Any], text: str) -> list[dict[str, Any]]:
+        def call(name: str, **arguments: Any) -> dict[str, Any]:
+            return {"kind": "text", "text": json.dumps({"name": name, "arguments": arguments})}
+
+        step = state["step"]
+        # the tool result the bridge sent: `Tool '<name>' result: <json>`
+        result = json.loads(text.split(" result: ", 1)[1]) if step in (2, 3, 4) else None
+        if step == 1:
+            return [call("supervisor__show_profile")]
+        if step == 2:
+            state["email"] = result["email"]
+            return [call("supervisor__show_account_passwords")]
+        if step == 3:
+            state["passwords"] = {a["account_name"]: a["password"] for a in result}
+            self.seen.extend(state["passwords"].values())
+            return [call("simple_note__login", username=state["email"], password=state["passwords"]["simple_note"])]
+        if step == 4:
+            token = state["token"] = result["access_token"]
+            self.seen.append(token)
+            said = " ".join([token, *state["passwords"].values()])
+            return [{"kind": "text", "text": f"What I read: {said}"},
+                    {"kind": "data", "data": {"name": "simple_note__search_notes", "arguments": {
+                        "query": said, "access_token": token}}}]
+        if step == 5:  # (the search's result is not read)
+            said = " ".join(state["passwords"].values())
+            return [{"kind": "text", "text": f"No call this time; the passwords: {said}"}]
+        return [call("supervisor__complete_task", status="fail")]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         purple = self
@@ -141,10 +198,10 @@ class HostilePurple:
                 except OSError:
                     pass
 
-            def _message(self, rpc_id: Any, context: Any, part: dict[str, Any]) -> None:
+            def _message(self, rpc_id: Any, context: Any, part: dict[str, Any] | list[dict[str, Any]]) -> None:
                 self._json({"jsonrpc": "2.0", "id": rpc_id, "result": {
                     "kind": "message", "role": "agent", "messageId": f"m{purple.posts}", "contextId": context,
-                    "parts": [part]}})
+                    "parts": part if isinstance(part, list) else [part]}})
 
             def do_GET(self) -> None:  # noqa: N802
                 purple.cards += 1
@@ -247,6 +304,8 @@ ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
     "code_nan": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": "```python\n"
                                                   "apis.supervisor.complete_task(answer=float('nan'))\n```"}),
     "solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p)}),
+    "leak": lambda h, i, c, p: h._message(i, c, h.server_purple._leak(p, code=False)),
+    "leak_code": lambda h, i, c, p: h._message(i, c, h.server_purple._leak(p, code=True)),
     "deep_text": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": _deep(DEEP)}),
     "deep_data": lambda h, i, c, p: h._raw(('{"jsonrpc": "2.0", "id": ' + json.dumps(i) + ', "result": {"kind": '
                                             '"message", "role": "agent", "messageId": "m", "contextId": ' + json.dumps(c)

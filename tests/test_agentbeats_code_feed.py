@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 from green_agent.agentbeats.code_feed import (MAX_CHARS, MAX_LINES, CodeFeed, TraceTail, fenced, render_execution,
                                               trace_feed)
 from green_agent.agentbeats.reporter import BackendReporter
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 from mcp_gateway.trace_hooks import GatewayTrace
 from kernel.trace_record import TraceRecord
 from markdown_shape import assert_reads_without_css

@@ -13,7 +13,7 @@ from green_agent.a2a.bridge.trace import BridgeTrace
 from green_agent.models.bridge import BridgeReport
 from green_agent.trace.reader import read_trace
 from kernel.a2a_tools import ToolCall
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 from kernel.trace_log import TRACE_OFF_ENV, TraceWriter, now, tracing_on
 from kernel.trace_record import TraceRecord
 

@@ -16,7 +16,8 @@ from green_agent.trace.gather import gather
 from green_agent.trace.page import render
 from green_agent.trace.reader import read_trace
 from green_agent.trace.world_changes import start_counts, summarize
-from kernel.redaction import redact_free_text, register_secrets
+from kernel.redaction import redact_free_text
+from kernel.scrubber import register_secrets
 from kernel.trace_log import MAX_TEXT_CHARS, TraceWriter, bounded
 from kernel.trace_record import TableChange, VerdictTest, TraceRecord
 

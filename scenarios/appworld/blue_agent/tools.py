@@ -12,7 +12,7 @@ import os
 import agentbeats as ab
 
 from blue_agent import code_llm_blue, llm_tools, sdk_log
-from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
+from kernel.scrubber import register_secrets, scrub_process_output, secrets_in_environment
 
 # The agent process prints what its model endpoint answers (errors and tracebacks included): keep
 # the values of its API keys out of its output and logs, whatever the endpoint echoes.

@@ -4,8 +4,9 @@ The control routes are served on a listener apart from the Blue-facing one (127.
 the slot's credentials file) and need the slot's control secret as a bearer token:
 - `GET /control/health` -> 200 when ready.
 - `PUT /control/battle {"battle_id", "task_id", "scope": [tool names] | null, "token",
-  "launch_url_allowed"}`: attribute calls and restrict the tool list for one battle; the battle's
-  Blue reaches it at `<public_url>/b/<token>` (`start_battle` returns that URL).
+  "launch_url_allowed", "secrets"}`: attribute calls and restrict the tool list for one battle; the battle's
+  Blue reaches it at `<public_url>/b/<token>` (`start_battle` returns that URL). `secrets`: the values this
+  process registered for the battle (`kernel.scrubber`: the supervisor's passwords), for the gateway to scrub.
 - `DELETE /control/battle`: end it (its token is revoked); answers its refusal counts.
 - `GET /control/completion?battle_id=B&wait=S` (S <= 60): long-poll; answers
   `{"completed": bool, "at": ts | null, "status": "success" | "fail" | null}` as soon as Blue calls
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import COMPLETING_WAIT_S, DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
-from kernel.redaction import register_secrets
+from kernel.scrubber import battle_secrets, register_secrets
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
 
@@ -68,7 +69,8 @@ class GatewayClient:
         state = self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
                                                    "policy": policy, "token": token,
                                                    "launch_url_allowed": launch_url_allowed,
-                                                   "interaction": interaction, "task_datetime": task_datetime})
+                                                   "interaction": interaction, "task_datetime": task_datetime,
+                                                   "secrets": battle_secrets(battle_id)})
         self.isolation = state.get("isolation") if isinstance(state, dict) else None
         return f"{self.base_url}/b/{token}"
 

@@ -11,6 +11,10 @@ Each battle's records are capped in total (`battle_cap_bytes`, counted by this w
 pass the cap is replaced by one note (`refused: "log_capped"`, the battle's id, the cap in its error) and the
 battle's later records are dropped, so a battle whose code forges calls in a loop cannot fill the disk or
 the run folder its records are copied to. Records of no battle (refusals) are rate-limited by the gateway.
+
+Every string of a record (the arguments as the agent sent them, already redacted by key, and the error) is
+scrubbed of the secret values known for its battle before it is written (`kernel.scrubber`): a password the
+agent passes as a bare argument value is not kept.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import threading
 from pathlib import Path
 
 from kernel.call_record import CallRecord
+from kernel.scrubber import scrub_data
 
 logger = logging.getLogger(__name__)
 BATTLE_LOG_CAP_BYTES = 16 << 20
@@ -48,6 +53,9 @@ class CallLogWriter:
 
     def append(self, record: CallRecord) -> None:
         """Write `record` as one line. Errors are logged, never raised (a call never fails on logging)."""
+        data = record.model_dump(mode="json")
+        ours = {k: data[k] for k in ("timestamp", "battle_id", "task_id")}  # our own values, kept as they are
+        record = CallRecord.model_validate({**scrub_data(data, record.battle_id), **ours})
         data = (record.model_dump_json() + "\n").encode("utf-8")
         if record.battle_id is not None:
             data = self._within_cap(record, data)

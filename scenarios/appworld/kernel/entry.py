@@ -52,7 +52,7 @@ def _sigterm_handler(signum: int, frame: FrameType | None) -> None:
 
 def scrub_configured_secrets(settings: Settings) -> None:
     """Keep the values of configured secrets out of everything this process prints or logs."""
-    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
+    from kernel.scrubber import register_secrets, scrub_process_output, secrets_in_environment
 
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     register_secrets([key, *secrets_in_environment(dict(os.environ))])

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, SecretStr
 
 from kernel.atomic import atomic_write_text
 from kernel.errors import InfrastructureError
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 
 PRIVATE_DIR = Path(tempfile.gettempdir()) / f"appworld-green-{os.getuid()}"
 """Per OS user; also holds the machine-wide slot locks."""

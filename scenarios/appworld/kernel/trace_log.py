@@ -5,9 +5,10 @@
   and a lone surrogate in it becomes U+FFFD (`kernel.encodable`: else the line would not encode and the record,
   an execution whose code holds `"\\ud800"`, would be lost);
 - arguments are cut to `MAX_DEPTH` levels and `MAX_ITEMS` items per list or object;
-- secrets go through the one redaction helper (`kernel.redaction`): credential-named keys blanked, the
-  values seen under them and every secret this process registered scrubbed from all text, JWTs and Bearer
-  credentials removed;
+- secrets are removed: credential-named keys blanked and the values seen under them removed from the record's
+  text (`kernel.redaction`), then every secret value known for the record's battle (the supervisor's passwords,
+  AppWorld's access tokens, the gateway token, slot secrets, API keys) scrubbed from every string, keys
+  included, in each form it takes (`kernel.scrubber`), JWTs and Bearer credentials removed;
 - a line larger than `MAX_RECORD_BYTES` loses its arguments (their size is noted).
 What the agent sent is otherwise kept as sent (it is data: readers escape it).
 
@@ -33,7 +34,8 @@ from typing import Any
 
 from kernel.call_log import append_line
 from kernel.encodable import encodable_text
-from kernel.redaction import redact, redact_free_text, redact_text, scrub, secret_values
+from kernel.redaction import redact, redact_free_text, redact_text, secret_values
+from kernel.scrubber import scrub, scrub_data
 from kernel.trace_record import TraceRecord
 
 logger = logging.getLogger(__name__)
@@ -60,52 +62,58 @@ def trace_log_path(call_log: Path) -> Path:
     return call_log.with_name(call_log.stem + ".trace.jsonl")
 
 
-def cut_text(text: str, limit: int = MAX_TEXT_CHARS, secrets: list[str] | None = None) -> str:
-    """`text` scrubbed of secrets and cut to `limit` characters, with a note of its full length."""
+def cut_text(text: str, limit: int = MAX_TEXT_CHARS, secrets: list[str] | None = None,
+             battle_id: str | None = None) -> str:
+    """`text` scrubbed of secrets (`battle_id`'s and the process's) and cut to `limit` characters, with a note of
+    its full length."""
     head = encodable_text(text[:limit * 2])  # scrub a little past the cut: a secret across it leaves no prefix
-    head = scrub(redact_free_text(redact_text(head, secrets or ()) or ""))
+    head = scrub(redact_free_text(redact_text(head, secrets or ()) or ""), battle_id)
     if len(text) <= limit and len(head) <= limit:
         return head
     return head[:limit] + f"\n[... cut: {len(text):,} characters in all]"
 
 
-def cut_value(value: Any, depth: int = 0, secrets: list[str] | None = None) -> Any:
-    """A JSON-like `value` within `MAX_DEPTH` levels and `MAX_ITEMS` items, each string cut and scrubbed."""
+def cut_value(value: Any, depth: int = 0, secrets: list[str] | None = None, battle_id: str | None = None) -> Any:
+    """A JSON-like `value` within `MAX_DEPTH` levels and `MAX_ITEMS` items, each string (keys too) cut and scrubbed."""
     if isinstance(value, str):
-        return cut_text(value, secrets=secrets)
+        return cut_text(value, secrets=secrets, battle_id=battle_id)
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     if depth >= MAX_DEPTH:
         return "[... cut: nested too deep]"
     if isinstance(value, dict):
         items = list(value.items())
-        kept = {cut_text(str(k), 200): cut_value(v, depth + 1, secrets) for k, v in items[:MAX_ITEMS]}
+        kept = {cut_text(str(k), 200, battle_id=battle_id): cut_value(v, depth + 1, secrets, battle_id)
+                for k, v in items[:MAX_ITEMS]}
         if len(items) > MAX_ITEMS:
             kept["[cut]"] = f"{len(items) - MAX_ITEMS} more key(s)"
         return kept
     if isinstance(value, (list, tuple)):
-        kept_list = [cut_value(v, depth + 1, secrets) for v in list(value)[:MAX_ITEMS]]
+        kept_list = [cut_value(v, depth + 1, secrets, battle_id) for v in list(value)[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             kept_list.append(f"[... cut: {len(value) - MAX_ITEMS} more item(s)]")
         return kept_list
-    return cut_text(repr(value), 200)
+    return cut_text(repr(value), 200, battle_id=battle_id)
 
 
 def bounded(record: TraceRecord) -> bytes:
     """`record` as one bounded, redacted JSON line (see the module docstring)."""
+    battle = record.battle_id
     # bounded before anything else recurses into them
-    arguments = cut_value(record.arguments) if record.arguments is not None else None
+    arguments = cut_value(record.arguments, battle_id=battle) if record.arguments is not None else None
     secrets = secret_values(arguments) if arguments else []
     updates: dict[str, Any] = {}
     for name in _TEXT_FIELDS:
         value = getattr(record, name)
         if isinstance(value, str):
-            updates[name] = cut_text(value, secrets=secrets)
+            updates[name] = cut_text(value, secrets=secrets, battle_id=battle)
     if arguments is not None:
-        updates["arguments"] = cut_value(redact(arguments), secrets=secrets)
+        updates["arguments"] = cut_value(redact(arguments), secrets=secrets, battle_id=battle)
     if record.tests is not None:
-        updates["tests"] = [t.model_copy(update={"requirement": cut_text(t.requirement, 2000)})
+        updates["tests"] = [t.model_copy(update={"requirement": cut_text(t.requirement, 2000, battle_id=battle)})
                             for t in record.tests[:MAX_ITEMS]]
+    if record.usage is not None:  # its names are the agent's
+        updates["usage"] = {cut_text(k, 64, battle_id=battle): v for k, v in record.usage.items()}
     if record.changes is not None:
         updates["changes"] = record.changes[:MAX_ITEMS]
     safe = record.model_copy(update=updates)
@@ -114,10 +122,19 @@ def bounded(record: TraceRecord) -> bytes:
         safe = safe.model_copy(update={"arguments": {"omitted": f"{len(line):,} bytes"}})
         line = safe.model_dump_json(exclude_none=True).encode("utf-8") + b"\n"
     if len(line) > MAX_RECORD_BYTES:  # only many long strings at once; keep the record, drop its long text
-        safe = safe.model_copy(update={"result": cut_text(safe.result or "", 2000) if safe.result else None,
-                                       "text": cut_text(safe.text or "", 2000) if safe.text else None})
+        short = {name: cut_text(value, 2000, battle_id=battle) if value else None
+                 for name, value in (("result", safe.result), ("text", safe.text))}
+        safe = safe.model_copy(update=short)
         line = safe.model_dump_json(exclude_none=True).encode("utf-8") + b"\n"
     return line
+
+
+def scrubbed(record: TraceRecord) -> TraceRecord:
+    """`record` with every text scrubbed again of its battle's known secrets (what a reader writes out: the gathered
+    trace, the page, `environment_io.md`, the Inspect export); its time, battle, kind and source kept as they are."""
+    data = record.model_dump(mode="json", exclude_none=True)
+    ours = {k: data[k] for k in ("at", "battle_id", "kind", "source")}
+    return TraceRecord.model_validate({**scrub_data(data, record.battle_id), **ours})
 
 
 def now() -> datetime:

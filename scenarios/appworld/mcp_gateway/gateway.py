@@ -9,7 +9,9 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
   it belongs to (the running one whose token it holds, or an ended one: a late call, `battle_ended`), else none;
 - code mode: an `apis` call inside the execution that completed the task still goes upstream (AppWorld's
   step is the execution); an `execute` after it is refused (`ScopeController.complete_in_execution`);
-- API answered 2xx: result `{"response": <api json>}`, success true;
+- API answered 2xx: result `{"response": <api json>}`, success true; the values it holds under credential
+  keys (a login's access token, the supervisor's passwords) are registered as the battle's secrets before
+  anything is written (`kernel.scrubber`), so the call log and the trace never keep them, even printed bare;
 - API answered non-2xx: result `{"response": {"message": ..., "is_error": true}}` as DATA
   (MCP isError false, as upstream), success false, `status_code` set;
 - a request over the forwarder's bounds (`mcp_gateway.request_limits`: its request line, head or body): not
@@ -49,6 +51,7 @@ from kernel.mcp_results import EPISODE_OVER_META
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import BattleState, OutputType, RefusalReason
 from kernel.redaction import redact, redact_text, secret_values
+from kernel.scrubber import register_battle_secrets
 from mcp_gateway.refusal_log import RefusalLogLimit
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, MAX_IN_FLIGHT, ScopeController
 from mcp_gateway.tools import ToolSpec
@@ -220,6 +223,7 @@ class Gateway:
 
     def _log_call(self, name: str, kept: dict[str, Any], omitted_size: int | None, outcome: CallOutcome,
                   started: "_Clock", battle_id: str, task_id: str | None) -> None:
+        register_battle_secrets(battle_id, secret_values(outcome.body))  # AppWorld issued them: scrubbed from now on
         secrets = secret_values(kept)
         logged = bounded_arguments(redact(kept))  # at most MAX_LOGGED_ARGUMENTS_BYTES of them (issue 39)
         record = CallRecord(

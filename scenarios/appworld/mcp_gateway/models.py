@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.scrubber import MAX_BATTLE_VALUES
 from kernel.settings import Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
@@ -71,6 +72,10 @@ class BattleScope(BaseModel):
         "whose `apis` calls take the same path (scope, refusals, log) as tool calls."))
     task_datetime: str | None = Field(default=None, max_length=64, description=(
         "The task's frozen date and time (ISO 8601); required in code mode (the REPL's clock)."))
+    secrets: list[str] = Field(default_factory=list, max_length=MAX_BATTLE_VALUES, exclude=True, repr=False,
+                               description=(
+        "Secret values the Green knows for the battle (the supervisor's passwords): scrubbed from everything the "
+        "gateway writes about it (`kernel.scrubber`). Never echoed: not in the battle's state or any reply."))
 
 
 class BattleState(BattleScope):

@@ -13,7 +13,8 @@ every request needs `Authorization: Bearer <control secret>` (the secret is read
 credentials file, never from argv), bodies are capped (`mcp_gateway.body_limit`):
 - `GET /control/health` -> ControlHealthReply
 - `PUT /control/battle` (BattleScope) -> BattleState; `DELETE /control/battle` -> ClearedReply (after its
-  calls in flight settled)
+  calls in flight settled). The battle's token and the secrets the Green sent with it are registered with the
+  scrubber (`kernel.scrubber`), never kept in the battle's state or echoed
 - `POST /control/battle/end?battle_id=B` -> EpisodeEndedReply: the episode is over (later calls refused),
   answered once its calls in flight have been answered and logged
 - `GET /control/completion?battle_id=B&wait=S` -> CompletionReply (long-poll, S <= 60)
@@ -50,6 +51,7 @@ from starlette.types import Receive, Scope, Send
 
 from kernel.errors import GatewayError
 from kernel.ports import port_is_free
+from kernel.scrubber import register_battle_secrets
 from kernel.slot_credentials import SlotCredentials, port_of, require_credentials, save_credentials
 from kernel.world_data import WorldData
 from mcp_gateway.body_limit import BodyLimitMiddleware
@@ -164,6 +166,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
             return JSONResponse({"error": "invalid battle body", "detail": detail}, 422)
         if body.interaction == "code" and (gateway.code is None or not body.task_datetime):
             return JSONResponse({"error": "a code-mode battle needs task_datetime and a gateway that runs code"}, 422)
+        register_battle_secrets(body.battle_id, [*body.secrets, body.token])  # never in a record, log or reply
         await _stop_code(gateway)
         state = gateway.scope.set_battle(body)
         if body.interaction == "code":

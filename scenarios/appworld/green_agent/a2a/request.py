@@ -21,7 +21,7 @@ from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_
 from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
 from kernel.errors import BadInputError
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_secrets
 from kernel.settings import Interaction, ScopePolicy
 from kernel.settings import MAX_SLOTS
 from kernel.task_ids import validate_task_id

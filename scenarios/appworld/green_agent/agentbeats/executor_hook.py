@@ -36,7 +36,7 @@ def install() -> bool:
     import os
 
     from agentbeats.agent_executor import AgentBeatsExecutor
-    from kernel.redaction import register_secrets, scrub_process_output, secrets_in_environment
+    from kernel.scrubber import register_secrets, scrub_process_output, secrets_in_environment
 
     register_secrets(secrets_in_environment(dict(os.environ)))  # the Green agent's process prints and posts
     scrub_process_output()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.errors import InfrastructureError
-from kernel.redaction import scrub
+from kernel.scrubber import scrub
 
 TAIL_LINES = 15
 EXIT_MARK = "[appworld-green] the launch command exited with status"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from green_agent.models.result import BattleResult
-from kernel.redaction import scrub_data
+from kernel.scrubber import scrub_data
 
 FS_ROOTS = ("tmp", "home", "work", "root", "usr", "var", "opt", "etc", "srv", "mnt", "media", "run", "private",
             "Users", "data", "proc", "dev", "lib", "bin", "nix", "snap", "scratch")

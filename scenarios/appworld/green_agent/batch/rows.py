@@ -2,8 +2,9 @@
 
 `build_results(out)` reads `run.json`, every `tasks/.../result.json` and `events.jsonl`, and returns
 the `EvalResults` that `results.json` holds; `write_outputs(out)` writes `results.json`,
-`agentbeats_results.json` and `report.html` from it. Nothing here runs a battle, so a report can be
-regenerated at any time (also while a run is going on, or after it was interrupted).
+`agentbeats_results.json` and `report.html` from it, scrubbed of every secret value this process knows
+(`kernel.scrubber`; each result.json and call log was scrubbed when it was written). Nothing here runs a
+battle, so a report can be regenerated at any time (also while a run is going on, or after it was interrupted).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from green_agent.batch.report_html import render_report
 from green_agent.batch.standard import custom_settings
 from green_agent.batch.taskinfo import load_task_info
 from kernel.errors import BadInputError, DiskFullError
+from kernel.scrubber import scrub, scrub_data
 from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
 from green_agent.models.result import BattleResult
 from green_agent.stats.intervals import ONE_SCENARIO, IntervalOptions
@@ -137,10 +139,11 @@ def write_outputs(out: Path, options: IntervalOptions = IntervalOptions()) -> Ev
     On a full disk, `DiskFullError` names the file and what is intact: the battles' own result.json."""
     out = Path(out)
     results = build_results(out, options)
+    results = EvalResults.model_validate(scrub_data(results.model_dump(mode="json")))  # every secret known here
     try:
         atomic_write_text(out / RESULTS_FILE, results.model_dump_json(indent=2))
         atomic_write_text(out / AGENTBEATS_FILE, agentbeats_results(results).model_dump_json(indent=2))
-        atomic_write_text(out / REPORT_FILE, render_report(out, results))
+        atomic_write_text(out / REPORT_FILE, scrub(render_report(out, results)))
     except DiskFullError as exc:
         agg = results.aggregates
         raise DiskFullError(f"{exc}. Intact: {agg.judged} judged battle(s) of {agg.battles}, each in its own "

@@ -53,6 +53,8 @@ from green_agent.task_check import task_problem
 from green_agent.trace import hooks as trace_hooks
 from green_agent.trace.battle_trace import BattleTrace
 from kernel.errors import BadInputError
+from kernel.scrubber import register_battle_secrets
+from kernel.world_secrets import task_secrets
 from kernel.untrusted import one_line
 from kernel.task_ids import TaskRef
 
@@ -140,6 +142,8 @@ class Battle:
 
     def _setup(self) -> StepOutput:
         task_id = self.state.ref.task_id
+        # the supervisor's passwords, from the task's data: scrubbed from everything written about this battle
+        register_battle_secrets(self.config.battle_id, task_secrets(Path(self.deps.appworld_root) / "data", task_id))
         if self.deps.slot_lock is not None:
             self.deps.slot_lock.acquire()  # never two battles on one world slot (SlotBusyError: infra, not Blue's)
         self.state.initialize_attempted = True

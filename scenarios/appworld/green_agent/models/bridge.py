@@ -17,6 +17,9 @@ from kernel.a2a_tools import PROTOCOL
 from kernel.a2a_usage import PurpleUsage
 
 REPORT_KEY = "bridge_report"
+SECRETS_KEY = "battle_secrets"
+"""The engine's message to the bridge carries, in a DataPart under this key, the secret values known for the battle
+(the supervisor's passwords), so the bridge scrubs them from its records; the purple is never sent them."""
 FaultOwner = Literal["blue", "green"]
 EndedBy = Literal["complete_task", "max_steps", "deadline", "purple_error", "purple_dropped", "turn_timeout",
                   "purple_malformed", "purple_unreachable", "gateway_error", "bridge_error"]

@@ -20,7 +20,7 @@ from green_agent.models.explanation import explain
 from green_agent.models.result import BattleResult, ExplanationRecord, VersionsRecord
 from green_agent.models.trajectory import TrajectoryMetrics
 from kernel.atomic import atomic_write_text
-from kernel.redaction import scrub_data
+from kernel.scrubber import scrub_data
 
 RESULT_FILE = "result.json"
 
@@ -36,8 +36,9 @@ def trajectory_summary(trajectory: TrajectoryMetrics | None) -> dict[str, Any] |
 
 
 def scrubbed(result: BattleResult) -> BattleResult:
-    """`result` with every secret value this process knows replaced (third-party error text included)."""
-    return BattleResult.model_validate(scrub_data(result.model_dump(mode="json")))
+    """`result` with every secret value known for its battle (and this process) replaced (third-party error text
+    and the agent's answer included)."""
+    return BattleResult.model_validate(scrub_data(result.model_dump(mode="json"), result.battle_id))
 
 
 MAX_EXPLAINED_FAILURES = 10

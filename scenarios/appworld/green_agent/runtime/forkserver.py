@@ -31,7 +31,7 @@ import psutil
 from kernel.errors import InfrastructureError
 from green_agent.runtime.processes import (STOP_GRACE_S, ManagedProcess, interrupts_deferred, open_private_log,
                                           stop_process_group)
-from kernel.redaction import scrub_file
+from kernel.scrubber import scrub_file
 from kernel.settings import SCENARIO_DIR
 
 SERVE_SCRIPT = SCENARIO_DIR / "world" / "serve.py"

@@ -2,7 +2,7 @@
 
 Each process is started in its own session (process group), so stopping it also stops anything
 it spawned. Its log is 0600 while it runs and scrubbed of every registered secret once it stopped
-(`kernel.redaction.scrub_file`): the logs live in the run directory. A readiness probe polls a URL
+(`kernel.scrubber.scrub_file`): the logs live in the run directory. A readiness probe polls a URL
 until it answers or a deadline passes; a process that exits early is reported with the tail of its log.
 """
 
@@ -22,7 +22,7 @@ import requests
 from kernel.errors import InfrastructureError
 from kernel.entry import TERMINATING
 from kernel.liveness import group_alive
-from kernel.redaction import scrub_file
+from kernel.scrubber import scrub_file
 
 DEFAULT_READY_TIMEOUT_S = 90.0
 STOP_GRACE_S = 10.0

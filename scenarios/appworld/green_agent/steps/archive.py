@@ -3,9 +3,11 @@
 1. `persist_state` (one `/execute` of `pass`, B5) so the outputs dir holds the end state that the
    single `/evaluate` will read; then `/save_logs`.
 2. Copy `<root>/experiments/outputs/<experiment>/tasks/<task_id>/` to `<run_dir>/appworld/`, with
-   credentials redacted: from the text logs (AppWorld's `api_calls.jsonl` carries access tokens) and
-   from the DB change logs (`dbs/*.jsonl` insert the supervisor's account passwords). The copy is
-   evidence for people; AppWorld's own outputs dir keeps the exact, replayable state.
+   credentials redacted: from the text logs (AppWorld's `api_calls.jsonl` carries access tokens) by key and
+   by value (every secret known for the battle, `kernel.scrubber`), and from the DB change logs
+   (`dbs/*.jsonl` insert the supervisor's account passwords) by column: the saved end state keeps what the
+   agent itself wrote into the world (docs/security.md). The copy is evidence for people; AppWorld's own
+   outputs dir keeps the exact, replayable state.
 3. Copy this battle's records out of the gateway's shared JSONL call log (filtered by `battle_id`,
    malformed lines skipped) to `<run_dir>/mcp_calls.jsonl`, and in code mode its execution records
    (`kernel.execution_record`) to `<run_dir>/mcp_executions.jsonl`.
@@ -30,7 +32,8 @@ from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import ArchiveRecord
 from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
 from kernel.execution_record import executions_log_path
-from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text, register_secrets
+from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text
+from kernel.scrubber import register_secrets, scrub, scrub_data
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +58,7 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
     source = outputs_path(appworld_root, experiment_name, task_id)
     if source.is_dir():
         target = run_dir / OUTPUTS_DIR
-        copy_redacted(source, target)
+        copy_redacted(source, target, battle_id)
         result.outputs_dir = str(target)
         result.dbs_digest = state_digest(target / "dbs")
         version = source / "version" / "code.txt"
@@ -143,15 +146,16 @@ def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
     return count
 
 
-def copy_redacted(source: Path, target: Path) -> None:
-    """Copy a directory tree, redacting `logs/` text files and the SQL change logs (`dbs/`, `checkpoints/`)."""
+def copy_redacted(source: Path, target: Path, battle_id: str | None = None) -> None:
+    """Copy a directory tree, redacting `logs/` text files (scrubbed of `battle_id`'s secrets too) and the SQL change
+    logs (`dbs/`, `checkpoints/`)."""
     shutil.copytree(source, target, dirs_exist_ok=True)
     for path in target.rglob("*"):
         if not path.is_file():
             continue
         parts = path.relative_to(target).parts
         if parts[0] == "logs" and path.suffix in {".jsonl", ".md", ".txt", ".json"}:
-            path.write_text(redact_text(path.read_text(errors="replace"), jsonl=path.suffix == ".jsonl"))
+            path.write_text(redact_text(path.read_text(errors="replace"), path.suffix == ".jsonl", battle_id))
         elif parts[0] in ("dbs", "checkpoints") and path.suffix == ".jsonl":
             path.write_text("".join(redact_sql_line(line) for line in path.read_text(errors="replace").splitlines(True)))
 
@@ -182,14 +186,14 @@ def redact_sql_line(line: str) -> str:
     return json.dumps([sql, rows if many else rows[0], many]) + end
 
 
-def redact_text(text: str, jsonl: bool = False) -> str:
-    """Blank credential values (the policy of `kernel.redaction`); a JSONL text line by line."""
+def redact_text(text: str, jsonl: bool = False, battle_id: str | None = None) -> str:
+    """Blank credential values (`kernel.redaction`) and known secret values (`kernel.scrubber`); JSONL line by line."""
     if not jsonl:
-        return redact_free_text(text)
+        return scrub(redact_free_text(text), battle_id)
     lines = []
     for line in text.splitlines():
         try:
-            lines.append(json.dumps(redact(json.loads(line), scrub_strings=True)))
+            lines.append(json.dumps(scrub_data(redact(json.loads(line), scrub_strings=True), battle_id)))
         except ValueError:
-            lines.append(redact_free_text(line))
+            lines.append(scrub(redact_free_text(line), battle_id))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -33,7 +33,8 @@ from green_agent.models.result import BlueFaultKind
 from kernel.bounded_json import loads_bounded
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
-from green_agent.models.bridge import REPORT_KEY, BridgeReport
+from green_agent.models.bridge import REPORT_KEY, SECRETS_KEY, BridgeReport
+from kernel.scrubber import battle_secrets
 
 log = logging.getLogger(__name__)
 
@@ -132,10 +133,13 @@ def fetch_agent_card(blue_url: str, session: requests.Session | None = None,
     raise BlueUnreachableError(f"Blue agent at {blue_url} serves no agent card ({'; '.join(problems)})")
 
 
-def build_send_request(text: str, message_id: str, context_id: str | None = None) -> dict[str, Any]:
-    """A2A 0.3 JSON-RPC `message/send` with one text part."""
+def build_send_request(text: str, message_id: str, context_id: str | None = None,
+                       secrets: list[str] | None = None) -> dict[str, Any]:
+    """A2A 0.3 JSON-RPC `message/send` with one text part (and, for our bridge only, the battle's `secrets`)."""
     message: dict[str, Any] = {"kind": "message", "role": "user", "messageId": message_id,
                                "parts": [{"kind": "text", "text": text}]}
+    if secrets:
+        message["parts"].append({"kind": "data", "data": {SECRETS_KEY: secrets}})
     if context_id:
         message["contextId"] = context_id
     return {"jsonrpc": "2.0", "id": message_id, "method": "message/send", "params": {"message": message}}
@@ -145,12 +149,14 @@ def dispatch(blue_url: str, text: str, session: requests.Session | None = None, 
              card_timeout_s: float = CARD_TIMEOUT_S, bridge: bool = False) -> DispatchHandle:
     """Step 5: fetch Blue's card, then send the task message in the background and return at once.
 
-    `bridge`: the Blue is the Green's built-in in-band bridge, whose `BridgeReport` DataPart is read."""
+    `bridge`: the Blue is the Green's built-in in-band bridge, whose `BridgeReport` DataPart is read; it is sent
+    the battle's known secret values (`kernel.scrubber.battle_secrets`) to scrub from its records. No other Blue is."""
     session = session or session_for(blue_url)
     card = fetch_agent_card(blue_url, session, card_timeout_s)
     message_id = uuid.uuid4().hex
     handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))
-    payload = build_send_request(text, message_id, context_id)
+    secrets = battle_secrets(context_id) if bridge and context_id else None
+    payload = build_send_request(text, message_id, context_id, secrets)
     handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle, bridge),
                                      name=f"a2a-send-{message_id[:8]}", daemon=True)
     handle.thread.start()

@@ -6,7 +6,7 @@ file would hold nothing of the agent's. `write_environment_io(records, path)` wr
 executions there in the same layout (a `### Environment Interaction N` heading, a rule, the code in a
 python fence, the output in a plain fence), so tools written for AppWorld's outputs (its own
 `AppWorld.parse_environment_io_log`) read our runs. The code and output are the trace's: bounded and
-redacted (docs/trace.md).
+redacted (docs/trace.md), and scrubbed again here of the battle's known secret values (`kernel.scrubber`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernel.atomic import atomic_write_text
+from kernel.trace_log import scrubbed
 from kernel.trace_record import TraceRecord
 
 SINGLE_HORIZONTAL_RULE = "-" * 76
@@ -34,5 +35,5 @@ def write_environment_io(records: list[TraceRecord], path: Path) -> bool:
     """Write the file when the battle had executions (code mode); True if written."""
     if not any(r.kind == "execution" for r in records):
         return False
-    atomic_write_text(Path(path), render_environment_io(records))
+    atomic_write_text(Path(path), render_environment_io([scrubbed(r) for r in records]))
     return True

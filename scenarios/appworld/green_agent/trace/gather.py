@@ -4,8 +4,10 @@ The gateway appends its records (calls, executions) to a trace log shared by its
 log; the in-band bridge, if any, to its own. `gather(run_dir, battle_id, sources)` reads this battle's
 records out of each source, merges them with the Green's own (already in `<run_dir>/trace.jsonl`) in time
 order, and rewrites the file atomically within `MAX_TRACE_BYTES`: past the cap one `cut` record says so
-and only the closing records are kept. Returns the number of records gathered from the sources. Never
-raises (the trace is evidence, not an input of the verdict): a problem comes back as text.
+and only the closing records are kept. Every record is scrubbed again of the secret values this process knows
+for the battle (`kernel.trace_log.scrubbed`: the Green read the supervisor's passwords from the task's data; the
+gateway and the bridge scrubbed what they wrote with what they knew). Returns the number of records gathered
+from the sources. Never raises (the trace is evidence, not an input of the verdict): a problem comes back as text.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from green_agent.trace.reader import battle_lines, in_order, read_trace
 from kernel.atomic import atomic_write_text
-from kernel.trace_log import CLOSING_KINDS, MAX_TRACE_BYTES
+from kernel.trace_log import CLOSING_KINDS, MAX_TRACE_BYTES, scrubbed
 from kernel.trace_record import TRACE_FILE, TraceRecord
 
 
@@ -24,7 +26,7 @@ def gather(run_dir: Path, battle_id: str, sources: list[Path]) -> tuple[int, str
     try:
         own = read_trace(target) if target.is_file() else []
         theirs = [r for source in sources if Path(source).is_file() for r in battle_lines(source, battle_id)]
-        atomic_write_text(target, render_lines(in_order(own + theirs)))
+        atomic_write_text(target, render_lines(in_order([scrubbed(r) for r in own + theirs])))
         return len(theirs), None
     except Exception as exc:  # noqa: BLE001 - evidence only
         return 0, f"the battle's trace could not be gathered ({type(exc).__name__}: {str(exc)[:200]})"

@@ -13,6 +13,8 @@ and writes one `EvalLog` (`inspect_ai.log.write_eval_log`; `.eval` or `.json` by
   total in the metadata) and `outcome` (our graded outcome, the verdict's reason as explanation); each
   score's `answer` is the answer the agent submitted, as sent (the viewer's ANSWER column);
 - `metadata`: task, scenario, difficulty, interaction, scope (predictor, policy, APIs), cost, battle id.
+Every record and result is scrubbed again of the secrets this process knows for its battle (`kernel.scrubber`;
+the trace and result.json were scrubbed when they were written).
 The log's results carry the run's TGC as the `appworld` score's accuracy, its stats the first battle's start and
 the last one's end. The log says `ViewerConfig(trust_content=False)`: everything in it came from or through the
 agent under test, so `inspect view` shows it as plain text (no markdown, links or media). inspect_ai is imported only
@@ -27,8 +29,10 @@ from typing import Any
 from green_agent.batch.checkpoint import load_eval_results, load_result
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.result import BattleResult
+from green_agent.models.result_assembly import scrubbed as scrubbed_result
 from green_agent.trace.reader import read_trace
 from kernel.errors import BadInputError
+from kernel.trace_log import scrubbed
 from kernel.trace_record import TRACE_FILE, TraceRecord
 
 MISSING = ("the Inspect export needs the optional extra inspect-ai: run `make inspect` "
@@ -126,8 +130,9 @@ def sample_of(ia: Any, run_dir: Path, row: EvalRow, results: EvalResults) -> Any
     """One battle as an `EvalSample`."""
     folder = run_dir / Path(row.result_path).parent
     result = load_result(run_dir / row.result_path)
+    result = scrubbed_result(result) if result is not None else None
     trace = folder / TRACE_FILE
-    records = read_trace(trace) if trace.is_file() else []
+    records = [scrubbed(r) for r in read_trace(trace)] if trace.is_file() else []
     task, messages = _messages(ia, records, (result.instruction if result else None) or row.task_id)
     last = next((m for m in reversed(messages) if m.role == "assistant" and m.text), None)
     scores = _scores(ia, row, result)

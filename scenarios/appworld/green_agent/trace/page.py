@@ -16,6 +16,7 @@ from pathlib import Path
 
 from green_agent.trace.reader import read_trace
 from kernel.atomic import atomic_write_text
+from kernel.trace_log import scrubbed
 from kernel.trace_record import TraceRecord
 from kernel.untrusted import html_text
 
@@ -187,5 +188,6 @@ def render(records: list[TraceRecord]) -> str:
 
 
 def write_page(trace: Path, target: Path) -> Path:
-    """Render `trace` (a trace.jsonl) to `target` (trace.html), atomically."""
-    return atomic_write_text(Path(target), render(read_trace(Path(trace))))
+    """Render `trace` (a trace.jsonl) to `target` (trace.html), atomically; its records scrubbed again of their
+    battle's known secrets before they are escaped (`kernel.trace_log.scrubbed`)."""
+    return atomic_write_text(Path(target), render([scrubbed(r) for r in read_trace(Path(trace))]))

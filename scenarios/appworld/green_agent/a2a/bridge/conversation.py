@@ -167,6 +167,8 @@ async def _step(reply: Any, tools: GatewayTools, counts: dict[str, Any], code: b
     finally:
         counts["gateway_s"] += time.perf_counter() - called
     counts["tool_calls"] += 1
+    if trace is not None:
+        trace.learn(outcome.response)  # before the answer is traced (a login's token)
     if outcome.episode_over:
         return None
     if code:

@@ -6,7 +6,8 @@ participant URL had any, come in the environment variable `APPWORLD_PURPLE_AUTH`
 `workers` > 1) runs `conversation.converse` with the purple and ends its A2A task with two parts, a
 one-line TextPart and a DataPart `{"bridge_report": BridgeReport}`; the task ends `failed` when the
 fault is ours (`fault_owner: green`), `completed` otherwise. With `--trace-log`, each conversation's messages
-are appended there under the battle's id, the context id the engine sends the task in (`bridge.trace`).
+are appended there under the battle's id, the context id the engine sends the task in (`bridge.trace`),
+scrubbed of the secret values the engine's message carried for the battle (`SECRETS_KEY`, `kernel.scrubber`).
 
 Why a process of its own, started by the assessment (not a thread of the assessment server): it is
 the Green's code that reads a hostile purple's replies, and a purple that makes it misbehave (memory,
@@ -27,17 +28,17 @@ from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentSkill, DataPart, Part, TextPart
+from a2a.types import AgentCapabilities, AgentCard, AgentSkill, DataPart, Message, Part, TextPart
 from a2a.utils import new_agent_text_message, new_task
 
 from green_agent import __version__
 from green_agent.a2a.purple_http import AUTH_ENV, auth_from_env
 from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S, Limits, converse
 from green_agent.a2a.bridge.trace import BridgeTrace
-from green_agent.models.bridge import REPORT_KEY
+from green_agent.models.bridge import REPORT_KEY, SECRETS_KEY
 from kernel.a2a_tools import PROTOCOL
 from kernel.process_exit import exit_without_teardown
-from kernel.redaction import register_secrets
+from kernel.scrubber import register_battle_secrets, register_secrets
 
 log = logging.getLogger(__name__)
 NAME = "AppWorld in-band bridge"
@@ -56,6 +57,7 @@ class BridgeExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
+        register_battle_secrets(task.context_id, given_secrets(context.message))
         trace = BridgeTrace(self.trace_log, task.context_id)
         report = await converse(context.get_user_input(), self.purple_url, self.limits, self.auth, trace)
         trace.ended(report)
@@ -71,6 +73,16 @@ class BridgeExecutor(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError("the bridge does not cancel conversations")
+
+
+def given_secrets(message: Message | None) -> list[str]:
+    """The battle's secret values the engine's message carried (a DataPart under `SECRETS_KEY`)."""
+    for part in message.parts if message is not None else []:
+        data = part.root.data if isinstance(part.root, DataPart) else None
+        values = data.get(SECRETS_KEY) if isinstance(data, dict) else None
+        if isinstance(values, list):
+            return [v for v in values if isinstance(v, str)]
+    return []
 
 
 def bridge_card(url: str) -> AgentCard:

@@ -7,7 +7,9 @@ assessment's logs folder, shared by its battles; the Green gathers a battle's re
   result, a REPL output or a corrective message), its `note` saying which;
 - `received(reply, call)`: one `agent_message` per reply read (a step): its text parts as sent, its data
   parts, the tool call or code it held (`tool`, `arguments`), the usage it reported;
-- `ended(report)`: one `green_message` noting how the conversation ended (the purple is sent nothing then).
+- `ended(report)`: one `green_message` noting how the conversation ended (the purple is sent nothing then);
+- `learn(response)`: the secret values a tool result holds under a credential key (a login's access token, the
+  supervisor's passwords) are scrubbed from this battle's records from then on (`kernel.scrubber`).
 Every record goes through `kernel.trace_log` (bounded: each text cut at 20,000 characters; redacted: the
 purple's credentials are registered secrets; the MCP endpoint and its token are never in a message to the
 purple). Never raises: a trace never stops a conversation; with no path (a bridge started without
@@ -23,6 +25,8 @@ from typing import Any
 
 from green_agent.models.bridge import BridgeReport
 from kernel.a2a_tools import ToolCall
+from kernel.redaction import secret_values
+from kernel.scrubber import register_battle_secrets
 from kernel.trace_log import now, writer_for
 from kernel.trace_record import TraceRecord
 
@@ -74,6 +78,11 @@ class BridgeTrace:
     def ended(self, report: BridgeReport) -> None:
         """How the conversation ended (nothing more is sent to the purple)."""
         self._write("green_message", note=f"the end ({report.ended_by}): {report.message}")
+
+    def learn(self, response: Any) -> None:
+        """Scrub the values `response` (a tool's answer, AppWorld's) holds under credential keys from now on."""
+        if self.battle_id:
+            register_battle_secrets(self.battle_id, secret_values(response))
 
     def _write(self, kind: str, **fields: Any) -> None:
         if self.writer is None:
