@@ -130,17 +130,18 @@ def test_a_log_that_cannot_be_replayed_whole_is_refused(tmp_path: Path, specs: d
 
 
 def test_the_replayed_state_is_compared_as_archived_and_the_difference_named(tmp_path: Path, specs: dict) -> None:
-    saved, replayed = tmp_path / "saved", tmp_path / "replayed"
+    saved, outputs = tmp_path / "saved", tmp_path / "outputs"
+    replayed = outputs / "checkpoints" / "replayed"  # where `world/replay.py` has AppWorld save it
     answer_line = ["UPDATE tasks SET status=?, answer=? WHERE tasks.id = ?", ["success", "445.29", 1], False]
     _write(saved, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", REDACTED], False], answer_line])
     _write(replayed, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", "s3cret"], False], answer_line])
     plan = replay_plan(_log(tmp_path / "mcp_calls.jsonl", {"tool_name": "supervisor__complete_task",
                                                            "status_code": 200, "arguments": {"answer": "445.29"}}),
                        BATTLE, "tools", specs)
-    assert replay_differences(saved, replayed, {"mismatch_count": 0, "mismatches": []}, plan) == []
+    assert replay_differences(saved, outputs, {"mismatch_count": 0, "mismatches": []}, plan) == []
     _write(replayed, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", "s3cret"], False],
                                           [answer_line[0], ["success", "null", 1], False]])
-    found = replay_differences(saved, replayed, {"mismatch_count": 3, "mismatches": [
+    found = replay_differences(saved, outputs, {"mismatch_count": 3, "mismatches": [
         {"call": 1, "tool": "supervisor__complete_task", "recorded": 200, "replayed": 422}]}, plan)
     assert found[0].startswith("its own calls do not produce the saved end state: replaying the 1 forwarded call(s) "
                                "of mcp_calls.jsonl gives another supervisor.jsonl (line 2: saved ")

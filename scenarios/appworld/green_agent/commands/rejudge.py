@@ -4,7 +4,7 @@ Prints a table (battle, recorded outcome and tests, re-judged ones, equal or wha
 "N of N verdicts re-judged equal", or each difference (or only the `RejudgeReport` JSON with --json).
 Each battle's re-judging, its call log's replay included, has `--timeout-s` seconds (default
 `DEFAULT_TIMEOUT_S`); past it the battle "could not re-judge: timed out" and the next one goes on.
-Exit codes: 0 when every re-judged verdict equals the recorded one, 4 when any differs or timed out
+Exit codes: 0 when every re-judged verdict equals the recorded one, 4 when any differs or could not be re-judged
 (`VerdictsDifferError`), 2 for a folder that is not a run, a world that is not the run's or a bad flag, 3 when
 AppWorld's evaluator cannot run.
 """
@@ -43,12 +43,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(report.model_dump_json(indent=2) if args.json else table(report))
     if not report.all_equal:
         differing = [b.battle_id for b in report.battles if b.status == "differs"]
-        timed_out = [b.battle_id for b in report.battles if b.status == "timed_out"]
+        unfinished = [b.battle_id for b in report.battles if b.status == "could_not_rejudge"]
         parts = [f"{len(differing)} verdict(s) of {report.run} differ when re-judged: " + ", ".join(differing[:10])
                  ] if differing else []
-        if timed_out:
-            parts.append(f"{len(timed_out)} battle(s) of {report.run} could not be re-judged (timed out): "
-                         + ", ".join(timed_out[:10]))
+        if unfinished:
+            parts.append(f"{len(unfinished)} battle(s) of {report.run} could not be re-judged: "
+                         + ", ".join(unfinished[:10]))
         raise VerdictsDifferError("; ".join(parts))
     return 0
 
@@ -61,13 +61,13 @@ def table(report: RejudgeReport) -> str:
     for b in report.battles:
         recorded = f"{b.recorded_outcome} {b.recorded_tests or ''}".strip()
         again = f"{b.rejudged_outcome or '-'} {b.rejudged_tests or ''}".strip()
-        verdict = {"equal": "equal", "differs": "DIFFERS", "timed_out": "TIMED OUT",
+        verdict = {"equal": "equal", "differs": "DIFFERS", "could_not_rejudge": "NOT RE-JUDGED",
                    "not_rejudgeable": "not re-judgeable"}[b.status]
         lines.append(f"{one_line(b.battle_id, 44):<44} {recorded:<22} {again:<22} {verdict}")
     for b in report.battles:
         if b.status == "not_rejudgeable":
             lines.append(f"  {b.battle_id}: not re-judgeable: {b.reason}")
-        if b.status == "timed_out":
+        if b.status == "could_not_rejudge":
             lines.append(f"  {b.battle_id}: {b.reason}")
         for difference in b.differences:
             lines.append(f"  {b.battle_id} differs: {one_line(difference, 300)}")

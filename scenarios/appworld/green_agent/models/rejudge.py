@@ -3,8 +3,9 @@
 `RejudgeReport` is what `rejudge --json` prints. A battle is `equal` (AppWorld's evaluator, run again in a
 fresh process on the saved end state, gives the recorded success, the same tests passed and failed, and the
 outcome rule gives the recorded outcome, winner and status; and the battle's own call log, replayed into a
-fresh world, gives that saved state), `differs` (each difference named in words), `timed_out` (its
-re-judging passed the time limit per battle: "could not re-judge", with any difference found before), or
+fresh world, gives that saved state), `differs` (each difference named in words), `could_not_rejudge` (its
+re-judging passed the time limit per battle, or AppWorld's process ended during it: the reason says which, with
+any difference found before), or
 `not_rejudgeable` (the battle holds no verdict on the agent to check: an infra_error or a scope_error; the
 reason says why). No task content beyond AppWorld's test requirements and short excerpts of the saved
 state's change logs (secrets redacted, as archived), never a secret.
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 
 REJUDGE_SCHEMA_VERSION = 1
 
-RejudgeStatus = Literal["equal", "differs", "timed_out", "not_rejudgeable"]
+RejudgeStatus = Literal["equal", "differs", "could_not_rejudge", "not_rejudgeable"]
 
 
 class RejudgedBattle(BaseModel):
@@ -28,7 +29,7 @@ class RejudgedBattle(BaseModel):
     task_id: str | None = Field(description="AppWorld task id.")
     trial: int = Field(default=1, description="Trial number (1-based).")
     result_path: str = Field(description="Its result.json, relative to the run folder.")
-    status: RejudgeStatus = Field(description="equal | differs | timed_out | not_rejudgeable.")
+    status: RejudgeStatus = Field(description="equal | differs | could_not_rejudge | not_rejudgeable.")
     recorded_outcome: str = Field(description="The outcome result.json records.")
     rejudged_outcome: str | None = Field(default=None, description="The outcome rule applied to the re-judged "
                                          "evaluation (None when not re-judged).")
@@ -50,10 +51,11 @@ class RejudgeReport(BaseModel):
     kind: Literal["eval", "battle"] = Field(description="eval: run.json + tasks/ (eval, assess, serve); battle: "
                                             "one result.json (battle, demo).")
     battles: list[RejudgedBattle] = Field(description="One per battle, in the run's order.")
-    rejudged: int = Field(description="Battles re-judged (equal, differing or timed out).")
+    rejudged: int = Field(description="Battles re-judged (equal, differing or not to the end).")
     equal: int = Field(description="Of which equal.")
     not_rejudgeable: int = Field(description="Battles holding no verdict to check (infra_error, scope_error).")
-    timed_out: int = Field(default=0, description="Re-judged battles that passed the time limit (not equal).")
+    could_not_rejudge: int = Field(default=0, description="Of which not to the end (timed out, or AppWorld's process "
+                                   "ended): not equal.")
     startup_s: float = Field(description="Seconds to start AppWorld's evaluator process (imports).")
     elapsed_s: float = Field(description="Wall seconds of the whole re-judge.")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (e.g. another outcome-rule "
@@ -66,8 +68,8 @@ class RejudgeReport(BaseModel):
     def headline(self) -> str:
         """`N of N verdicts re-judged equal`, or how many differ."""
         text = f"{self.equal} of {self.rejudged} verdicts re-judged equal"
-        if self.timed_out:
-            text += f" ({self.timed_out} could not be re-judged: timed out)"
+        if self.could_not_rejudge:
+            text += f" ({self.could_not_rejudge} could not be re-judged, listed above)"
         if self.not_rejudgeable:
             text += f" ({self.not_rejudgeable} battle(s) not re-judgeable, listed above)"
         return text

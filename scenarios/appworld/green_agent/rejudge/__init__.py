@@ -9,7 +9,7 @@ rejudge` calls:
 3. for each battle with a verdict on the agent: checks and stages its saved end state (`state`), replays its
    call log and compares the replayed state with the saved one, has AppWorld's evaluator judge the saved state
    and compares the verdict (`judging`: one AppWorld process, started only when needed, each battle under
-   `timeout_s`, past which it is `timed_out` and the next battle gets a new process); infra_error and
+   `timeout_s`, past which it is `could_not_rejudge` and the next battle gets a new process); infra_error and
    scope_error battles are listed as not re-judgeable, with why;
 4. returns a `RejudgeReport`. A saved state that cannot be judged (missing, edited into something AppWorld's
    change logs never hold, or refused by AppWorld's evaluator) is a difference: the recorded verdict cannot be
@@ -54,7 +54,7 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
     rejudged = [b for b in judged if b.status != "not_rejudgeable"]
     return RejudgeReport(run=str(run.root), kind=run.kind, battles=judged, rejudged=len(rejudged),
                          equal=sum(b.status == "equal" for b in rejudged),
-                         timed_out=sum(b.status == "timed_out" for b in rejudged),
+                         could_not_rejudge=sum(b.status == "could_not_rejudge" for b in rejudged),
                          not_rejudgeable=len(judged) - len(rejudged), startup_s=round(judge.startup_s, 2),
                          elapsed_s=round(time.monotonic() - started, 2), notes=_notes(run))
 

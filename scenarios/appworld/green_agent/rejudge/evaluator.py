@@ -8,7 +8,8 @@ in our virtualenv; nothing of the run's servers is reused), whose AppWorld root 
 `EvaluationRecord` (the same parse as the env server's `/evaluate` answer), with the seconds AppWorld spent;
 `replay(job, deadline)` sends a call log's replay (`green_agent.rejudge.calls`) and returns its answer. Answers
 are read one bounded line at a time; no answer by the job's deadline (`time.monotonic()`) raises `JobTimedOut`,
-after which the process is of no further use (`stop()` it and start another). Its stderr goes to a log in
+after which the process is of no further use (`stop()` it and start another); a process that ends during a
+job raises `ProcessEnded`. Its stderr goes to a log in
 `work`. The process is stopped (its group, SIGINT then SIGKILL) when the block ends, whatever happened.
 """
 
@@ -38,6 +39,15 @@ STARTUP_TIMEOUT_S = 600.0
 
 class JobTimedOut(Exception):
     """The process gave no answer to a job by its deadline (the job may never end: stop the process)."""
+
+
+class ProcessEnded(InfrastructureError):
+    """The process ended. While starting, ours failed; during a job, the job's input (a hostile saved state or
+    call log) is the likely cause, and the caller may go on with a new process."""
+
+    def __init__(self, message: str, exit_code: int | None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class Rejudged(NamedTuple):
@@ -176,9 +186,9 @@ class FreshEvaluator:
                 from None
         return answer if isinstance(answer, dict) else {}
 
-    def _died(self) -> InfrastructureError:
+    def _died(self) -> ProcessEnded:
         code = self.popen.poll() if self.popen else None
         lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path.is_file() else []
         tail = "\n".join(lines[-10:])
-        return InfrastructureError(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
-                                   f"({self.log_path}):\n{tail}")
+        return ProcessEnded(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
+                            f"({self.log_path}):\n{tail}", code)

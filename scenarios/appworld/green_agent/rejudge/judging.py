@@ -10,8 +10,10 @@ experiment)` re-judges one battle that holds a verdict to check:
 3. has AppWorld's evaluator judge the saved state and compares the verdict (`verdict`).
 Steps 2 and 3 run in an AppWorld process (`evaluator`) under one deadline per battle, `timeout_s` from the
 moment the process is ready: past it the process is stopped (a saved state whose SQL runs forever is stopped
-here), the battle is `timed_out` ("could not re-judge: timed out"), with any difference found before, and the
-next battle gets a new process. The process is started when a battle first needs it.
+here), the battle is `could_not_rejudge` ("could not re-judge: timed out"), with any difference found before, and the
+next battle gets a new process; so does a battle during which the process ended ("could not re-judge: AppWorld's
+process ended", likely the battle's own input: a start-up that fails is ours, exit 3). The process is started
+when a battle first needs it.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from types import TracebackType
 from green_agent.models.rejudge import RejudgedBattle
 from green_agent.rejudge.calls import NotReplayable, ReplayPlan, replay_plan
 from green_agent.rejudge.discover import SavedBattle
-from green_agent.rejudge.evaluator import FreshEvaluator, JobTimedOut
-from green_agent.rejudge.replay import replay_differences, replay_summary
+from green_agent.rejudge.evaluator import FreshEvaluator, JobTimedOut, ProcessEnded
+from green_agent.rejudge.replay import REPLAYED_STATE, replay_differences, replay_summary
 from green_agent.rejudge.state import StateError, outputs_dbs, stage_state
 from green_agent.rejudge.verdict import compare, tests_text
 from green_agent.steps.archive import CALLS_FILE
@@ -33,9 +35,8 @@ from kernel.world_data import WorldData
 from mcp_gateway.tools import build_tool_specs
 
 DEFAULT_TIMEOUT_S = 60.0
-"""Seconds one battle's re-judging may take once AppWorld is ready (its replay and evaluation take about 1 s on
+"""Seconds one battle's re-judging may take once AppWorld is ready (its replay and evaluation take 0.3-0.4 s on
 the offline world; the margin is for a loaded machine and the real dataset's larger worlds)."""
-REPLAYED_STATE = "replayed"
 
 
 class BattleJudge:
@@ -73,11 +74,12 @@ class BattleJudge:
         try:
             replayed = self._replay(saved, evaluator, f"{experiment}-replay", deadline, failed)
             done = self._evaluate(saved, evaluator, experiment, deadline, failed)
-        except JobTimedOut:
+        except (JobTimedOut, ProcessEnded) as exc:
             self._stop()
-            return replayed.model_copy(update={
-                "status": "timed_out", "reason": f"could not re-judge: timed out after {self.timeout_s:g} s "
-                                                 "(the limit per battle, --timeout-s)"})
+            why = (f"timed out after {self.timeout_s:g} s (the limit per battle, --timeout-s)"
+                   if isinstance(exc, JobTimedOut) else f"AppWorld's process ended while judging it (exit code "
+                                                        f"{exc.exit_code})")
+            return replayed.model_copy(update={"status": "could_not_rejudge", "reason": f"could not re-judge: {why}"})
         found = done.differences + replayed.differences
         return done.model_copy(update={"differences": found, "status": "differs" if found else "equal",
                                        "replay": replayed.replay, "replay_seconds": replayed.replay_seconds})
@@ -99,8 +101,8 @@ class BattleJudge:
         if answer.answer is None:
             found.append(f"the call log could not be replayed: {answer.error}")
         else:
-            state = outputs_dbs(self.work, experiment, saved.task_id).parent / "checkpoints" / REPLAYED_STATE
-            found += replay_differences(saved.dbs, state, answer.answer, plan)
+            outputs = outputs_dbs(self.work, experiment, saved.task_id).parent
+            found += replay_differences(saved.dbs, outputs, answer.answer, plan)
         return failed.model_copy(update={"replay": replay_summary(found, plan), "differences": found,
                                          "replay_seconds": answer.seconds})
 

@@ -1,13 +1,14 @@
 """Does a battle's saved end state follow from its own calls? The replay's answer, compared with the saved state.
 
 `world/replay.py` replays the battle's forwarded calls (`green_agent.rejudge.calls`) into a fresh world of its
-task and saves that world's end state in AppWorld's change-log format. Here that state is redacted exactly as
-the archive step redacts a battle's state (`green_agent.steps.archive.redact_sql_line`, line by line) and
-compared with the saved `appworld/dbs`, file by file and byte for byte: the same bytes `state_digest` hashes.
+task and saves that world's end state in AppWorld's change-log format (`checkpoints/replayed` of the replay's
+outputs folder). Here that folder is copied with the archive step's own redaction
+(`green_agent.steps.archive.copy_redacted`, whatever it redacts in a battle's state) and the state compared
+with the saved `appworld/dbs`, file by file and byte for byte: the same bytes `state_digest` hashes.
 The replay is deterministic (time frozen at the task's datetime, AppWorld's random seed, the same requests in
 the same order), so an honest battle's saved state is reproduced exactly.
 
-`replay_differences(saved_dbs, replayed_dbs, answer, plan)` returns each difference in words (none: the state
+`replay_differences(saved_dbs, replay_outputs, answer, plan)` returns each difference in words (none: the state
 follows from the calls): a file whose bytes differ (the first differing line of the first such file, with an
 excerpt of both sides around the first differing character, and how many more files differ), and calls whose
 replayed HTTP status is not the one the log records. `replay_summary` is the one-line account a report keeps.
@@ -15,30 +16,38 @@ replayed HTTP status is not the one the log records. `replay_summary` is the one
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from green_agent.rejudge.calls import ReplayPlan
-from green_agent.steps.archive import CALLS_FILE, redact_sql_line
 from green_agent.rejudge.state import MAX_STATE_BYTES
+from green_agent.steps.archive import CALLS_FILE, copy_redacted
+
+REPLAYED_STATE = "replayed"
+"""The state id `world/replay.py` saves the replayed world under (`<outputs>/checkpoints/<id>`)."""
 
 EXCERPT_BEFORE = 20
 EXCERPT_AFTER = 50
 
 
-def replay_differences(saved_dbs: Path, replayed_dbs: Path, answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
-    """Each way the saved state and the call log disagree with the replay (module docstring)."""
+def replay_differences(saved_dbs: Path, replay_outputs: Path, answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
+    """Each way the saved state and the call log disagree with the replay (module docstring); `replay_outputs`:
+    the replay's task outputs folder."""
     found = _status_differences(answer, plan)
-    if not replayed_dbs.is_dir():
+    if not (replay_outputs / "checkpoints" / REPLAYED_STATE).is_dir():
         return found + ["the replay of the call log saved no end state"]
-    differing = [name for name in sorted(_names(saved_dbs) | _names(replayed_dbs))
-                 if _read(saved_dbs / name) != _redacted(replayed_dbs / name)]
-    if differing:
-        name = differing[0]
-        more = f"; {len(differing) - 1} more file(s) differ" if len(differing) > 1 else ""
-        found.insert(0, f"its own calls do not produce the saved end state: replaying the {len(plan.calls)} "
-                        f"forwarded call(s) of {CALLS_FILE} gives another {name} "
-                        f"({_first_difference(_read(saved_dbs / name), _redacted(replayed_dbs / name))}){more}")
+    with tempfile.TemporaryDirectory(prefix="replayed-") as tmp:
+        copy_redacted(replay_outputs, Path(tmp) / "archived")
+        replayed = Path(tmp) / "archived" / "checkpoints" / REPLAYED_STATE
+        differing = [name for name in sorted(_names(saved_dbs) | _names(replayed))
+                     if _read(saved_dbs / name) != _read(replayed / name)]
+        if differing:
+            name = differing[0]
+            more = f"; {len(differing) - 1} more file(s) differ" if len(differing) > 1 else ""
+            found.insert(0, f"its own calls do not produce the saved end state: replaying the {len(plan.calls)} "
+                            f"forwarded call(s) of {CALLS_FILE} gives another {name} "
+                            f"({_first_difference(_read(saved_dbs / name), _read(replayed / name))}){more}")
     return found
 
 
@@ -74,15 +83,6 @@ def _read(path: Path) -> bytes | None:
         return None
     with open(path, "rb") as handle:
         return handle.read(MAX_STATE_BYTES + 1)
-
-
-def _redacted(path: Path) -> bytes | None:
-    """A replayed file as the archive step would have saved it."""
-    data = _read(path)
-    if data is None or path.suffix != ".jsonl":
-        return data
-    text = data.decode("utf-8", "replace")
-    return "".join(redact_sql_line(line) for line in text.splitlines(True)).encode("utf-8")
 
 
 def _first_difference(saved: bytes | None, replayed: bytes | None) -> str:
