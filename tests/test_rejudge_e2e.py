@@ -6,7 +6,9 @@ mode costs a minute more and re-judges nothing the tools run does not), an enfor
 predictor misses a gold API (f0f4d44_2 ends `scope_error`), and a code-mode run with `--unsafe-code-in-process`
 on a machine made to lack bubblewrap (PATH without `bwrap`, CODE_SANDBOX=bubblewrap: the same stand-in as
 tests/test_code_prerequisites.py). Edited copies of a run are re-judged: a verdict flipped in one result.json, a
-row changed in one battle's saved dbs, a statement AppWorld never writes (ATTACH) added to another's.
+row changed in one battle's saved dbs, a statement AppWorld never writes (ATTACH) added to another's; a noop
+Blue's failed battle forged consistently into a pass with the reference battle's saved dbs (caught by replaying
+its call log); a saved state whose SQL never ends (stopped at the time limit, the next battles re-judged).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from green_agent.steps.archive import state_digest
 from kernel.settings import load_settings
 
 pytestmark = pytest.mark.e2e
@@ -75,6 +79,14 @@ def unsafe_run(tmp: Path) -> Path:
                  PATH=str(Path(sys.executable).parent), CODE_SANDBOX="bubblewrap")
 
 
+@pytest.fixture(scope="module")
+def noop_run(tmp: Path) -> Path:
+    out = tmp / "noop"
+    done = _cli("eval", "--blue", "noop", "--task-ids", QUESTION, "--out", str(out), env=_env(tmp))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
+
+
 def _results(run: Path) -> dict:
     return json.loads((run / "results.json").read_text())
 
@@ -87,6 +99,7 @@ def test_a_dev_eval_rejudges_21_of_21_equal_and_is_standard(tools_run: Path, tmp
     done = _rejudge(tools_run, tmp)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.rstrip().endswith("21 of 21 verdicts re-judged equal")
+    assert "call logs replayed: 21 of 21 give the saved end state" in done.stdout
     results = _results(tools_run)
     rows = [line for line in done.stdout.splitlines() if line.startswith(results["manifest"]["run_id"])]
     assert len(rows) == 21 and all(line.endswith(" equal") for line in rows) and "DIFFERS" not in done.stdout
@@ -106,6 +119,7 @@ def test_a_code_mode_eval_rejudges_equal_and_records_its_sandbox(code_run: Path,
     done = _rejudge(code_run, tmp)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.rstrip().endswith("3 of 3 verdicts re-judged equal") and "DIFFERS" not in done.stdout
+    assert "call logs replayed: 3 of 3 give the saved end state" in done.stdout  # the executions' apis calls
     results = _results(code_run)
     assert all(row["passed"] for row in results["rows"])
     assert (results["standard"], results["custom"]) == (False, ["task set: a list of 3 task(s), not a whole split"])
@@ -161,6 +175,50 @@ def test_a_changed_db_row_and_a_foreign_statement_are_caught(code_run: Path, tmp
     assert f"{ids[HASHED]} differs: the saved end state (appworld/dbs) is not the one the run archived" in done.stdout
     assert done.stdout.rstrip().endswith("0 of 3 verdicts re-judged equal")
     assert all(battle_id in done.stderr for battle_id in ids.values())
+
+
+def test_a_failed_battle_forged_into_a_pass_is_caught_by_its_own_calls(noop_run: Path, code_run: Path,
+                                                                        tmp: Path) -> None:
+    """The noop Blue's battle (complete_task, no answer) given the reference battle's saved dbs, verdict, results.json
+    row and a recomputed dbs_digest: AppWorld's evaluator and every record agree, only the call log does not."""
+    forged, task = tmp / "forged", Path("tasks") / QUESTION
+    shutil.copytree(noop_run, forged)
+    shutil.rmtree(forged / task / "appworld" / "dbs")
+    shutil.copytree(code_run / task / "appworld" / "dbs", forged / task / "appworld" / "dbs")
+    record, good = (json.loads((run / task / "result.json").read_text()) for run in (forged, code_run))
+    assert record["outcome"] == "failed" and [c["arguments"] for c in _calls(forged / task)] == [{"status": "success"}]
+    record.update({k: good[k] for k in ("outcome", "winner", "status", "reason", "evaluation", "explanation")})
+    record["archive"]["dbs_digest"] = state_digest(forged / task / "appworld" / "dbs")
+    (forged / task / "result.json").write_text(json.dumps(record))
+    results = _results(forged)
+    (row,) = [r for r in _results(code_run)["rows"] if r["task_id"] == QUESTION]
+    results["rows"][0].update({k: row[k] for k in ("outcome", "passed", "tests_passed", "tests_total")})
+    (forged / "results.json").write_text(json.dumps(results))
+    done = _rejudge(forged, tmp)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (f"{record['battle_id']} differs: its own calls do not produce the saved end state: replaying the 1 "
+            "forwarded call(s) of mcp_calls.jsonl gives another supervisor.jsonl (line ") in done.stdout
+    assert "call logs replayed: 0 of 1 give the saved end state" in done.stdout
+    assert done.stdout.rstrip().endswith("0 of 1 verdicts re-judged equal") and record["battle_id"] in done.stderr
+
+
+def _calls(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "mcp_calls.jsonl").read_text().splitlines()]
+
+
+def test_a_saved_state_whose_sql_never_ends_times_out_and_the_run_goes_on(code_run: Path, tmp: Path) -> None:
+    hostile = tmp / "endless-sql"
+    shutil.copytree(code_run, hostile)
+    with open(hostile / "tasks" / QUESTION / "appworld" / "dbs" / "supervisor.jsonl", "a") as handle:
+        handle.write(json.dumps(["UPDATE tasks SET answer = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                                 "FROM c) SELECT max(x) FROM c) WHERE tasks.id = ?", [1], False]) + "\n")
+    started = time.monotonic()
+    done = _cli("rejudge", str(hostile), "--timeout-s", "10", env=_env(tmp), timeout=150)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    battle_id = json.loads((hostile / "tasks" / QUESTION / "result.json").read_text())["battle_id"]
+    assert f"{battle_id}: could not re-judge: timed out after 10 s" in done.stdout
+    assert done.stdout.rstrip().endswith("2 of 3 verdicts re-judged equal (1 could not be re-judged, listed above)")
+    assert f"1 battle(s) of {hostile} could not be re-judged: {battle_id}" in done.stderr and time.monotonic() - started < 120
 
 
 def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:

@@ -1,11 +1,14 @@
-"""Units of re-judging and of the standard rule: the saved state's checks, redaction restored, standard or custom.
+"""Units of re-judging and of the standard rule: the saved state's checks, redaction restored, the call log made
+into the requests a replay sends, the replayed state compared, standard or custom.
 
-No process and no AppWorld: `green_agent.rejudge.state` on small change logs written here, and
-`green_agent.batch.standard.custom_settings` on run configs.
+No process and no AppWorld: `green_agent.rejudge.state` on small change logs written here, `green_agent.rejudge.
+calls` on call logs written here (tool specs from the built world's API docs), `green_agent.rejudge.replay` on
+two small state folders, and `green_agent.batch.standard.custom_settings` on run configs.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -15,9 +18,14 @@ from green_agent.batch.provenance import run_provenance
 from green_agent.batch.standard import custom_settings, task_set_words
 from green_agent.models.eval_run import RunConfig
 from green_agent.models.provenance import GraderRecord, Provenance
+from green_agent.rejudge.calls import NotReplayable, replay_plan
+from green_agent.rejudge.replay import replay_differences
 from green_agent.rejudge.state import StateError, stage_state
+from kernel.call_record import CallRecord
 from kernel.redaction import REDACTED
 from kernel.settings import Settings
+from kernel.world_data import WorldData
+from mcp_gateway.tools import ToolSpec, build_tool_specs
 
 INSERT = "INSERT INTO account_passwords (record_hash, supervisor_id, account_name, password) VALUES (?, ?, ?, ?)"
 
@@ -64,6 +72,82 @@ def test_symlinks_odd_files_and_a_missing_state_are_refused(tmp_path: Path) -> N
     (saved / "run.sh").write_text("echo")
     with pytest.raises(StateError, match="unexpected file 'run.sh'"):
         stage_state(saved, tmp_path, tmp_path / "out")
+
+
+BATTLE = "b-1"
+
+
+@pytest.fixture(scope="module")
+def specs(settings: Settings) -> dict[str, ToolSpec]:
+    world = WorldData(settings.appworld_root)
+    return build_tool_specs(world, list(world.api_docs))
+
+
+def _log(path: Path, *records: dict) -> Path:
+    lines = [CallRecord(timestamp="2026-01-01T00:00:00Z", battle_id=BATTLE, task_id="t", success=True,
+                        duration_ms=1, seq=seq, **record).model_dump_json() for seq, record in enumerate(records, 1)]
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_only_forwarded_calls_are_replayed_with_their_secrets_as_markers(tmp_path: Path, specs: dict) -> None:
+    log = _log(tmp_path / "mcp_calls.jsonl",
+               {"tool_name": "amazon__login", "status_code": 200,
+                "arguments": {"username": "maya@example.com", "password": REDACTED}},
+               {"tool_name": "amazon__show_orders", "status_code": None, "refused": "episode_over"},
+               {"tool_name": "gmail__show_inbox_threads", "status_code": None, "in_scope": False},  # refused by scope
+               {"tool_name": "amazon__show_orders", "status_code": 200,
+                "arguments": {"page_index": 1, "page_limit": None, "access_token": REDACTED, "extra": "x"}},
+               {"tool_name": "amazon__download_order_receipt", "status_code": 401,
+                "arguments": {"order_id": 7, "access_token": REDACTED, "file_system_access_token": REDACTED}})
+    plan = replay_plan(log, BATTLE, "tools", specs)
+    assert plan.records == 5 and [c.seq for c in plan.calls] == [1, 4, 5]
+    login, orders, receipt = plan.calls
+    assert (login.method, login.url, login.login, login.username) == ("POST", "/amazon/auth/token", True,
+                                                                      "maya@example.com")
+    assert login.password and login.password.isalnum() and login.password.encode() in base64.b64decode(login.body)
+    assert orders.url == "/amazon/orders?page_index=1"  # the gateway's rule: None and unknown arguments dropped
+    (marker, app), = orders.tokens.items()
+    assert app == "amazon" and orders.headers["Authorization"] == f"Bearer {marker}" and not orders.body
+    assert sorted(receipt.tokens.values()) == ["amazon", "file_system"] and receipt.recorded == 401
+    assert all(m in receipt.url or m in receipt.headers.get("Authorization", "") for m in receipt.tokens)
+    code = replay_plan(log, BATTLE, "code", specs).calls[1]  # code mode sends a None as AppWorld's requester does
+    assert code.url == "/amazon/orders?page_index=1" and code.tokens.keys() != orders.tokens.keys()  # fresh nonce
+
+
+@pytest.mark.parametrize("record,why", [
+    ({"tool_name": "log_capped", "refused": "log_capped"}, "reached the gateway's cap at call 1"),
+    ({"tool_name": "simple_note__create_note", "status_code": 200, "arguments": {"title": "[omitted: 5000 bytes]"},
+      "arguments_bytes": 5000}, "left its arguments out"),
+    ({"tool_name": "amazon__reset_password", "status_code": 200,
+      "arguments": {"email": "a@b.c", "password_reset_code": REDACTED, "new_password": REDACTED}},
+     "'password_reset_code' is redacted in the log and cannot be re-derived"),
+    ({"tool_name": "amazon__no_such_api", "status_code": 200}, "names no AppWorld API"),
+])
+def test_a_log_that_cannot_be_replayed_whole_is_refused(tmp_path: Path, specs: dict, record: dict, why: str) -> None:
+    with pytest.raises(NotReplayable, match=why):
+        replay_plan(_log(tmp_path / "mcp_calls.jsonl", record), BATTLE, "tools", specs)
+
+
+def test_the_replayed_state_is_compared_as_archived_and_the_difference_named(tmp_path: Path, specs: dict) -> None:
+    saved, outputs = tmp_path / "saved", tmp_path / "outputs"
+    replayed = outputs / "checkpoints" / "replayed"  # where `world/replay.py` has AppWorld save it
+    answer_line = ["UPDATE tasks SET status=?, answer=? WHERE tasks.id = ?", ["success", "445.29", 1], False]
+    _write(saved, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", REDACTED], False], answer_line])
+    _write(replayed, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", "s3cret"], False], answer_line])
+    plan = replay_plan(_log(tmp_path / "mcp_calls.jsonl", {"tool_name": "supervisor__complete_task",
+                                                           "status_code": 200, "arguments": {"answer": "445.29"}}),
+                       BATTLE, "tools", specs)
+    assert replay_differences(saved, outputs, {"mismatch_count": 0, "mismatches": []}, plan) == []
+    _write(replayed, "supervisor.jsonl", [[INSERT, ["h1", 1, "amazon", "s3cret"], False],
+                                          [answer_line[0], ["success", "null", 1], False]])
+    found = replay_differences(saved, outputs, {"mismatch_count": 3, "mismatches": [
+        {"call": 1, "tool": "supervisor__complete_task", "recorded": 200, "replayed": 422}]}, plan)
+    assert found[0].startswith("its own calls do not produce the saved end state: replaying the 1 forwarded call(s) "
+                               "of mcp_calls.jsonl gives another supervisor.jsonl (line 2: saved ")
+    assert '"445.29", 1]' in found[0] and '"null", 1]' in found[0]
+    assert found[1:] == ["call 1 (supervisor__complete_task): the log records HTTP 200, the replay got HTTP 422",
+                         "2 more call(s) got another HTTP status when replayed"]
 
 
 def _provenance(split: str | None, count: int, shard: tuple[int, int] | None = None,

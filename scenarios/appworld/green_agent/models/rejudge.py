@@ -2,9 +2,13 @@
 
 `RejudgeReport` is what `rejudge --json` prints. A battle is `equal` (AppWorld's evaluator, run again in a
 fresh process on the saved end state, gives the recorded success, the same tests passed and failed, and the
-outcome rule gives the recorded outcome, winner and status), `differs` (each difference named in words), or
+outcome rule gives the recorded outcome, winner and status; and the battle's own call log, replayed into a
+fresh world, gives that saved state), `differs` (each difference named in words), `could_not_rejudge` (its
+re-judging passed the time limit per battle, or AppWorld's process ended during it: the reason says which, with
+any difference found before), or
 `not_rejudgeable` (the battle holds no verdict on the agent to check: an infra_error or a scope_error; the
-reason says why). No task content beyond AppWorld's test requirements, never a secret.
+reason says why). No task content beyond AppWorld's test requirements and short excerpts of the saved
+state's change logs (secrets redacted, as archived), never a secret.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pydantic import BaseModel, Field
 
 REJUDGE_SCHEMA_VERSION = 1
 
-RejudgeStatus = Literal["equal", "differs", "not_rejudgeable"]
+RejudgeStatus = Literal["equal", "differs", "could_not_rejudge", "not_rejudgeable"]
 
 
 class RejudgedBattle(BaseModel):
@@ -25,16 +29,18 @@ class RejudgedBattle(BaseModel):
     task_id: str | None = Field(description="AppWorld task id.")
     trial: int = Field(default=1, description="Trial number (1-based).")
     result_path: str = Field(description="Its result.json, relative to the run folder.")
-    status: RejudgeStatus = Field(description="equal | differs | not_rejudgeable.")
+    status: RejudgeStatus = Field(description="equal | differs | could_not_rejudge | not_rejudgeable.")
     recorded_outcome: str = Field(description="The outcome result.json records.")
     rejudged_outcome: str | None = Field(default=None, description="The outcome rule applied to the re-judged "
                                          "evaluation (None when not re-judged).")
     recorded_tests: str | None = Field(default=None, description="`passed/total` as recorded.")
     rejudged_tests: str | None = Field(default=None, description="`passed/total` as re-judged.")
     differences: list[str] = Field(default_factory=list, description="Each difference, in words.")
-    reason: str | None = Field(default=None, description="Why the battle was not re-judged.")
+    reason: str | None = Field(default=None, description="Why the battle was not re-judged (or not to the end).")
     seconds: float | None = Field(default=None, description="AppWorld's evaluation time for this battle.")
-    replay: str | None = Field(default=None, description="--replay: what judging the replayed call log gave.")
+    replay: str | None = Field(default=None, description="What replaying the battle's call log into a fresh world "
+                               "gave: equal, differs, or not replayable and why (None: not replayed).")
+    replay_seconds: float | None = Field(default=None, description="AppWorld's time to replay the call log.")
 
 
 class RejudgeReport(BaseModel):
@@ -45,9 +51,11 @@ class RejudgeReport(BaseModel):
     kind: Literal["eval", "battle"] = Field(description="eval: run.json + tasks/ (eval, assess, serve); battle: "
                                             "one result.json (battle, demo).")
     battles: list[RejudgedBattle] = Field(description="One per battle, in the run's order.")
-    rejudged: int = Field(description="Battles re-judged (equal or differing).")
+    rejudged: int = Field(description="Battles re-judged (equal, differing or not to the end).")
     equal: int = Field(description="Of which equal.")
     not_rejudgeable: int = Field(description="Battles holding no verdict to check (infra_error, scope_error).")
+    could_not_rejudge: int = Field(default=0, description="Of which not to the end (timed out, or AppWorld's process "
+                                   "ended): not equal.")
     startup_s: float = Field(description="Seconds to start AppWorld's evaluator process (imports).")
     elapsed_s: float = Field(description="Wall seconds of the whole re-judge.")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (e.g. another outcome-rule "
@@ -60,6 +68,8 @@ class RejudgeReport(BaseModel):
     def headline(self) -> str:
         """`N of N verdicts re-judged equal`, or how many differ."""
         text = f"{self.equal} of {self.rejudged} verdicts re-judged equal"
+        if self.could_not_rejudge:
+            text += f" ({self.could_not_rejudge} could not be re-judged, listed above)"
         if self.not_rejudgeable:
             text += f" ({self.not_rejudgeable} battle(s) not re-judgeable, listed above)"
         return text

@@ -1,12 +1,16 @@
-"""Re-judge a saved run: AppWorld's own evaluator, in a fresh process, on each battle's saved end state.
+"""Re-judge a saved run: AppWorld's own evaluator, in a fresh process, on each battle's saved end state, and
+each battle's call log replayed into a fresh world beside it.
 
-`rejudge_run(path, settings, battle=None)` is the Python API `appworld-green rejudge` calls:
+`rejudge_run(path, settings, battle=None, timeout_s=DEFAULT_TIMEOUT_S)` is the Python API `appworld-green
+rejudge` calls:
 1. finds the run folder's battles and their recorded verdicts (`discover`);
 2. refuses a world that is not the run's (a task folder digest in run.json that differs here: the verdicts
    would be judged against other ground truth);
-3. for each battle with a verdict on the agent: checks and stages its saved end state (`state`), has
-   AppWorld's evaluator judge it (`evaluator`, one process for the whole re-judge, started only when needed)
-   and compares (`verdict`); infra_error and scope_error battles are listed as not re-judgeable, with why;
+3. for each battle with a verdict on the agent: checks and stages its saved end state (`state`), replays its
+   call log and compares the replayed state with the saved one, has AppWorld's evaluator judge the saved state
+   and compares the verdict (`judging`: one AppWorld process, started only when needed, each battle under
+   `timeout_s`, past which it is `could_not_rejudge` and the next battle gets a new process); infra_error and
+   scope_error battles are listed as not re-judgeable, with why;
 4. returns a `RejudgeReport`. A saved state that cannot be judged (missing, edited into something AppWorld's
    change logs never hold, or refused by AppWorld's evaluator) is a difference: the recorded verdict cannot be
    reproduced from what the run saved.
@@ -22,45 +26,36 @@ from green_agent.batch.world_digest import task_digests
 from green_agent.batch.checkpoint import load_manifest
 from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
 from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
-from green_agent.rejudge.evaluator import FreshEvaluator
-from green_agent.rejudge.state import StateError, outputs_dbs, stage_state, work_root
-from green_agent.rejudge.verdict import compare, not_rejudgeable, tests_text
+from green_agent.rejudge.judging import DEFAULT_TIMEOUT_S, BattleJudge
+from green_agent.rejudge.state import work_root
+from green_agent.rejudge.verdict import not_rejudgeable, tests_text
 from green_agent.steps.judge import OUTCOME_RULE_VERSION
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 
-__all__ = ["rejudge_run"]
+__all__ = ["DEFAULT_TIMEOUT_S", "rejudge_run"]
 
 
-def rejudge_run(path: Path, settings: Settings, battle: str | None = None) -> RejudgeReport:
-    """Re-judge the run folder at `path` (see the module docstring); `battle`: only this battle id or task id."""
+def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
+                timeout_s: float = DEFAULT_TIMEOUT_S) -> RejudgeReport:
+    """Re-judge the run folder at `path` (see the module docstring); `battle`: only this battle id or task id;
+    `timeout_s`: each battle's limit once AppWorld is ready."""
     started = time.monotonic()
     run = discover(path)
     world = WorldData(settings.appworld_root).require()
     battles = _selected(run, battle)
     _check_world(run, settings, [b.task_id for b in battles if b.task_id])
     judged: list[RejudgedBattle] = []
-    startup = 0.0
     with tempfile.TemporaryDirectory(prefix="rejudge-") as tmp:
-        work = work_root(Path(tmp), world.root)
-        evaluator: FreshEvaluator | None = None
-        try:
+        with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s) as judge:
             for index, saved in enumerate(battles):
-                done = _without_evaluator(saved)
-                if done is None:
-                    if evaluator is None:
-                        evaluator = FreshEvaluator(settings, work).__enter__()
-                    done = _rejudge_one(saved, evaluator, work, world, f"rejudge-{index}")
-                    startup = startup or _startup(evaluator, done)
-                judged.append(done)
-        finally:
-            if evaluator is not None:
-                evaluator.__exit__(None, None, None)
+                judged.append(_without_evaluator(saved) or judge.judge(saved, f"rejudge-{index}"))
     rejudged = [b for b in judged if b.status != "not_rejudgeable"]
     return RejudgeReport(run=str(run.root), kind=run.kind, battles=judged, rejudged=len(rejudged),
                          equal=sum(b.status == "equal" for b in rejudged),
-                         not_rejudgeable=len(judged) - len(rejudged), startup_s=round(startup, 2),
+                         could_not_rejudge=sum(b.status == "could_not_rejudge" for b in rejudged),
+                         not_rejudgeable=len(judged) - len(rejudged), startup_s=round(judge.startup_s, 2),
                          elapsed_s=round(time.monotonic() - started, 2), notes=_notes(run))
 
 
@@ -112,26 +107,3 @@ def _without_evaluator(saved: SavedBattle) -> RejudgedBattle | None:
     return RejudgedBattle(battle_id=result.battle_id, task_id=saved.task_id, trial=saved.trial,
                           result_path=saved.result_path, status="not_rejudgeable", recorded_outcome=result.outcome,
                           recorded_tests=tests_text(result.evaluation), reason=why)
-
-
-def _rejudge_one(saved: SavedBattle, evaluator: FreshEvaluator, work: Path, world: WorldData,
-                 experiment: str) -> RejudgedBattle:
-    result = saved.result
-    assert result is not None and saved.task_id is not None
-    failed = RejudgedBattle(battle_id=result.battle_id, task_id=saved.task_id, trial=saved.trial,
-                            result_path=saved.result_path, status="differs", recorded_outcome=result.outcome,
-                            recorded_tests=tests_text(result.evaluation))
-    try:
-        stage_state(saved.dbs, world.task_dir(saved.task_id) / "dbs", outputs_dbs(work, experiment, saved.task_id))
-    except StateError as exc:
-        return failed.model_copy(update={"differences": [f"the saved end state cannot be re-judged: {exc}"]})
-    again = evaluator.evaluate(saved.task_id, experiment)
-    if again.evaluation is None:
-        return failed.model_copy(update={"differences": [f"AppWorld's evaluator refused the saved end state: "
-                                                         f"{again.error}"]})
-    return compare(saved, again.evaluation).model_copy(update={"seconds": again.seconds})
-
-
-def _startup(evaluator: FreshEvaluator, first: RejudgedBattle) -> float:
-    """Seconds from starting the evaluator process to its first answer, less that battle's own evaluation."""
-    return max(0.0, time.monotonic() - evaluator.started_at - (first.seconds or 0.0))

@@ -2,10 +2,15 @@
 
 `FreshEvaluator(settings, work)` starts one process for a re-judge (AppWorld pins pydantic<2, so it never runs
 in our virtualenv; nothing of the run's servers is reused), whose AppWorld root is the prepared `work` folder
-(`green_agent.rejudge.state`). `evaluate(task_id, experiment)` sends one job and returns AppWorld's evaluation
-as our `EvaluationRecord` (the same parse as the env server's `/evaluate` answer), with the seconds AppWorld
-spent. Its answers are read one bounded line at a time with a deadline; its stderr goes to a log in `work`.
-The process is stopped (its group, SIGINT then SIGKILL) when the block ends, whatever happened.
+(`green_agent.rejudge.state`). Entering the block waits until the process has imported AppWorld (its
+`{"ready": true}` line; `startup_s`), so a job's deadline measures the job alone.
+`evaluate(task_id, experiment, deadline)` sends one job and returns AppWorld's evaluation as our
+`EvaluationRecord` (the same parse as the env server's `/evaluate` answer), with the seconds AppWorld spent;
+`replay(job, deadline)` sends a call log's replay (`green_agent.rejudge.calls`) and returns its answer. Answers
+are read one bounded line at a time; no answer by the job's deadline (`time.monotonic()`) raises `JobTimedOut`,
+after which the process is of no further use (`stop()` it and start another); a process that ends during a
+job raises `ProcessEnded`. Its stderr goes to a log in
+`work`. The process is stopped (its group, SIGINT then SIGKILL) when the block ends, whatever happened.
 """
 
 from __future__ import annotations
@@ -28,14 +33,35 @@ from kernel.errors import AppWorldUnavailableError, InfrastructureError
 from kernel.settings import Settings
 
 SCRIPT = WORLD_DIR / "rejudge.py"
-JOB_TIMEOUT_S = 600.0
-"""One battle's evaluation (a few seconds; the first one also pays AppWorld's imports): generous on a loaded box."""
+STARTUP_TIMEOUT_S = 600.0
+"""AppWorld's imports in the fresh process (a few seconds): generous on a loaded box; past it, ours failed."""
+
+
+class JobTimedOut(Exception):
+    """The process gave no answer to a job by its deadline (the job may never end: stop the process)."""
+
+
+class ProcessEnded(InfrastructureError):
+    """The process ended. While starting, ours failed; during a job, the job's input (a hostile saved state or
+    call log) is the likely cause, and the caller may go on with a new process."""
+
+    def __init__(self, message: str, exit_code: int | None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class Rejudged(NamedTuple):
     """AppWorld's evaluation of one saved state, or why there is none."""
 
     evaluation: EvaluationRecord | None
+    error: str | None
+    seconds: float | None
+
+
+class Replayed(NamedTuple):
+    """The answer of `world/replay.py` to one replay job, or why there is none."""
+
+    answer: dict | None
     error: str | None
     seconds: float | None
 
@@ -49,7 +75,7 @@ class FreshEvaluator:
         self.log_path = work / "evaluator.log"
         self.popen: subprocess.Popen | None = None
         self.jobs = 0
-        self.started_at = 0.0
+        self.startup_s = 0.0
 
     def __enter__(self) -> "FreshEvaluator":
         if not self.python.is_file():
@@ -63,8 +89,23 @@ class FreshEvaluator:
                                               cwd=WORLD_DIR, start_new_session=True)
         finally:
             log.close()
-        self.started_at = time.monotonic()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
         return self
+
+    def _wait_ready(self) -> None:
+        started = time.monotonic()
+        try:
+            ready = self._answer(started + STARTUP_TIMEOUT_S)
+        except JobTimedOut:
+            raise InfrastructureError(f"AppWorld's evaluator did not start within {STARTUP_TIMEOUT_S:.0f} s; see "
+                                      f"{self.log_path}") from None
+        if ready.get("ready") is not True:
+            raise InfrastructureError(f"AppWorld's evaluator did not say it was ready; see {self.log_path}")
+        self.startup_s = time.monotonic() - started
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.popen is None:
@@ -76,21 +117,27 @@ class FreshEvaluator:
             stop_process_group(self.popen.pid)
         finally:
             self.popen.stdout.close()  # type: ignore[union-attr]
+            self.popen = None
 
-    def evaluate(self, task_id: str, experiment: str) -> Rejudged:
-        """AppWorld's evaluation of `<work>/experiments/outputs/<experiment>/tasks/<task_id>/dbs`."""
-        assert self.popen is not None and self.popen.stdin is not None and self.popen.stdout is not None
-        self.jobs += 1
-        job_id = str(self.jobs)
+    def stop(self) -> None:
+        """Stop the process now (after a job timed out: it may be running forever)."""
+        if self.popen is None:
+            return
+        stop_process_group(self.popen.pid, grace_s=0.5)
         try:
-            self.popen.stdin.write((json.dumps({"id": job_id, "task_id": task_id, "experiment": experiment})
-                                    + "\n").encode())
-            self.popen.stdin.flush()
-        except OSError:
-            raise self._died() from None
-        answer = self._answer()
-        if answer.get("id") != job_id:
-            raise InfrastructureError(f"AppWorld's evaluator answered out of turn; see {self.log_path}")
+            self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.popen.stdin, self.popen.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        self.popen = None
+
+    def evaluate(self, task_id: str, experiment: str, deadline: float) -> Rejudged:
+        """AppWorld's evaluation of `<work>/experiments/outputs/<experiment>/tasks/<task_id>/dbs`."""
+        answer = self._job({"task_id": task_id, "experiment": experiment}, deadline)
         if "error" in answer:
             return Rejudged(None, str(answer["error"])[:2000], None)
         try:
@@ -99,12 +146,36 @@ class FreshEvaluator:
             return Rejudged(None, f"AppWorld's evaluation did not parse ({exc.error_count()} error(s))", None)
         return Rejudged(evaluation, None, answer.get("seconds"))
 
-    def _answer(self) -> dict:
+    def replay(self, job: dict, deadline: float) -> Replayed:
+        """`world/replay.py`'s answer to `job` (`{"task_id", "experiment", "state_id", "calls"}`)."""
+        answer = self._job({**job, "kind": "replay"}, deadline)
+        if "error" in answer:
+            return Replayed(None, str(answer["error"])[:2000], None)
+        replayed = answer.get("replay")
+        if not isinstance(replayed, dict):
+            return Replayed(None, "the replay's answer did not parse", None)
+        return Replayed(replayed, None, answer.get("seconds"))
+
+    def _job(self, job: dict, deadline: float) -> dict:
+        """Send one job line; its answer (a dict), read by `deadline`."""
+        assert self.popen is not None and self.popen.stdin is not None and self.popen.stdout is not None
+        self.jobs += 1
+        job_id = str(self.jobs)
+        try:
+            self.popen.stdin.write((json.dumps({**job, "id": job_id}) + "\n").encode())
+            self.popen.stdin.flush()
+        except OSError:
+            raise self._died() from None
+        answer = self._answer(deadline)
+        if answer.get("id") != job_id:
+            raise InfrastructureError(f"AppWorld's evaluator answered out of turn; see {self.log_path}")
+        return answer
+
+    def _answer(self, deadline: float) -> dict:
         stdout = self.popen.stdout  # type: ignore[union-attr]
-        ready, _, _ = select.select([stdout], [], [], JOB_TIMEOUT_S)
+        ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
-            raise InfrastructureError(f"AppWorld's evaluator gave no answer within {JOB_TIMEOUT_S:.0f} s; "
-                                      f"see {self.log_path}")
+            raise JobTimedOut()
         line = stdout.readline(MAX_LINE_BYTES + 1)
         if not line:
             raise self._died()
@@ -115,9 +186,9 @@ class FreshEvaluator:
                 from None
         return answer if isinstance(answer, dict) else {}
 
-    def _died(self) -> InfrastructureError:
+    def _died(self) -> ProcessEnded:
         code = self.popen.poll() if self.popen else None
         lines = self.log_path.read_text(errors="replace").splitlines() if self.log_path.is_file() else []
         tail = "\n".join(lines[-10:])
-        return InfrastructureError(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
-                                   f"({self.log_path}):\n{tail}")
+        return ProcessEnded(f"AppWorld's evaluator process ended (exit code {code}); last log lines "
+                            f"({self.log_path}):\n{tail}", code)

@@ -1,0 +1,108 @@
+"""Does a battle's saved end state follow from its own calls? The replay's answer, compared with the saved state.
+
+`world/replay.py` replays the battle's forwarded calls (`green_agent.rejudge.calls`) into a fresh world of its
+task and saves that world's end state in AppWorld's change-log format (`checkpoints/replayed` of the replay's
+outputs folder). Here that folder is copied with the archive step's own redaction
+(`green_agent.steps.archive.copy_redacted`, whatever it redacts in a battle's state) and the state compared
+with the saved `appworld/dbs`, file by file and byte for byte: the same bytes `state_digest` hashes.
+The replay is deterministic (time frozen at the task's datetime, AppWorld's random seed, the same requests in
+the same order), so an honest battle's saved state is reproduced exactly.
+
+`replay_differences(saved_dbs, replay_outputs, answer, plan)` returns each difference in words (none: the state
+follows from the calls): a file whose bytes differ (the first differing line of the first such file, with an
+excerpt of both sides around the first differing character, and how many more files differ), and calls whose
+replayed HTTP status is not the one the log records. `replay_summary` is the one-line account a report keeps.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from green_agent.rejudge.calls import ReplayPlan
+from green_agent.rejudge.state import MAX_STATE_BYTES
+from green_agent.steps.archive import CALLS_FILE, copy_redacted
+
+REPLAYED_STATE = "replayed"
+"""The state id `world/replay.py` saves the replayed world under (`<outputs>/checkpoints/<id>`)."""
+
+EXCERPT_BEFORE = 20
+EXCERPT_AFTER = 50
+
+
+def replay_differences(saved_dbs: Path, replay_outputs: Path, answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
+    """Each way the saved state and the call log disagree with the replay (module docstring); `replay_outputs`:
+    the replay's task outputs folder."""
+    found = _status_differences(answer, plan)
+    if not (replay_outputs / "checkpoints" / REPLAYED_STATE).is_dir():
+        return found + ["the replay of the call log saved no end state"]
+    with tempfile.TemporaryDirectory(prefix="replayed-") as tmp:
+        copy_redacted(replay_outputs, Path(tmp) / "archived")
+        replayed = Path(tmp) / "archived" / "checkpoints" / REPLAYED_STATE
+        differing = [name for name in sorted(_names(saved_dbs) | _names(replayed))
+                     if _read(saved_dbs / name) != _read(replayed / name)]
+        if differing:
+            name = differing[0]
+            more = f"; {len(differing) - 1} more file(s) differ" if len(differing) > 1 else ""
+            found.insert(0, f"its own calls do not produce the saved end state: replaying the {len(plan.calls)} "
+                            f"forwarded call(s) of {CALLS_FILE} gives another {name} "
+                            f"({_first_difference(_read(saved_dbs / name), _read(replayed / name))}){more}")
+    return found
+
+
+def replay_summary(found: list[str], plan: ReplayPlan) -> str:
+    """One line: whether the replay reproduced the saved state."""
+    if found:
+        return f"differs: {len(plan.calls)} forwarded call(s) replayed into a fresh world do not give the saved state"
+    return f"equal: {len(plan.calls)} forwarded call(s) replayed into a fresh world give the saved end state"
+
+
+def _status_differences(answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
+    mismatches = answer.get("mismatches") if isinstance(answer.get("mismatches"), list) else []
+    found = []
+    for item in mismatches:
+        index = item.get("call") if isinstance(item, dict) else None
+        if isinstance(index, int) and 1 <= index <= len(plan.calls):
+            call = plan.calls[index - 1]
+            found.append(f"call {call.seq} ({call.tool}): the log records HTTP {call.recorded}, the replay got HTTP "
+                         f"{item.get('replayed')}")
+    count = answer.get("mismatch_count")
+    if isinstance(count, int) and count > len(found):
+        found.append(f"{count - len(found)} more call(s) got another HTTP status when replayed")
+    return found
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of a regular file (None: absent or not one), at most the saved state's limit."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    with open(path, "rb") as handle:
+        return handle.read(MAX_STATE_BYTES + 1)
+
+
+def _first_difference(saved: bytes | None, replayed: bytes | None) -> str:
+    if saved is None or replayed is None:
+        return "the saved state has no such file" if saved is None else "the replay has no such file"
+    saved_lines, replayed_lines = saved.splitlines(), replayed.splitlines()
+    for number, (a, b) in enumerate(zip(saved_lines, replayed_lines), start=1):
+        if a != b:
+            return f"line {number}: saved {_excerpt(a, b)!r}, replayed {_excerpt(b, a)!r}"
+    if len(saved_lines) == len(replayed_lines):
+        return "the same lines, other line endings"
+    longer = saved_lines if len(saved_lines) > len(replayed_lines) else replayed_lines
+    shorter = min(len(saved_lines), len(replayed_lines))
+    who = "the saved state" if longer is saved_lines else "the replay"
+    return f"{who} has {len(longer) - shorter} more line(s), from line {shorter + 1}: {_excerpt(longer[shorter], b'')!r}"
+
+
+def _excerpt(line: bytes, other: bytes) -> str:
+    """`line` around the first character where it differs from `other`."""
+    at = next((i for i, (a, b) in enumerate(zip(line, other)) if a != b), min(len(line), len(other)))
+    start = max(0, at - EXCERPT_BEFORE)
+    text = line[start:at + EXCERPT_AFTER].decode("utf-8", "replace")
+    return ("..." if start else "") + text + ("..." if at + EXCERPT_AFTER < len(line) else "")
