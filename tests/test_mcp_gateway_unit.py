@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import multiprocessing
 import threading
 import time
@@ -537,3 +538,32 @@ def test_a_result_that_ends_the_episode_is_marked_however_complete_task_was_call
     gw.scope.set_battle(BattleScope(battle_id="B9", task_id="T9", launch_url_allowed=True))
     direct = asyncio.run(gw.call_tool("supervisor__complete_task", {"status": "success"}))
     assert episode_over(direct) and direct.model_dump(by_alias=True)["_meta"] == {EPISODE_OVER_META: True}
+
+
+@responses.activate
+def test_a_calls_number_is_the_order_it_reached_the_world_not_the_order_it_was_logged(tmp_path: Path) -> None:
+    """Parallel calls are logged after forwarding; `rejudge` replays by `seq`, so `seq` must be the forwarding order."""
+    responses.get(re.compile(rf"{APIS}/simple_note/notes/\d+"), json={"note_id": 0})
+    gw = _gateway(tmp_path, battle="B1")
+    forwarded_outcome = gw._outcome
+    finished = 0
+
+    async def late_logging(*args, **kwargs):  # the first call to come back is the last to be logged
+        nonlocal finished
+        outcome = await forwarded_outcome(*args, **kwargs)
+        finished += 1
+        await asyncio.sleep(0.05 * (5 - finished))
+        return outcome
+
+    gw._outcome = late_logging
+
+    async def parallel() -> None:
+        await asyncio.gather(*(gw.call_tool("simple_note__show_note", {"access_token": JWT, "note_id": n})
+                               for n in range(1, 5)))
+
+    asyncio.run(parallel())
+    reached = [int(call.request.url.rsplit("/", 1)[1].split("?")[0]) for call in responses.calls]
+    records = read_call_log(tmp_path / "logs" / "calls.jsonl")
+    logged = [r.arguments["note_id"] for r in records]
+    assert logged != reached  # the log's line order is not the world's
+    assert [r.arguments["note_id"] for r in sorted(records, key=lambda r: r.seq)] == reached

@@ -115,6 +115,17 @@ def test_only_forwarded_calls_are_replayed_with_their_secrets_as_markers(tmp_pat
     assert code.url == "/amazon/orders?page_index=1" and code.tokens.keys() != orders.tokens.keys()  # fresh nonce
 
 
+def test_calls_are_replayed_in_the_order_they_reached_the_world_not_the_logs(tmp_path: Path, specs: dict) -> None:
+    """Parallel calls are logged after forwarding: a record's `seq` (taken under the forwarder's lock) is the order."""
+    log = _log(tmp_path / "mcp_calls.jsonl",
+               {"tool_name": "simple_note__show_note", "status_code": 404, "arguments": {"note_id": 1}},
+               {"tool_name": "simple_note__show_note", "status_code": 404, "arguments": {"note_id": 2}},
+               {"tool_name": "simple_note__show_note", "status_code": 404, "arguments": {"note_id": 3}})
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[2], lines[0], lines[1]]) + "\n")  # logged 3, 1, 2; forwarded 1, 2, 3
+    assert [c.seq for c in replay_plan(log, BATTLE, "tools", specs).calls] == [1, 2, 3]
+
+
 @pytest.mark.parametrize("record,why", [
     ({"tool_name": "log_capped", "refused": "log_capped"}, "reached the gateway's cap at call 1"),
     ({"tool_name": "simple_note__create_note", "status_code": 200, "arguments": {"title": "[omitted: 5000 bytes]"},

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -95,14 +96,20 @@ class _Clock:
 class _BattleGate:
     """The forwarder's admission check for one call of one battle generation (`mcp_gateway.scope`)."""
 
-    def __init__(self, scope: ScopeController, generation: int, closes_episode: bool, in_execution: bool) -> None:
+    def __init__(self, scope: ScopeController, generation: int, closes_episode: bool, in_execution: bool,
+                 next_seq: Callable[[], int]) -> None:
         self.scope, self.generation, self.closes_episode = scope, generation, closes_episode
         self.in_execution = in_execution
+        self._next_seq = next_seq
+        self.seq: int | None = None
+        """The call's number, taken under the forwarder's lock: the order calls reached the world (`rejudge` replays
+        in it), which the log's line order is not when an agent sends calls in parallel (they are logged after)."""
 
     def admit(self) -> str | None:
         return self.scope.admits(self.generation)
 
     def settled(self, reply: ApiReply) -> None:
+        self.seq = self._next_seq()
         if not (self.closes_episode and reply.ok):
             return
         if self.in_execution:  # AppWorld's step is the execution: the episode ends when it does
@@ -133,6 +140,8 @@ class CallOutcome:
         self.result_items = result_items
         self.refused = refused
         self.upstream_fault = upstream_fault
+        self.seq: int | None = None
+        """The number the forwarder gave the call when it reached the world (`_BattleGate.seq`); None if it did not."""
 
 
 class Gateway:
@@ -230,7 +239,8 @@ class Gateway:
             timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_TOOL_NAME],
             arguments=logged.arguments, success=outcome.success, error=_cut(redact_text(outcome.error, secrets)),
             status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
-            result_items=outcome.result_items, seq=self.log.next_seq(), upstream_fault=outcome.upstream_fault,
+            result_items=outcome.result_items, seq=outcome.seq if outcome.seq is not None else self.log.next_seq(),
+            upstream_fault=outcome.upstream_fault,
             arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes,
         )
         self.log.append(record)
@@ -346,7 +356,8 @@ class Gateway:
         problems = None if code else self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
-        gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL, in_execution=code)
+        gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL, in_execution=code,
+                           next_seq=self.log.next_seq)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:
@@ -359,6 +370,7 @@ class Gateway:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
         outcome = _from_reply(reply)
         outcome.in_scope = in_scope
+        outcome.seq = gate.seq
         return outcome
 
     def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:

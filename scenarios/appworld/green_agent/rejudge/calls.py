@@ -1,7 +1,9 @@
 """A battle's call log -> the calls to replay, each as the HTTP request the gateway forwarded to AppWorld.
 
 `replay_plan(log, battle_id, interaction, specs)` reads the battle's archived call log (`mcp_calls.jsonl`: the
-gateway's records of this battle, in the order it wrote them) and returns a `ReplayPlan`, or raises
+gateway's records of this battle) and returns a `ReplayPlan` of the forwarded calls in the order they reached
+the world (each record's `seq`, which the gateway takes under its forwarder's lock; parallel calls of an agent
+are logged after forwarding, so the log's line order may differ), or raises
 `NotReplayable` saying why the log cannot be replayed. A run folder may come from anyone: the log is read
 with a size limit and the kernel's bounded reader, and anything the gateway never writes for a forwarded call
 makes the whole log unreplayable (never a partial replay that could pass).
@@ -73,7 +75,8 @@ class ReplayCall(BaseModel):
 class ReplayPlan(BaseModel):
     """What to replay, and how many of the battle's records the log holds."""
 
-    calls: list[ReplayCall] = Field(description="The forwarded calls, in the log's order.")
+    calls: list[ReplayCall] = Field(description=(
+        "The forwarded calls in the order they reached the world (their `seq`, taken under the forwarder's lock)."))
     records: int = Field(description="All of the battle's records in the log (refused ones included).")
 
 
@@ -104,7 +107,8 @@ def replay_plan(log: Path, battle_id: str, interaction: Literal["tools", "code"]
     if reader.stats.malformed_lines:
         raise NotReplayable(f"{log.name} holds {reader.stats.malformed_lines} line(s) that are not call records")
     nonce = secrets.token_hex(8)
-    calls = [_call(record, interaction, specs, nonce) for record in records if _forwarded(record)]
+    forwarded = sorted((record for record in records if _forwarded(record)), key=lambda record: record.seq)
+    calls = [_call(record, interaction, specs, nonce) for record in forwarded]
     return ReplayPlan(calls=calls, records=len(records))
 
 
