@@ -134,6 +134,9 @@ def test_calls_are_replayed_in_the_order_they_reached_the_world_not_the_logs(tmp
       "arguments": {"email": "a@b.c", "password_reset_code": REDACTED, "new_password": REDACTED}},
      "'password_reset_code' is redacted in the log and cannot be re-derived"),
     ({"tool_name": "amazon__no_such_api", "status_code": 200}, "names no AppWorld API"),
+    ({"tool_name": "simple_note__create_note", "status_code": 201,  # a password the agent wrote, scrubbed by value
+      "arguments": {"title": "logins", "content": f"amazon: {REDACTED}", "access_token": REDACTED}},
+     "'content' holds a redacted value that cannot be re-derived"),
 ])
 def test_a_log_that_cannot_be_replayed_whole_is_refused(tmp_path: Path, specs: dict, record: dict, why: str) -> None:
     with pytest.raises(NotReplayable, match=why):

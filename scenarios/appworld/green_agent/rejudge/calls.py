@@ -135,7 +135,8 @@ def _call(record: CallRecord, interaction: str, specs: dict[str, ToolSpec], nonc
         if value == REDACTED:
             arguments[name] = _marker(call, spec, name, nonce, where)
         elif _holds_redacted(value):
-            raise NotReplayable(f"{where}: its argument {name!r} holds a redacted value that cannot be re-derived")
+            raise NotReplayable(f"{where}: its argument {name!r} holds a redacted value that cannot be re-derived "
+                                "(a secret the log keeps only as [REDACTED], by key or by value)")
     return _prepared(call, spec, arguments, where)
 
 
@@ -166,7 +167,7 @@ def _holds_redacted(value: Any) -> bool:
         return any(_holds_redacted(v) for v in value.values())
     if isinstance(value, list):
         return any(_holds_redacted(v) for v in value)
-    return value == REDACTED
+    return isinstance(value, str) and REDACTED in value  # by value: a password inside a note's text, say
 
 
 def _prepared(call: ReplayCall, spec: ToolSpec, arguments: dict[str, Any], where: str) -> ReplayCall:
