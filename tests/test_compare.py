@@ -18,6 +18,7 @@ from green_agent.batch.compare import compare_runs
 from green_agent.cli import main
 from green_agent.models.comparison import Comparison
 from green_agent.models.eval_run import EvalResults, EvalRow, RunConfig, RunManifest
+from green_agent.runfolder.layout import BattleKey, result_path
 from kernel.errors import BadInputError
 
 TASKS = [f"s{i // 3}_{i % 3 + 1}" for i in range(21)]
@@ -27,7 +28,8 @@ def run(verdict: Callable[[int, int], bool], tasks: list[str] = TASKS, trials: i
         root: str = "/world", digests: dict[str, str] | None = None, blue: str = "x") -> EvalResults:
     rows = [EvalRow(task_id=t, trial=k, scenario_id=scenario_of(t), difficulty=i % 3 + 1, battle_id=f"b{i}{k}",
                     status="completed", outcome="passed" if verdict(i, k) else "failed", passed=verdict(i, k),
-                    result_path="r.json") for i, t in enumerate(tasks) for k in range(1, trials + 1)]
+                    result_path=result_path(BattleKey(t, k), trials))
+            for i, t in enumerate(tasks) for k in range(1, trials + 1)]
     manifest = RunManifest(run_id=f"run-{blue}", fingerprint="f", task_set_digest="d",
                            config=RunConfig(blue=blue, predictor="ground_truth", split=split, trials=trials,
                                             deadline_s=60), task_ids=tasks, appworld_root=root,
@@ -228,19 +230,22 @@ def test_the_changed_tasks_say_why_each_side_ended_as_it_did(tmp_path: Path, cap
     assert "failed (1/4 tests passed)" in page and "infra_error (not judged: AppWorldUnavailableError in step setup)" in page
 
 
-def test_the_changed_tasks_link_each_trials_trace_page(tmp_path: Path) -> None:
+def test_the_changed_tasks_link_each_trials_trace_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a_run, b_run = run(lambda i, k: False), run(lambda i, k: i == 0)
-    for results in (a_run, b_run):
-        results.rows = [r.model_copy(update={"result_path": f"tasks/{r.task_id}/result.json"}) for r in results.rows]
     a, b = write(a_run, tmp_path / "a"), write(b_run, tmp_path / "b")
     for folder in (a / "tasks" / TASKS[0], b / "tasks" / TASKS[0]):
         folder.mkdir(parents=True)
         (folder / "trace.html").write_text("<p>story</p>")
     (tmp_path / "b" / "tasks" / TASKS[1]).mkdir(parents=True)  # a changed task's trial with no page: no link
-    outside = b_run.rows[2].model_copy(update={"result_path": "../a/tasks/" + TASKS[0] + "/result.json"})
-    b_run.rows[2] = outside  # a result path out of its run is not followed
-    (b / "results.json").write_text(b_run.model_dump_json())
     (tmp_path / "out").mkdir()
+    inside = b_run.rows[2]
+    b_run.rows[2] = inside.model_copy(update={"result_path": "../a/tasks/" + TASKS[0] + "/result.json"})
+    (b / "results.json").write_text(b_run.model_dump_json())  # a result path out of its run: B is refused
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "out" / "cmp.html")]) == 2
+    assert "results.json row 3: result_path '../a/tasks/s0_1/result.json' is not where" in capsys.readouterr().err
+    assert compare_runs(a_run, b_run, "a", "b", run_dirs=(a, b)).tasks[2].pages_b == [None]  # nor followed there
+    b_run.rows[2] = inside
+    (b / "results.json").write_text(b_run.model_dump_json())
     assert main(["compare", str(a), str(b), "--out", str(tmp_path / "out" / "cmp.html")]) == 0
     page = (tmp_path / "out" / "cmp.html").read_text()
     changed = page[page.index('id="changed"'):]

@@ -8,6 +8,9 @@
 - Inside the Green, drivers are on top: no library module imports a driver (`green_agent/commands/`,
   `green_agent/cli.py`); only drivers do.
 - No import circle between modules, lazy (function-level) imports included.
+- The run-folder reader (`green_agent/runfolder`) is one floor below every reader of a run folder: it imports only
+  the records (`green_agent/models`) and the kernel; and the trace (`green_agent/trace`), which the engine writes
+  and the batch layer links, never imports the engine, the batch layer or re-judging (issue 50).
 - Exactly one module sequences the 11 steps: `green_agent/engine/sequencer.py` is the only place that
   lists them in order; drivers import `STEPS` from it.
 - Every quirk code a comment cites (`B1`..`B5` AppWorld, `D1`..`D12` AgentBeats) is defined in
@@ -99,6 +102,17 @@ def test_the_records_import_only_records_and_the_kernel() -> None:
                  for module in sorted(imported_modules(path))
                  if module.startswith("green_agent.") and not module.startswith("green_agent.models")]
     assert offenders == []
+
+
+READER_MAY_IMPORT = ("green_agent.models", "green_agent.runfolder")
+ABOVE_THE_TRACE = ("green_agent.batch", "green_agent.engine", "green_agent.rejudge")
+
+
+def test_the_run_folder_reader_and_the_trace_import_nothing_above_them() -> None:
+    reader = [line for line in green_imports(SCENARIO_DIR / "green_agent" / "runfolder")
+              if not line.split(": ")[1].startswith(READER_MAY_IMPORT)]
+    assert reader == []
+    assert imports_of(SCENARIO_DIR / "green_agent" / "trace", ABOVE_THE_TRACE) == []
 
 
 def module_name(path: Path) -> str:

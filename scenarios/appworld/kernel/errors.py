@@ -34,6 +34,11 @@ class OutputPathError(BadInputError):
     """An output path (`--out`, the call log) cannot be created or written; the message names it and why."""
 
 
+class RunFolderError(BadInputError):
+    """A run folder holds something its reader refuses (too large, too deep, a path out of it, a count past its
+    bound, not the record it should be); the message names the file and the problem. A run folder is untrusted."""
+
+
 class VerdictsDifferError(GreenError):
     """A saved run's verdicts differ from what AppWorld's evaluator gives its saved end states (`rejudge`). Exit 4."""
 

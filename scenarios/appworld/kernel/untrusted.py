@@ -6,6 +6,9 @@ such text into Markdown (the AgentBeats battle page, which renders our markdown 
 assumed to render raw HTML too), into HTML (report.html) or onto a terminal line uses these functions:
 
 - `bound(text, limit)`: at most `limit` characters, a cut marked with `…`;
+- `terminal_text(text)`: control characters (carriage return included: it lets a line overwrite what was
+  printed before it) and the bidirectional-override characters dropped, newlines and tabs kept: the last step
+  before text reaches a terminal (`appworld-green trace` applies it to everything it prints);
 - `one_line(text, limit)`: newlines, tabs and runs of whitespace become one space; other control
   characters (C0, C1, DEL) and the bidirectional-override characters are dropped; bounded. For terminal
   lines, log lines and the page's plain `message` field;
@@ -63,6 +66,11 @@ def bound(text: object, limit: int | None) -> str:
 def strip_controls(text: object) -> str:
     """`text` without control, zero-width and bidi-override characters; newlines, CR and tabs kept."""
     return _CONTROL.sub("", _text(text))
+
+
+def terminal_text(text: object) -> str:
+    """`text` without control, zero-width and bidi-override characters nor carriage returns; newlines, tabs kept."""
+    return strip_controls(text).replace("\r", "")
 
 
 def one_line(text: object, limit: int | None = None) -> str:

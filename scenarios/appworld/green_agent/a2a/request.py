@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_TIMEOUT_S, MAX_TURN_TIMEOUT_S
 from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
+from green_agent.runfolder.limits import MAX_TRIALS
 from kernel.errors import BadInputError
 from kernel.scrubber import register_secrets
 from kernel.settings import Interaction, ScopePolicy
@@ -47,7 +48,7 @@ class AssessmentConfig(BaseModel):
     num_instances: int | None = Field(default=None, ge=1, description="The platform's name for num_tasks.")
     shard_index: int = Field(default=0, ge=0, description="This shard: tasks [shard_index::num_shards].")
     num_shards: int = Field(default=1, ge=1, le=MAX_SHARDS, description="Shards the task set is cut into.")
-    trials: int = Field(default=1, ge=1, le=100, description="Battles per task.")
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS, description="Battles per task.")
     workers: int = Field(default=1, ge=1, le=MAX_SLOTS, description="Tasks run in parallel, each on its own slot.")
     deadline_s: float | None = Field(default=None, gt=0, description="Seconds per task (default Settings).")
     max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=10_000, description="Purple replies per task.")

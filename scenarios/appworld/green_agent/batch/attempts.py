@@ -18,9 +18,10 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from green_agent.batch.checkpoint import RESULT_FILE, TASK_INFO_FILE, BattleKey, load_result, read_events
+from green_agent.batch.checkpoint import RESULT_FILE, TASK_INFO_FILE, BattleKey, read_events
 from green_agent.models.result import BattleResult, ErrorRecord
 from green_agent.models.result_assembly import write_result
+from green_agent.runfolder.reader import RunFolder
 
 ATTEMPTS_DIR = "attempts"
 """Sub-folder of a battle directory holding earlier attempts, one folder per battle id."""
@@ -57,7 +58,7 @@ def set_aside(directory: Path) -> Path | None:
     movable = [c for c in directory.iterdir() if not _kept(c)]
     if not movable:
         return None
-    previous = load_result(directory / RESULT_FILE)
+    previous = RunFolder(directory).result_at(directory / RESULT_FILE).result
     target = _free_name(directory / ATTEMPTS_DIR, previous.battle_id if previous else "unrecorded")
     target.mkdir(parents=True)
     for child in movable:

@@ -6,6 +6,8 @@ and read back from `tasks/<task_id>[/trial-k]/result.json`; a battle counts as f
 its result was judged (`status != infra_error`), so infra errors and interrupted battles are rerun.
 Every file is written to a temporary name and renamed into place, so a kill never leaves half a file.
 `events.jsonl` records each battle start and finish (the audit trail that shows nothing ran twice).
+What is read back is read through the run-folder reader (`green_agent.runfolder`): the folder's layout
+(`BattleKey`, `battle_dir`, the file names, re-exported here for the batch layer) and its checks are its own.
 """
 
 from __future__ import annotations
@@ -16,50 +18,26 @@ import logging
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from pydantic import ValidationError
+from typing import Any
 
 from kernel.atomic import append_text, atomic_write_text
-from kernel.errors import BadInputError
-from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest, RunNode
+from kernel.errors import BadInputError, RunFolderError
+from green_agent.models.eval_run import RunConfig, RunManifest, RunNode
 from green_agent.models.result import BattleResult
-from green_agent.models.result_assembly import RESULT_FILE
+from green_agent.runfolder.layout import (AGENTBEATS_FILE, EVENTS_FILE, MANIFEST_FILE, REPORT_FILE, RESULT_FILE,
+                                          RESULTS_FILE, TASK_INFO_FILE, TASKS_DIR, BattleKey, battle_dir, battle_keys,
+                                          task_dir)
+from green_agent.runfolder.reader import RunFolder
+
+__all__ = ["AGENTBEATS_FILE", "EVENTS_FILE", "MANIFEST_FILE", "REPORT_FILE", "RESULT_FILE", "RESULTS_FILE",
+           "TASK_INFO_FILE", "TASKS_DIR", "BattleKey", "append_event", "battle_dir", "battle_keys", "digest",
+           "finished", "fingerprint", "load_manifest", "load_results", "prepare_run", "read_events", "record_nodes",
+           "task_dir"]
 
 log = logging.getLogger(__name__)
 
-MANIFEST_FILE = "run.json"
-RESULTS_FILE = "results.json"
-AGENTBEATS_FILE = "agentbeats_results.json"
-REPORT_FILE = "report.html"
-EVENTS_FILE = "events.jsonl"
-TASKS_DIR = "tasks"
-TASK_INFO_FILE = "task.json"
-
 _FINGERPRINTED = ("blue", "predictor", "scope_policy", "split", "trials", "deadline_s")
 _events_lock = threading.Lock()
-
-
-class BattleKey(NamedTuple):
-    """One unit of work: a task and a trial (1-based)."""
-
-    task_id: str
-    trial: int
-
-
-def battle_keys(task_ids: list[str], trials: int) -> list[BattleKey]:
-    """Every (task, trial) of a run, task-major."""
-    return [BattleKey(task, trial) for task in task_ids for trial in range(1, trials + 1)]
-
-
-def task_dir(out: Path, task_id: str) -> Path:
-    return Path(out) / TASKS_DIR / task_id
-
-
-def battle_dir(out: Path, key: BattleKey, trials: int) -> Path:
-    """`tasks/<task_id>` with one trial, `tasks/<task_id>/trial-<k>` with several."""
-    base = task_dir(out, key.task_id)
-    return base if trials == 1 else base / f"trial-{key.trial}"
 
 
 def digest(task_ids: list[str]) -> str:
@@ -75,14 +53,8 @@ def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
 
 
 def load_manifest(out: Path) -> RunManifest | None:
-    path = Path(out) / MANIFEST_FILE
-    if not path.is_file():
-        return None
-    try:
-        return RunManifest.model_validate_json(path.read_text())
-    except (ValidationError, ValueError) as exc:
-        raise BadInputError(f"{path} is not a run manifest ({exc.__class__.__name__}); "
-                            "choose another --out or delete the directory") from None
+    """The run's `run.json`, checked (`RunFolder.manifest`); None when `out` holds none."""
+    return RunFolder(out).manifest() if Path(out).is_dir() else None
 
 
 def prepare_run(out: Path, manifest: RunManifest, resume: bool) -> RunManifest:
@@ -91,7 +63,10 @@ def prepare_run(out: Path, manifest: RunManifest, resume: bool) -> RunManifest:
     Raises:
         BadInputError: the directory holds a run and `resume` is False, or holds a different run.
     """
-    existing = load_manifest(out)
+    try:
+        existing = load_manifest(out)
+    except RunFolderError as exc:
+        raise RunFolderError(f"{exc}; choose another --out or delete the directory") from None
     if existing is None:
         if Path(out, TASKS_DIR).is_dir() and any(Path(out, TASKS_DIR).iterdir()):
             raise BadInputError(f"{out} holds task results but no {MANIFEST_FILE}: choose another --out")
@@ -125,41 +100,12 @@ def record_nodes(out: Path, nodes: list[RunNode]) -> RunManifest | None:
     return updated
 
 
-def load_eval_results(path: Path) -> EvalResults:
-    """A run's `results.json`, from the run directory or the file itself.
-
-    Raises:
-        BadInputError: no such file (naming `report` when the run directory lacks it), or not results.json.
-    """
-    path = Path(path)
-    file = path / RESULTS_FILE if path.is_dir() else path
-    if not file.is_file():
-        hint = (f"run `appworld-green report {path}` first" if (path / MANIFEST_FILE).is_file()
-                else "give an eval run directory (eval --out) or its results.json")
-        raise BadInputError(f"{file} does not exist: {hint}")
-    try:
-        return EvalResults.model_validate_json(file.read_text())
-    except (ValidationError, ValueError, OSError) as exc:
-        raise BadInputError(f"{file} is not an eval results.json ({exc.__class__.__name__}): "
-                            "regenerate it with `appworld-green report DIR`") from None
-
-
-def load_result(path: Path) -> BattleResult | None:
-    """A `result.json`, or None if missing or unreadable (an unreadable one is rerun)."""
-    if not path.is_file():
-        return None
-    try:
-        return BattleResult.model_validate_json(path.read_text())
-    except (ValidationError, ValueError, OSError) as exc:
-        log.warning("ignoring unreadable %s: %s", path, exc)
-        return None
-
-
 def load_results(out: Path, keys: list[BattleKey], trials: int) -> dict[BattleKey, BattleResult]:
-    """Every result on disk for `keys` (judged or not)."""
+    """Every readable result on disk for `keys` (judged or not; an unreadable one is rerun)."""
+    folder = RunFolder(out)
     found = {}
     for key in keys:
-        result = load_result(battle_dir(out, key, trials) / RESULT_FILE)
+        result = folder.result(key, trials).result
         if result is not None:
             found[key] = result
     return found
@@ -180,13 +126,5 @@ def append_event(out: Path, event: str, key: BattleKey, **fields: Any) -> None:
 
 
 def read_events(out: Path) -> list[dict[str, Any]]:
-    path = Path(out) / EVENTS_FILE
-    if not path.is_file():
-        return []
-    events = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
+    """The records of `events.jsonl` (a line that is not one is skipped), read within its limit."""
+    return RunFolder(out).events() if Path(out).is_dir() else []

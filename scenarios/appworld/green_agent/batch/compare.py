@@ -1,7 +1,7 @@
 """Two runs -> their paired comparison (`appworld-green compare`): checks, per-task pairing, statistics.
 
-Contract: `compare_runs(a, b, ...)` takes two `EvalResults` (read from disk by
-`checkpoint.load_eval_results`) and returns a `Comparison`, refusing with `BadInputError` that names
+Contract: `compare_runs(a, b, ...)` takes two `EvalResults` (read from disk, checked, by the run-folder
+reader's `read_eval_results`) and returns a `Comparison`, refusing with `BadInputError` that names
 the difference when the runs are not comparable:
 - the worlds differ: a shared task whose folder digest (`RunManifest.task_digests`) differs between
   the runs is always refused; for runs written before digests existed, different world roots are

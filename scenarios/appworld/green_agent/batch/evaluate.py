@@ -37,6 +37,7 @@ from green_agent.models.result import BattleResult
 from green_agent.engine.config import BattleChoices, resolve_choices
 from green_agent.runtime.code_sandbox import check_code_sandbox
 from green_agent.output_paths import check_output_dir
+from green_agent.runfolder.limits import MAX_TRIALS
 from kernel.settings import Settings
 from green_agent.runtime.slot import SlotSpec
 from green_agent.models.result_assembly import collect_versions
@@ -57,7 +58,7 @@ class EvalRequest(BaseModel):
     task_ids: list[str] | None = Field(default=None, description="Explicit task ids (or split).")
     choices: BattleChoices = Field(description="Blue, predictor, policy, deadline of every battle (None: Settings).")
     workers: int = Field(default=DEFAULT_WORKERS, ge=1, description="World slots in parallel.")
-    trials: int = Field(default=1, ge=1, le=100, description="Battles per task.")
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS, description="Battles per task.")
     out: Path = Field(description="Run directory.")
     resume: bool = Field(default=False, description="Continue the run in `out`.")
     max_infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=10, description="Infra retries per battle.")

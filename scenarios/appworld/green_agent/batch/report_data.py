@@ -2,7 +2,8 @@
 
 For each row: the task (instruction, gold APIs) from `task.json`, the scope and AppWorld's failed
 tests from `result.json`, and the call sequence from the battle's archived call records
-(`mcp_calls.jsonl`, the gateway's records; else AppWorld's own `appworld/logs/api_calls.jsonl`).
+(`mcp_calls.jsonl`, the gateway's records; else AppWorld's own `appworld/logs/api_calls.jsonl`), each read
+through the run-folder reader (`green_agent.runfolder`: inside the folder, within its size limit).
 Arguments are redacted again here (`kernel.redaction.redact`), whatever the source did.
 """
 
@@ -17,11 +18,12 @@ from pydantic import BaseModel, Field
 from green_agent.steps.archive import CALLS_FILE, OUTPUTS_DIR
 from kernel.call_log_reader import read_call_log
 from kernel.redaction import redact
-from green_agent.batch.checkpoint import load_result
-from green_agent.batch.taskinfo import load_task_info
 from green_agent.models.eval_run import EvalRow, TaskInfo
 from green_agent.models.explanation import VerdictExplanation, explain
 from green_agent.models.result import BattleResult, EvalTestRecord
+from green_agent.runfolder.files import read_lines
+from green_agent.runfolder.limits import CALL_LOG
+from green_agent.runfolder.reader import RunFolder
 
 MAX_CALLS_SHOWN = 300
 MAX_ARGS_CHARS = 400
@@ -62,22 +64,10 @@ def _args_text(value: Any) -> str:
     return text if len(text) <= MAX_ARGS_CHARS else text[:MAX_ARGS_CHARS] + "…"
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
-def read_calls(directory: Path) -> tuple[list[CallView], list[float], int, str | None]:
-    """(calls shown, all durations, total count, source file name) of one battle directory."""
-    gateway_log = directory / CALLS_FILE
-    if gateway_log.is_file() and (calls := read_call_log(gateway_log)):
+def read_calls(folder: RunFolder, directory: Path) -> tuple[list[CallView], list[float], int, str | None]:
+    """(calls shown, all durations, total count, source file name) of one battle directory of `folder`."""
+    gateway_log = folder.file(directory / CALLS_FILE, CALL_LOG)
+    if gateway_log is not None and (calls := read_call_log(gateway_log)):
         calls.sort(key=lambda r: (r.timestamp, r.seq or 0))
         durations = [float(r.duration_ms) for r in calls if r.duration_ms is not None]
         views = [CallView(seq=i, tool=r.tool_name, arguments=_args_text(r.arguments), success=r.success,
@@ -85,7 +75,7 @@ def read_calls(directory: Path) -> tuple[list[CallView], list[float], int, str |
                  for i, r in enumerate(calls[:MAX_CALLS_SHOWN], start=1)]
         return views, durations, len(calls), CALLS_FILE
     appworld_log = directory / OUTPUTS_DIR / "logs" / "api_calls.jsonl"
-    if appworld_log.is_file() and (records := _read_jsonl(appworld_log)):
+    if records := list(read_lines(folder.path, appworld_log, CALL_LOG)):
         views = [CallView(seq=i, tool=f"{str(r.get('method', '?')).upper()} {r.get('url', '?')}",
                           arguments=_args_text(r.get("data", {})))
                  for i, r in enumerate(records[:MAX_CALLS_SHOWN], start=1)]
@@ -95,10 +85,11 @@ def read_calls(directory: Path) -> tuple[list[CallView], list[float], int, str |
 
 def battle_detail(out: Path, row: EvalRow) -> BattleDetail:
     """The detail of one row, from its result.json and the evidence beside it."""
-    path = Path(out) / row.result_path
-    result: BattleResult | None = load_result(path)
-    info = load_task_info(out, row.task_id)
-    calls, durations, total, source = read_calls(path.parent)
+    folder = RunFolder(out)
+    path = folder.path / row.result_path
+    result: BattleResult | None = folder.result_at(path).result
+    info = folder.task_info(row.task_id)
+    calls, durations, total, source = read_calls(folder, path.parent)
     scope = result.scope if result else None
     gold = (scope.gold_apis if scope and scope.gold_apis is not None else None) or (info.gold_apis if info else [])
     return BattleDetail(

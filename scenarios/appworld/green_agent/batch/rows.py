@@ -17,17 +17,17 @@ from typing import Any
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
 from green_agent.batch.cost import purple_cost
-from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULT_FILE, RESULTS_FILE, BattleKey,
-                                          battle_dir, battle_keys, load_manifest, load_results,
-                                          read_events)
+from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE, BattleKey, battle_keys,
+                                          load_results)
 from green_agent.batch.provenance import rejudge_command
 from green_agent.batch.report_html import render_report
 from green_agent.batch.standard import custom_settings
-from green_agent.batch.taskinfo import load_task_info
 from kernel.errors import BadInputError, DiskFullError
 from kernel.scrubber import scrub, scrub_data
 from green_agent.models.eval_run import AgentBeatsResults, EvalAggregates, EvalResults, EvalRow, Interval, RunStatus
 from green_agent.models.result import BattleResult
+from green_agent.runfolder.layout import result_path
+from green_agent.runfolder.reader import RunFolder
 from green_agent.stats.intervals import ONE_SCENARIO, IntervalOptions
 
 
@@ -60,6 +60,14 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
     )
 
 
+def start_counts(events: list[dict[str, Any]], keys: list[BattleKey]) -> Counter[BattleKey]:
+    """How many attempts of each battle of `keys` started, from `events.jsonl`'s records (others are ignored)."""
+    wanted = set(keys)
+    return Counter(BattleKey(e["task_id"], e["trial"]) for e in events
+                   if e.get("event") == "start" and isinstance(e.get("task_id"), str)
+                   and isinstance(e.get("trial"), int) and (e["task_id"], e["trial"]) in wanted)
+
+
 def run_status(rows: list[EvalRow], expected: int) -> RunStatus:
     if len(rows) < expected:
         return "interrupted"
@@ -69,20 +77,20 @@ def run_status(rows: list[EvalRow], expected: int) -> RunStatus:
 def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> EvalResults:
     """Read the run directory and compute `results.json` (intervals at `options`). BadInputError if not a run."""
     out = Path(out)
-    manifest = load_manifest(out)
+    folder = RunFolder(out)
+    manifest = folder.manifest()
     if manifest is None:
         raise BadInputError(f"{out} is not an eval run directory (no run.json): run `appworld-green eval` first")
     trials = manifest.config.trials
     keys = battle_keys(manifest.task_ids, trials)
     results = load_results(out, keys, trials)
-    starts = Counter((e.get("task_id"), e.get("trial")) for e in read_events(out) if e.get("event") == "start")
+    starts = start_counts(folder.events(), keys)
     rows = []
     for key in keys:
         if key not in results:
             continue
-        info = load_task_info(out, key.task_id)
-        path = (battle_dir(out, key, trials) / RESULT_FILE).relative_to(out).as_posix()
-        rows.append(row_from_result(results[key], key, path, starts.get((key.task_id, key.trial), 1),
+        info = folder.task_info(key.task_id)
+        rows.append(row_from_result(results[key], key, result_path(key, trials), starts.get(key, 1),
                                     info.difficulty if info else None))
     custom = custom_settings(manifest.config, manifest.provenance, [r.isolation for r in results.values()])
     provenance = manifest.provenance.model_copy(update={"rejudge_command": rejudge_command(out)}) \

@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import scenario_of
 from green_agent.batch.checkpoint import TASK_INFO_FILE, task_dir
 from green_agent.models.eval_run import TaskInfo
+from green_agent.runfolder.reader import RunFolder
 from kernel.world_data import WorldData
 
 log = logging.getLogger(__name__)
@@ -39,10 +38,5 @@ def save_task_info(out: Path, info: TaskInfo) -> None:
 
 
 def load_task_info(out: Path, task_id: str) -> TaskInfo | None:
-    path = task_dir(out, task_id) / TASK_INFO_FILE
-    if not path.is_file():
-        return None
-    try:
-        return TaskInfo.model_validate_json(path.read_text())
-    except (ValidationError, ValueError):
-        return None
+    """The task's `task.json` in the run folder `out` (None when missing or unreadable: `RunFolder.task_info`)."""
+    return RunFolder(out).task_info(task_id)

@@ -1,10 +1,11 @@
 """`appworld-green compare RUN_A RUN_B`: is B better than A on the same tasks? (and when the data cannot say).
 
-Reads each run's `results.json` (a run directory or the file), compares B against A
+Reads each run's `results.json` (a run directory or the file) through the run-folder reader
+(`green_agent.runfolder`: a hostile one is refused, exit 2), compares B against A
 (`green_agent.batch.compare`), prints a terminal table (or only the `Comparison` JSON with --json),
 and with `--out FILE` also writes it: `FILE.html` gets the HTML page, any other name the JSON.
 Exit codes: 0 whatever the verdict, 2 when the runs are not comparable (different task sets, splits
-or worlds: the message names the difference) or a file is missing.
+or worlds: the message names the difference), a file is missing, or a run folder breaks a reader's rule.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from green_agent.batch.checkpoint import load_eval_results
 from green_agent.batch.compare import compare_runs
 from green_agent.batch.compare_report import render_compare_html, text_table
 from green_agent.commands.eval import add_confidence_argument, interval_options
+from green_agent.runfolder.reader import read_eval_results
 from green_agent.stats.power import DEFAULT_POWER
 from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     options = interval_options(args, settings)
     dirs = tuple(p if p.is_dir() else p.parent for p in (Path(args.run_a), Path(args.run_b)))
-    comparison = compare_runs(load_eval_results(args.run_a), load_eval_results(args.run_b), str(args.run_a),
+    comparison = compare_runs(read_eval_results(args.run_a), read_eval_results(args.run_b), str(args.run_a),
                               str(args.run_b), intersect=args.intersect, options=options, power=DEFAULT_POWER,
                               run_dirs=dirs)  # type: ignore[arg-type]
     if args.out:

@@ -1,9 +1,10 @@
 """`appworld-green trace BATTLE_DIR` and `appworld-green export RUN --format inspect --out FILE`.
 
 `trace` prints a battle's trace (`<dir>/trace.jsonl`, docs/trace.md) with rich, verdict first, and says
-where its page is. `export` writes a run's battles as an Inspect AI eval log (`green_agent.trace.inspect_export`,
+where its page is; the file is found and its size checked by the run-folder reader (`green_agent.runfolder`).
+`export` writes a run's battles as an Inspect AI eval log (`green_agent.trace.inspect_export`,
 with inspect_ai's own models and writer: an optional extra, `make inspect`). Exit codes: 0, or 2 for a
-missing or unreadable input (the message says what to give).
+missing or unreadable input, or a run folder that breaks a reader's rule (the message says what to give).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from green_agent.runfolder.limits import TRACE
+from green_agent.runfolder.reader import RunFolder
 from green_agent.trace.reader import read_trace
 from kernel.errors import BadInputError
 from kernel.settings import Settings
@@ -31,20 +34,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def trace_file(path: Path) -> Path:
+    """The trace file of a battle's folder (or the file itself), inside it and within its size limit."""
     file = path / TRACE_FILE if path.is_dir() else path
-    if not file.is_file():
+    found = RunFolder(file.parent).file(file, TRACE) if file.parent.is_dir() else None
+    if found is None:
         raise BadInputError(f"{file} does not exist: give a battle's folder (it holds result.json and trace.jsonl)")
-    return file
+    return found
 
 
 def run_trace(args: argparse.Namespace, settings: Settings) -> int:
     from green_agent.trace.terminal import print_trace
 
     file = trace_file(args.battle_dir)
-    print_trace(read_trace(file))
     page = file.with_name("trace.html")
-    if page.is_file():
-        print(f"page: {page.resolve()}")
+    print_trace(read_trace(file), page=str(page.resolve()) if page.is_file() else None)
     return 0
 
 

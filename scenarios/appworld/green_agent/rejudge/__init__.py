@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 
 from green_agent.batch.world_digest import task_digests
-from green_agent.batch.checkpoint import load_manifest
 from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
 from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
 from green_agent.rejudge.judging import DEFAULT_TIMEOUT_S, BattleJudge
 from green_agent.rejudge.state import work_root
 from green_agent.rejudge.verdict import not_rejudgeable, tests_text
+from green_agent.runfolder.reader import RunFolder
 from green_agent.steps.judge import OUTCOME_RULE_VERSION
 from kernel.errors import BadInputError
 from kernel.settings import Settings
@@ -62,7 +62,7 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
 def _notes(run: SavedRun) -> list[str]:
     """Run-level remarks: an outcome rule other than this Green's, an eval run without a readable results.json."""
     notes = []
-    manifest = load_manifest(run.root) if run.kind == "eval" else None
+    manifest = RunFolder(run.root).manifest() if run.kind == "eval" else None
     recorded = manifest.provenance.grader.outcome_rule if manifest and manifest.provenance else None
     if recorded is not None and recorded != OUTCOME_RULE_VERSION:
         notes.append(f"the run was graded under outcome rule v{recorded}; this Green applies v{OUTCOME_RULE_VERSION}, "
@@ -83,7 +83,7 @@ def _selected(run: SavedRun, battle: str | None) -> list[SavedBattle]:
 
 
 def _check_world(run: SavedRun, settings: Settings, tasks: list[str]) -> None:
-    manifest = load_manifest(run.root) if run.kind == "eval" else None
+    manifest = RunFolder(run.root).manifest() if run.kind == "eval" else None
     recorded = manifest.task_digests if manifest else {}
     shared = sorted({t for t in tasks if t in recorded})
     here = task_digests(settings.appworld_root, shared)

@@ -1,6 +1,7 @@
 """A run as an Inspect AI eval log, written with inspect_ai's own models and writer (an optional extra).
 
-`export_run(run_dir, out)` reads the run's `results.json` and each battle's `result.json` and `trace.jsonl`,
+`export_run(run_dir, out)` reads the run's `results.json` and each battle's `result.json` and `trace.jsonl`
+through the run-folder reader (`green_agent.runfolder`: a hostile folder is refused, nothing outside it is read),
 and writes one `EvalLog` (`inspect_ai.log.write_eval_log`; `.eval` or `.json` by the file's name):
 - one `EvalSample` per battle: `id` the task id, `epoch` the trial; `input` the task message the agent
   got (from the trace; the instruction when there is none); `target` empty (the expected answer is never
@@ -26,10 +27,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from green_agent.batch.checkpoint import load_eval_results, load_result
 from green_agent.models.eval_run import EvalResults, EvalRow
 from green_agent.models.result import BattleResult
 from green_agent.models.result_assembly import scrubbed as scrubbed_result
+from green_agent.runfolder.limits import TRACE
+from green_agent.runfolder.reader import RunFolder, read_eval_results
 from green_agent.trace.reader import read_trace
 from kernel.errors import BadInputError
 from kernel.trace_log import scrubbed
@@ -126,13 +128,13 @@ def _metadata(row: EvalRow, result: BattleResult | None, results: EvalResults) -
             "winner": result.winner if result else None}
 
 
-def sample_of(ia: Any, run_dir: Path, row: EvalRow, results: EvalResults) -> Any:
-    """One battle as an `EvalSample`."""
-    folder = run_dir / Path(row.result_path).parent
-    result = load_result(run_dir / row.result_path)
+def sample_of(ia: Any, folder: RunFolder, row: EvalRow, results: EvalResults) -> Any:
+    """One battle as an `EvalSample` (its files read from the run folder `folder`)."""
+    path = folder.path / row.result_path
+    result = folder.result_at(path).result
     result = scrubbed_result(result) if result is not None else None
-    trace = folder / TRACE_FILE
-    records = [scrubbed(r) for r in read_trace(trace)] if trace.is_file() else []
+    trace = folder.file(path.parent / TRACE_FILE, TRACE)
+    records = [scrubbed(r) for r in read_trace(trace)] if trace is not None else []
     task, messages = _messages(ia, records, (result.instruction if result else None) or row.task_id)
     last = next((m for m in reversed(messages) if m.role == "assistant" and m.text), None)
     scores = _scores(ia, row, result)
@@ -150,9 +152,10 @@ def build_log(run_dir: Path) -> Any:
     """The run as an inspect_ai `EvalLog` (in memory)."""
     ia = _inspect()
     run_dir = Path(run_dir)
-    results = load_eval_results(run_dir)
+    results = read_eval_results(run_dir)
+    folder = RunFolder(run_dir if run_dir.is_dir() else run_dir.parent)
     config, manifest = results.manifest.config, results.manifest
-    samples = [sample_of(ia, run_dir, row, results) for row in results.rows]
+    samples = [sample_of(ia, folder, row, results) for row in results.rows]
     accuracy = results.aggregates.tgc / 100 if results.aggregates.tgc is not None else 0.0
     spec = ia.log.EvalSpec(
         created=results.generated_at.isoformat(), task=f"appworld/{config.split or 'tasks'}",

@@ -1,28 +1,43 @@
 """`appworld-green trace BATTLE_DIR`: a battle's trace in the terminal with rich, verdict first.
 
 Reads `<battle dir>/trace.jsonl` (or the file given) with `green_agent.trace.reader`. Every text from the
-trace is printed as rich `Text` (never parsed as console markup) and with control characters dropped; long
-texts are cut to `SHOWN_CHARS` with their length (the page and the file have them whole).
+trace is printed as rich `Text` (never parsed as console markup); long texts are cut to `SHOWN_CHARS` with their
+length (the page and the file have them whole). Whatever field a text came from, it reaches the terminal through
+one place, `CleanConsole.render`, which drops control characters (escape sequences, carriage returns, bidi
+overrides: `kernel.untrusted.terminal_text`) from every segment of text rich renders; only rich's own styles,
+which are not text, reach the terminal as escape sequences.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import TextIO
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from kernel.trace_record import TraceRecord
-from kernel.untrusted import bound, strip_controls
+from kernel.untrusted import bound, terminal_text
 
 SHOWN_CHARS = 1500
 WINNERS = {"blue_agent": ("The agent under test won", "green"), "green_agent": ("The agent lost", "red")}
 
 
+class CleanConsole(Console):
+    """A rich console whose every segment of text is cleaned on its way out: the one place trace text reaches the
+    terminal (a segment rich made for a control of its own, `Segment.control`, is not text and passes)."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            yield segment if segment.control else Segment(terminal_text(segment.text), segment.style)
+
+
 def _text(value: object, style: str = "", limit: int = SHOWN_CHARS) -> Text:
-    raw = strip_controls("" if value is None else str(value))
+    raw = "" if value is None else str(value)
     shown = bound(raw, limit)
     if len(raw) > limit:
         shown += f"\n[{len(raw):,} characters in all: see trace.html]"
@@ -80,11 +95,14 @@ def changes_table(records: list[TraceRecord]) -> Table | Text:
     return table if record.changes else Text("The agent changed nothing in the world.")
 
 
-def print_trace(records: list[TraceRecord], console: Console | None = None) -> None:
-    console = console or Console()
+def print_trace(records: list[TraceRecord], file: TextIO | None = None, page: str | None = None) -> None:
+    """Print the trace (and where its page is) on `file` (stdout), through `CleanConsole`."""
+    console = CleanConsole(file=file)
     console.print(verdict_panel(records))
     for record in records:
         panel = event(record)
         if panel is not None:
             console.print(panel)
     console.print(changes_table(records))
+    if page is not None:
+        console.print(Text(f"page: {page}"), soft_wrap=True)
