@@ -129,13 +129,13 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
 
 
 def run_on_slot(task: TaskRef | str, choices: BattleChoices, settings: Settings, urls: SlotUrls, blue_url: str,
-                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
-    """Build and run one battle on a ready slot and Blue."""
+                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None, trial: int = 1) -> BattleResult:
+    """Build and run one battle (`trial` of its task) on a ready slot and Blue."""
     if choices.blue == "llm":  # the built-in LLM Blue calls through its --mcp launch URL
         choices = choices.model_copy(update={"launch_url_allowed": True})
     config, deps = build_battle(task, choices, settings, battle_id=battle_id, blue_url=blue_url, run_dir=run_dir,
                                 env_url=urls.env_url, apis_url=urls.apis_url, gateway_url=urls.gateway_url,
-                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters)
+                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters, trial=trial)
     return run_battle(config, deps)
 
 

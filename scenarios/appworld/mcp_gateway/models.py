@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.fault_spec import FaultSpec
 from kernel.settings import Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
@@ -71,6 +72,10 @@ class BattleScope(BaseModel):
         "whose `apis` calls take the same path (scope, refusals, log) as tool calls."))
     task_datetime: str | None = Field(default=None, max_length=64, description=(
         "The task's frozen date and time (ISO 8601); required in code mode (the REPL's clock)."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec: the gateway answers the planned calls with a fault (`mcp_gateway.faults`); "
+        "None: every call is forwarded."))
+    trial: int = Field(default=1, ge=1, le=10_000, description="The battle's trial of its task (the fault plan's input).")
 
 
 class BattleState(BattleScope):

@@ -155,7 +155,8 @@ class Battle:
                                         self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
                                               self.config.choices.launch_url_allowed,
-                                              self.config.choices.interaction or "tools", task.datetime)
+                                              self.config.choices.interaction or "tools", task.datetime,
+                                              self.config.choices.faults, self.config.trial)
         self.state.gateway_set = self.state.mcp_base_url is not None
         self.state.isolation = getattr(self.deps.gateway, "isolation", None)
         scope = self.state.scope

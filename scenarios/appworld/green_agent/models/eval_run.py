@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from green_agent.models.cost import CostFigures
 from green_agent.models.provenance import Provenance
 from green_agent.models.result import BattleOutcome, BattleStatus
+from kernel.fault_spec import FaultSpec
 from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
@@ -47,6 +48,8 @@ class RunConfig(BaseModel):
     max_infra_retries: int = Field(default=2, ge=0, description="Retries of a battle that ended in infra_error.")
     executor: Literal["local", "ray"] = Field(default="local", description=(
         "Where battles ran in the latest invocation: local slot pool or Ray slot actors (not fingerprinted)."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec (None: no faults); fingerprinted, so `--resume` keeps the plan."))
 
 
 class RunNode(BaseModel):
