@@ -119,7 +119,7 @@ class Battle:
         """The record so far (see `green_agent.engine.result_builder.build_result`)."""
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
-                            interaction=config.choices.interaction or "tools",
+                            interaction=config.choices.interaction or "tools", faults=config.choices.faults,
                             deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
                             started=self.started, finished=finished)
