@@ -34,7 +34,7 @@ from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
 from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 
-BUILTIN_BLUES = ("reference", "noop", "llm")
+BUILTIN_BLUES = ("reference", "reference-retry", "noop", "llm")
 BLUE_READY_TIMEOUT_S = 60.0
 LLM_BLUE_CARD = SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml"
 LLM_BLUE_TOOLS = SCENARIO_DIR / "blue_agent" / "tools.py"
@@ -118,7 +118,7 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
         argv = [str(Path(sys.executable).parent / "agentbeats"), "run_agent", str(LLM_BLUE_CARD), "--agent_host",
                 "127.0.0.1", "--agent_port", str(port), "--tool", str(LLM_BLUE_TOOLS), "--mcp", f"{urls.gateway_url}/sse"]
     else:
-        module = f"blue_agent.{blue}"
+        module = f"blue_agent.{blue.replace('-', '_')}"
         if importlib.util.find_spec(module) is None:
             raise InfrastructureError(f"the {blue} Blue ({module}) is not installed in this environment")
         argv = [sys.executable, "-m", module, "--port", str(port)]

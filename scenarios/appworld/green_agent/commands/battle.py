@@ -20,7 +20,7 @@ from kernel.untrusted import one_line
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
     parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
-    parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--split", help="split name (e.g. dev, train)")
     which.add_argument("--task-ids", help="comma-separated task ids")
-    parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)
