@@ -108,3 +108,19 @@ def test_the_retrying_blue_retries_only_passing_failures_after_their_retry_after
     always = retrying(lambda name, args: limited, sleep=slept.append)
     assert always("a__b", {}) is limited and len(slept) == 5  # 3 retries, then the failure is the agent's to see
     assert retrying(lambda name, args: wrong, sleep=slept.append)("a__b", {}) is wrong and len(slept) == 5
+
+
+def test_the_trace_page_shows_an_injected_fault_apart_from_the_agents_own_errors() -> None:
+    from green_agent.trace.page import render
+    from kernel.trace_record import TraceRecord
+
+    def call(seq: int, fault: str | None, status: int) -> TraceRecord:
+        return TraceRecord(at=AT, battle_id="B", kind="tool_call", source="gateway", tool="spotify__login", seq=seq,
+                           ok=False, status_code=status, fault=fault, result=f"result {seq}", error="failed")
+
+    page = render([call(1, "rate_limit", 429), call(2, None, 401)])
+    injected, own = page.split('data-kind="tool_call"')[1:]
+    assert "injected fault: rate_limit 429" in injected and "what the agent received" in injected
+    assert "error 401" in own and "injected" not in own
+    assert 'class="ev tool_call injected"' in page and 'class="ev tool_call bad"' in page
+    assert '<span id="injected-faults">1 injected fault(s)</span>' in page
