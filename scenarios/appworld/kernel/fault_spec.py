@@ -114,7 +114,8 @@ def describe_error(exc: ValidationError) -> str:
     if key == "kinds" and error["type"] == "literal_error":
         return f"unknown kind {str(given)[:40]!r} (kinds: {', '.join(FAULT_KINDS)})"
     if key == "rate":
-        return f"rate must be in (0, 1], got {str(given)[:40]}"
+        shown = f"{given:g}" if isinstance(given, float) else str(given)[:40]
+        return f"rate must be in (0, 1], got {shown}"
     if key == "seed":
         return f"seed must be an integer, got {str(given)[:40]!r}"
     return f"{key}: {error['msg']}"
