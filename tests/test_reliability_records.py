@@ -124,3 +124,20 @@ def test_the_trace_page_shows_an_injected_fault_apart_from_the_agents_own_errors
     assert "error 401" in own and "injected" not in own
     assert 'class="ev tool_call injected"' in page and 'class="ev tool_call bad"' in page
     assert '<span id="injected-faults">1 injected fault(s)</span>' in page
+
+
+def test_the_spec_is_fingerprinted_so_a_resume_keeps_the_plan_and_a_run_without_faults_keeps_its_fingerprint() -> None:
+    import hashlib
+    import json
+
+    from green_agent.batch.checkpoint import digest, fingerprint
+
+    config = RunConfig(blue="reference", predictor="lexical", split="dev", deadline_s=1200.0)
+    tasks = ["t_1", "t_2"]
+    before = {name: getattr(config, name) for name in ("blue", "predictor", "scope_policy", "split", "trials",
+                                                         "deadline_s")} | {"tasks": digest(tasks)}
+    assert fingerprint(config, tasks) == hashlib.sha256(json.dumps(before, sort_keys=True).encode()).hexdigest()
+    one, again, other = (config.model_copy(update={"faults": parse_fault_spec(s)}) for s in (
+        "rate=0.3,seed=1", "seed=1,rate=0.3", "rate=0.3,seed=2"))
+    assert fingerprint(one, tasks) == fingerprint(again, tasks) != fingerprint(other, tasks)
+    assert fingerprint(one, tasks) != fingerprint(config, tasks)

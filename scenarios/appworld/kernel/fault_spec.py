@@ -28,9 +28,10 @@ DEFAULT_KINDS: tuple[FaultKind, ...] = ("error", "rate_limit", "timeout")
 SILENT_KINDS: tuple[FaultKind, ...] = ("empty",)
 """Kinds the agent is not told about (the answer looks like a success); the rest are loud."""
 DEFAULT_TIMEOUT_S = 5.0
-MAX_TIMEOUT_S = 30.0
-"""A timeout fault stays well inside code mode's 100 s execution limit and SDK agents' 20 s call timeouts
-are the caller's own business; 30 s is the most one faulted call may hold a battle."""
+MAX_TIMEOUT_S = 15.0
+"""The most one faulted call may hold a battle: the forwarder's own read timeout (a real hung call ends there), below
+AgentBeats SDK agents' 20 s MCP call timeout and the gateway's 30 s drain at the episode's end, well inside code
+mode's 100 s execution limit."""
 DEFAULT_MAX_CONSECUTIVE = 2
 SPEC_KEYS = ("rate", "seed", "kinds", "timeout_s", "max_consecutive")
 
