@@ -167,3 +167,16 @@ def test_each_kind_answers_as_a_failing_api_would_and_says_what_the_agent_receiv
     for text in (cut.tool_text(), cut.code_message()):
         with pytest.raises(ValueError):
             json.loads(text)
+
+
+def test_the_agentbeats_v1_scenario_table_carries_a_spec_and_refuses_a_bad_one(tmp_path) -> None:
+    from green_agent.agentbeats.scenario_config import load_scenario_config, resolve
+    from kernel.settings import load_settings
+
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text('[appworld]\nfaults = "rate=0.3,seed=4"\n')
+    resolved = resolve(load_scenario_config(scenario), load_settings(), None, "blue")
+    assert resolved.choices.faults == parse_fault_spec("rate=0.3,seed=4")
+    scenario.write_text('[appworld]\nfaults = "rate=0.3,seed=4,kinds=slow"\n')
+    with pytest.raises(BadInputError, match="unknown kind 'slow'"):
+        load_scenario_config(scenario)
