@@ -96,12 +96,14 @@ def test_only_forwarded_calls_are_replayed_with_their_secrets_as_markers(tmp_pat
                 "arguments": {"username": "maya@example.com", "password": REDACTED}},
                {"tool_name": "amazon__show_orders", "status_code": None, "refused": "episode_over"},
                {"tool_name": "gmail__show_inbox_threads", "status_code": None, "in_scope": False},  # refused by scope
+               {"tool_name": "amazon__show_orders", "status_code": 503,  # a fault on purpose: answered by the gateway
+                "fault": {"kind": "error", "position": 1, "delivered": "Response status code is 503: ..."}},
                {"tool_name": "amazon__show_orders", "status_code": 200,
                 "arguments": {"page_index": 1, "page_limit": None, "access_token": REDACTED, "extra": "x"}},
                {"tool_name": "amazon__download_order_receipt", "status_code": 401,
                 "arguments": {"order_id": 7, "access_token": REDACTED, "file_system_access_token": REDACTED}})
     plan = replay_plan(log, BATTLE, "tools", specs)
-    assert plan.records == 5 and [c.seq for c in plan.calls] == [1, 4, 5]
+    assert plan.records == 6 and [c.seq for c in plan.calls] == [1, 5, 6]
     login, orders, receipt = plan.calls
     assert (login.method, login.url, login.login, login.username) == ("POST", "/amazon/auth/token", True,
                                                                       "maya@example.com")

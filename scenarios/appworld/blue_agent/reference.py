@@ -5,7 +5,8 @@ the world's ground truth (`WorldData.solution_source`) and runs it with an `apis
 calls are MCP tool calls, over one MCP session; in code mode (the gateway lists only `execute`) it
 sends the solution as code to the battle's REPL instead. Its trajectory is therefore logged by the gateway
 like any agent's. If the solution fails part-way, it ends the task with status "fail" so the
-Green need not wait for its deadline.
+Green need not wait for its deadline. With `retry` (the `reference-retry` Blue, `blue_agent.reference_retry`) a
+call that failed with a passing fault (a 429, 503 or 504) is retried after its retry-after (`blue_agent.retry`).
 
 Run: `python -m blue_agent.reference --port P [--host 127.0.0.1]`.
 """
@@ -24,6 +25,7 @@ from blue_agent.code_mode import FAILED_PREFIX, execute, is_code_battle, solutio
 from blue_agent.errors import ReferenceSolutionError
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
+from blue_agent.retry import retrying, retrying_solution_code
 from kernel.task_message import parse_task_message
 from kernel.settings import Settings
 from kernel.world_data import WorldData
@@ -33,14 +35,14 @@ DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through
 logger = logging.getLogger(__name__)
 
 
-def replay_solution(source: str, mcp_url: str, think_s: float = 0.0) -> None:
+def replay_solution(source: str, mcp_url: str, think_s: float = 0.0, retry: bool = False) -> None:
     """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking).
 
     `think_s` > 0 waits that long before each tool call, like an LLM agent waiting for its model
-    (benchmarks use it to measure a model-bound Blue without a model)."""
+    (benchmarks use it to measure a model-bound Blue without a model). `retry`: retry passing failures."""
     with GatewaySession(mcp_url) as session:
         if is_code_battle(session):
-            _replay_as_code(session, source)
+            _replay_as_code(session, retrying_solution_code(source) if retry else solution_code(source))
             return
 
         def call_tool(name: str, arguments: dict[str, Any]) -> Any:
@@ -49,15 +51,16 @@ def replay_solution(source: str, mcp_url: str, think_s: float = 0.0) -> None:
             return session.call_tool(name, arguments)
 
         try:
-            run_solution(source, call_tool)
+            run_solution(source, retrying(call_tool) if retry else call_tool)
         except Exception:
             _end_as_failed(session)
             raise
 
 
-def _replay_as_code(session: GatewaySession, source: str) -> None:
-    """Code mode: run the solution in the battle's REPL as one execution; a traceback ends the task as failed."""
-    output = execute(session, solution_code(source))
+def _replay_as_code(session: GatewaySession, code: str) -> None:
+    """Code mode: run the solution's `code` in the battle's REPL as one execution; a traceback ends the task as
+    failed."""
+    output = execute(session, code)
     if output.startswith(FAILED_PREFIX):
         execute(session, 'apis.supervisor.complete_task(status="fail")')
         raise ReferenceSolutionError(f"the reference solution failed in the REPL: {output[:500]}")
@@ -70,15 +73,16 @@ def _end_as_failed(session: GatewaySession) -> None:
         logger.warning("could not mark the task failed after the solution error", exc_info=True)
 
 
-def make_handler(settings: Settings) -> BlueHandler:
-    """The reference Blue's message handler, reading solutions from `settings.appworld_root`."""
+def make_handler(settings: Settings, retry: bool = False) -> BlueHandler:
+    """The reference Blue's message handler, reading solutions from `settings.appworld_root` (`retry`: the
+    reference-retry Blue's)."""
     world = WorldData(settings.appworld_root)
 
     async def handle(text: str) -> str:
         task = parse_task_message(text)
         source = world.solution_source(task.task_id)
         logger.info("replaying the reference solution of %s through the battle's gateway endpoint", task.task_id)
-        await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s)
+        await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s, retry)
         return f"Replayed the reference solution of task {task.task_id}; supervisor__complete_task was called."
 
     return handle

@@ -28,6 +28,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.eval",
     "green_agent.commands.report",
     "green_agent.commands.compare",
+    "green_agent.commands.reliability",
     "green_agent.commands.trace",
     "green_agent.commands.rejudge",
     "green_agent.commands.a2a",

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import COMPLETING_WAIT_S, DRAIN_TIMEOUT_S, CompletionReply, EpisodeEndedReply
 from kernel.errors import GatewayError
+from kernel.fault_spec import FaultSpec
 from kernel.scrubber import battle_secrets, register_secrets
 from green_agent.http_sessions import session_for
 from kernel.slot_credentials import SlotCredentials, new_secret, require_credentials
@@ -61,16 +62,19 @@ class GatewayClient:
 
     def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None, policy: str = "advise",
                      launch_url_allowed: bool = False, interaction: str = "tools",
-                     task_datetime: str | None = None) -> str:
+                     task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1) -> str:
         """Set the battle with a new token: its scope (`app__api` tools; None = every tool) under `policy`
-        (advise | enforce). Returns the Blue's MCP base URL for it (`<base_url>/b/<token>`)."""
+        (advise | enforce), and a reliability run's fault spec (`faults`, planned per `trial`). Returns the Blue's
+        MCP base URL for it (`<base_url>/b/<token>`)."""
         token = new_secret()
         register_secrets([token])  # the Blue's key to its battle: scrubbed from every file and output of ours
         state = self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
                                                    "policy": policy, "token": token,
                                                    "launch_url_allowed": launch_url_allowed,
                                                    "interaction": interaction, "task_datetime": task_datetime,
-                                                   "secrets": battle_secrets(battle_id)})
+                                                   "secrets": battle_secrets(battle_id),
+                                                   "faults": faults.model_dump(mode="json") if faults else None,
+                                                   "trial": trial})
         self.isolation = state.get("isolation") if isinstance(state, dict) else None
         return f"{self.base_url}/b/{token}"
 

@@ -34,7 +34,7 @@ from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
 from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 
-BUILTIN_BLUES = ("reference", "noop", "llm")
+BUILTIN_BLUES = ("reference", "reference-retry", "noop", "llm")
 BLUE_READY_TIMEOUT_S = 60.0
 LLM_BLUE_CARD = SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml"
 LLM_BLUE_TOOLS = SCENARIO_DIR / "blue_agent" / "tools.py"
@@ -118,7 +118,7 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
         argv = [str(Path(sys.executable).parent / "agentbeats"), "run_agent", str(LLM_BLUE_CARD), "--agent_host",
                 "127.0.0.1", "--agent_port", str(port), "--tool", str(LLM_BLUE_TOOLS), "--mcp", f"{urls.gateway_url}/sse"]
     else:
-        module = f"blue_agent.{blue}"
+        module = f"blue_agent.{blue.replace('-', '_')}"
         if importlib.util.find_spec(module) is None:
             raise InfrastructureError(f"the {blue} Blue ({module}) is not installed in this environment")
         argv = [sys.executable, "-m", module, "--port", str(port)]
@@ -129,13 +129,13 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
 
 
 def run_on_slot(task: TaskRef | str, choices: BattleChoices, settings: Settings, urls: SlotUrls, blue_url: str,
-                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None) -> BattleResult:
-    """Build and run one battle on a ready slot and Blue."""
+                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None, trial: int = 1) -> BattleResult:
+    """Build and run one battle (`trial` of its task) on a ready slot and Blue."""
     if choices.blue == "llm":  # the built-in LLM Blue calls through its --mcp launch URL
         choices = choices.model_copy(update={"launch_url_allowed": True})
     config, deps = build_battle(task, choices, settings, battle_id=battle_id, blue_url=blue_url, run_dir=run_dir,
                                 env_url=urls.env_url, apis_url=urls.apis_url, gateway_url=urls.gateway_url,
-                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters)
+                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters, trial=trial)
     return run_battle(config, deps)
 
 

@@ -13,7 +13,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.fault_spec import FaultKind
+
 CALL_RECORD_SCHEMA_VERSION = 1
+
+
+class InjectedFault(BaseModel):
+    """A fault the gateway injected on purpose (a reliability run): the call was answered by it, never forwarded."""
+
+    kind: FaultKind = Field(description="The fault's kind (`kernel.fault_spec`).")
+    position: int = Field(ge=1, description="The call's position among its battle's faultable calls (from 1).")
+    delivered: str | None = Field(default=None, description=(
+        "What the agent received: the tool's result text, or the message of the exception its code raised (a 200: "
+        "the text it got). None: the fault never reached the agent (its battle ended while it waited), not counted."))
 
 
 class CallRecord(BaseModel):
@@ -43,3 +55,6 @@ class CallRecord(BaseModel):
     upstream_fault: str | None = Field(default=None, description=(
         "An infrastructure fault of the APIs server that reached the caller (unreachable, timed out, or a 5xx "
         "while the server was not answering); None for answers, including API errors caused by the arguments."))
+    fault: InjectedFault | None = Field(default=None, description=(
+        "Set when the gateway answered the call with a planned fault instead of forwarding it (a reliability run): "
+        "neither ours nor the agent's, never retried; `status_code` is the injected status."))

@@ -67,6 +67,9 @@ class TraceRecord(BaseModel):
     seq: int | None = Field(default=None, description="tool_call: the call log record's `seq` (same gateway process).")
     error: str | None = Field(default=None, description="tool_call: the error (an API error, or why it was refused).")
     in_scope: bool | None = Field(default=None, description="tool_call: False if outside the battle's scope.")
+    fault: str | None = Field(default=None, description=(
+        "tool_call: the kind of fault the gateway injected instead of forwarding it (a reliability run), not an "
+        "error of the agent's."))
     duration_ms: float | None = Field(default=None, ge=0, description="tool_call, execution: wall time.")
     timed_out: bool | None = Field(default=None, description="execution: it hit its time limit.")
     killed: str | None = Field(default=None, description="execution: why its sandbox was ended during it.")

@@ -30,6 +30,7 @@ class ApiDoc(BaseModel):
     method: str
     description: str = ""
     parameters: list[dict[str, Any]] = Field(default_factory=list)
+    response_schemas: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def dotted(self) -> str:
@@ -40,6 +41,11 @@ class ApiDoc(BaseModel):
     def tool_name(self) -> str:
         """`app__api`, the MCP tool name."""
         return api_names.tool_name(self.dotted)
+
+    @property
+    def answers_list(self) -> bool:
+        """Its docs' success answer is a list (a page of results)."""
+        return isinstance(self.response_schemas.get("success"), list)
 
     @property
     def is_paginated(self) -> bool:

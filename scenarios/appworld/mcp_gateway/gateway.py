@@ -24,6 +24,8 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
   result, not forwarded (out-of-scope and unknown tools are logged with in_scope false; oversized
   arguments are logged as their size only, so one call can never write a line the analyzer skips).
 - under an advised scope a tool outside the scope is served as usual and logged with in_scope false;
+- a reliability run (the battle has a fault spec): a call the plan faults is answered here with the fault and never
+  forwarded (`mcp_gateway.faults`), logged with `fault` (its kind, position, what the agent received);
   `call_api(app_name, api_name, arguments)` is handled as a direct call of `<app>__<api>` with
   `arguments`, and logged under that tool name.
 """
@@ -41,7 +43,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 
 from kernel.api_names import tool_name
-from kernel.call_record import CallRecord
+from kernel.call_record import CallRecord, InjectedFault
 from mcp_gateway.call_api import CALL_API_DEFINITION, CALL_API_TOOL, unwrap
 from mcp_gateway.code.session import ApiAnswer, ApiCall
 from mcp_gateway.code_mode import (EXECUTE_DEFINITION, EXECUTE_TOOL, MAX_CODE_BYTES, NOT_CODE_TOOL, CodeRunner,
@@ -49,6 +51,8 @@ from mcp_gateway.code_mode import (EXECUTE_DEFINITION, EXECUTE_TOOL, MAX_CODE_BY
 from kernel.call_log import CallLogWriter
 from kernel.logged_arguments import bounded_arguments
 from kernel.mcp_results import EPISODE_OVER_META
+from mcp_gateway.faults.battles import BattleFaults, answered
+from mcp_gateway.faults.plan import PlannedFault
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
 from mcp_gateway.models import BattleState, OutputType, RefusalReason
 from kernel.redaction import redact, redact_text, secret_values
@@ -129,7 +133,8 @@ class CallOutcome:
 
     def __init__(self, payload: dict[str, Any], *, is_error: bool, success: bool, error: str | None = None,
                  status_code: int | None = None, in_scope: bool = True, result_items: int | None = None,
-                 refused: RefusalReason | None = None, upstream_fault: str | None = None, body: Any = None) -> None:
+                 refused: RefusalReason | None = None, upstream_fault: str | None = None, body: Any = None,
+                 fault: InjectedFault | None = None, raw_text: str | None = None) -> None:
         self.payload = payload
         self.body = body
         self.is_error = is_error
@@ -142,6 +147,9 @@ class CallOutcome:
         self.upstream_fault = upstream_fault
         self.seq: int | None = None
         """The number the forwarder gave the call when it reached the world (`_BattleGate.seq`); None if it did not."""
+        self.fault = fault
+        self.raw_text = raw_text
+        """A faulted call's answer that is not JSON (`malformed`): sent as is."""
 
 
 class Gateway:
@@ -160,6 +168,7 @@ class Gateway:
         self._tools = {name: types.Tool(name=name, description=s.description, input_schema=s.input_schema)
                        for name, s in specs.items()}
         self._validators: dict[str, Draft202012Validator] = {}
+        self.faults = BattleFaults()
 
     def list_tools(self, token: str | None = None) -> list[types.Tool]:
         """Tools visible now to a caller holding `token` (all, or the active battle's scope; see
@@ -226,7 +235,7 @@ class Gateway:
             outcome = await self._outcome(name, arguments, battle_id, generation)
             kept = arguments
         if outcome.refused is not None:  # its battle or episode ended while it was queued
-            return self._refused(name, size, outcome.refused, started, (battle_id, task_id))
+            return self._refused(name, size, outcome.refused, started, (battle_id, task_id), outcome.fault)
         self._log_call(name, kept, size if kept is not arguments else None, outcome, started, battle_id, task_id)
         return self._result(outcome)
 
@@ -241,10 +250,11 @@ class Gateway:
             status_code=outcome.status_code, duration_ms=started.elapsed_ms(), in_scope=outcome.in_scope,
             result_items=outcome.result_items, seq=outcome.seq if outcome.seq is not None else self.log.next_seq(),
             upstream_fault=outcome.upstream_fault,
-            arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes,
+            arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes, fault=outcome.fault,
         )
         self.log.append(record)
-        self.trace.call(record, result_text(outcome.payload, outcome.is_error))
+        self.trace.call(record, outcome.fault.delivered if outcome.fault else result_text(outcome.payload,
+                                                                                          outcome.is_error))
 
     async def _execute(self, name: str, arguments: dict[str, Any], battle: BattleState, generation: int,
                        started: "_Clock") -> types.CallToolResult:
@@ -285,12 +295,12 @@ class Gateway:
             outcome = await self._outcome(name, call.arguments, battle_id, generation, code=True)
             kept = call.arguments
         if outcome.refused is not None:
-            self._refused(name, size, outcome.refused, started, (battle_id, task_id))
+            self._refused(name, size, outcome.refused, started, (battle_id, task_id), outcome.fault)
             return ApiAnswer(error=REFUSAL_MESSAGES[outcome.refused])
         self._log_call(name, kept, size if kept is not call.arguments else None, outcome, started, battle_id, task_id)
         if outcome.status_code is None or outcome.upstream_fault is not None:
             return ApiAnswer(error=outcome.error or outcome.payload["response"]["message"])
-        return ApiAnswer(status_code=outcome.status_code, body=outcome.body)
+        return ApiAnswer(status_code=outcome.status_code, body=outcome.body, text=outcome.raw_text)
 
     def _owner(self, token: str | None, reason: RefusalReason) -> tuple[str, str | None] | None:
         """The battle a refused call belongs to: the running one (its token matched: its episode is over, or too many
@@ -303,7 +313,8 @@ class Gateway:
         return None
 
     def _refused(self, name: str, size: int, reason: RefusalReason, started: "_Clock",
-                 owner: tuple[str, str | None] | None = None) -> types.CallToolResult:
+                 owner: tuple[str, str | None] | None = None,
+                 fault: InjectedFault | None = None) -> types.CallToolResult:
         """A call that does not (or no longer) belong to a running battle: counted, logged cheaply, refused.
 
         The record keeps the tool name (cut), the reason and the arguments' size, never the arguments, and
@@ -318,7 +329,8 @@ class Gateway:
             self.log.append(CallRecord(
                 timestamp=started.at, battle_id=battle_id, task_id=task_id, tool_name=name[:MAX_REFUSED_TOOL_NAME],
                 success=False, error=REFUSAL_MESSAGES[reason], duration_ms=started.elapsed_ms(), in_scope=False,
-                seq=self.log.next_seq(), refused=reason, arguments_bytes=size, suppressed_refusals=suppressed or None))
+                seq=self.log.next_seq(), refused=reason, arguments_bytes=size, suppressed_refusals=suppressed or None,
+                fault=fault))
         return self._result(_refusal(REFUSAL_MESSAGES[reason], in_scope=False))
 
     def _log_refusal(self, name: str, arguments: dict[str, Any], message: str, started: "_Clock",
@@ -358,6 +370,9 @@ class Gateway:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
         gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL, in_execution=code,
                            next_seq=self.log.next_seq)
+        planned = self.faults.next(self.scope.battle, generation, self.scope.generation, spec)
+        if planned is not None:  # a fault on purpose (a reliability run): answered here, never forwarded
+            return await self._faulted(planned, spec, gate, in_scope, code)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:
@@ -373,6 +388,25 @@ class Gateway:
         outcome.seq = gate.seq
         return outcome
 
+    async def _faulted(self, planned: PlannedFault, spec: ToolSpec, gate: _BattleGate, in_scope: bool,
+                       code: bool) -> CallOutcome:
+        """The planned fault's answer (`mcp_gateway.faults`), marked with what the agent receives; refused instead if
+        its battle or episode ended while it waited (a fault that never reached the agent: marked undelivered)."""
+        battle = self.scope.battle
+        assert battle is not None
+        answer = await answered(planned, spec, battle)
+        refusal = gate.admit()
+        if refusal is not None:
+            outcome = _refusal(REFUSAL_MESSAGES[refusal], in_scope=False)  # type: ignore[index]
+            outcome.refused = refusal  # type: ignore[assignment]
+            outcome.fault = InjectedFault(kind=planned.kind, position=planned.position)
+            return outcome
+        delivered = answer.code_message() if code else answer.tool_text()
+        return CallOutcome(answer.tool_payload(), is_error=False, success=False, error=answer.message,
+                           status_code=answer.status_code, in_scope=in_scope, body=answer.body,
+                           fault=InjectedFault(kind=planned.kind, position=planned.position, delivered=delivered),
+                           raw_text=answer.text)
+
     def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         validator = self._validators.get(name)
         if validator is None:
@@ -383,6 +417,9 @@ class Gateway:
         return "; ".join(f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in errors)
 
     def _result(self, outcome: CallOutcome) -> types.CallToolResult:
+        if outcome.raw_text is not None:  # a `malformed` fault: its cut text is all the agent gets
+            text = outcome.fault.delivered if outcome.fault and outcome.fault.delivered else outcome.raw_text
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=False)
         text = outcome.payload["response"]["message"] if outcome.is_error else json.dumps(
             outcome.payload, ensure_ascii=False)
         structured = None if self.output_type == "content_only" else outcome.payload

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.fault_spec import FaultSpec
 from kernel.scrubber import MAX_BATTLE_VALUES
 from kernel.settings import Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
@@ -76,6 +77,10 @@ class BattleScope(BaseModel):
                                description=(
         "Secret values the Green knows for the battle (the supervisor's passwords): scrubbed from everything the "
         "gateway writes about it (`kernel.scrubber`). Never echoed: not in the battle's state or any reply."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec: the gateway answers the planned calls with a fault (`mcp_gateway.faults`); "
+        "None: every call is forwarded."))
+    trial: int = Field(default=1, ge=1, le=10_000, description="The battle's trial of its task (the fault plan's input).")
 
 
 class BattleState(BattleScope):

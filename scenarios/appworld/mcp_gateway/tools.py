@@ -44,6 +44,7 @@ class ToolSpec(BaseModel):
     input_schema: dict[str, Any] = Field(description="JSON Schema (object) of the arguments.")
     path_params: list[str] = Field(default_factory=list, description="Arguments substituted into the path.")
     required: list[str] = Field(default_factory=list, description="Required argument names.")
+    answers_list: bool = Field(default=False, description="Its docs' success answer is a list (a page of results).")
 
     @property
     def is_login(self) -> bool:
@@ -90,6 +91,7 @@ def tool_spec(doc: ApiDoc) -> ToolSpec:
         name=doc.tool_name, app_name=doc.app_name, api_name=doc.api_name, method=doc.method.upper(),
         path=doc.path, description=doc.description or doc.tool_name, input_schema=schema,
         path_params=[name for name in placeholders if name in properties], required=required,
+        answers_list=doc.answers_list,
     )
 
 

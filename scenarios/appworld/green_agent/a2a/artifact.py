@@ -15,6 +15,9 @@ not count (infrastructure errors on our side, retried), so a retry is visible on
   `tgc_wilson`, `sgc_ci`, per difficulty, pass^k, flip rate), `[low, high]` lists, so a leaderboard can
   show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
   `no_interval` says why in words; `{}` for an empty shard.
+- `faults` (a reliability run, `config.faults`): the spec and the faults injected and recovered by kind over the
+  judged battles (`green_agent.batch.faults`), and each row's `faults_injected` / `faults_recovered`; null without
+  faults. A run with faults is custom (`custom` names the spec).
 - `cost` and `task_results[].cost_usd`: the purple's reported usage plus the Green's predictor cost
   (`green_agent.models.cost`); unknown is null, never 0; never part of a verdict.
 """
@@ -32,10 +35,11 @@ from green_agent.batch.attempts import ATTEMPTS_DIR
 from green_agent.batch.rows import interval_fields
 from green_agent.batch.standard import standard_sentence
 from green_agent.models.cost import CostFigures, cost_sentence
-from green_agent.models.eval_run import EvalResults, EvalRow
+from green_agent.models.eval_run import EvalResults, EvalRow, FaultAggregates
 from green_agent.models.provenance import Provenance
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
+from kernel.fault_spec import FaultSpec
 from kernel.untrusted import one_line
 from kernel.a2a_tools import PROTOCOL
 
@@ -72,6 +76,8 @@ class TaskRow(BaseModel):
     earlier_attempts: list[str] = Field(default_factory=list, description=(
         "Why each earlier attempt did not count (`<outcome>: <reason>`, oldest first, at most 5): always our side's "
         "infrastructure errors, never the purple's faults (those are judged, not retried)."))
+    faults_injected: int | None = Field(default=None, description="A reliability run: faults the purple received.")
+    faults_recovered: int | None = Field(default=None, description="Of which the same API later answered unfaulted.")
 
 
 class TaskResult(BaseModel):
@@ -86,6 +92,12 @@ class TaskResult(BaseModel):
     calls: int | None = Field(description="Tool calls over the task's battles (None: no battle reported them).")
     cost_usd: float | None = Field(description="The purple's reported cost plus the Green's predictor cost over the "
                                    "task's battles; None (unknown) when any battle's purple reported none.")
+
+
+class ArtifactFaults(FaultAggregates):
+    """A reliability run's faults: the spec, and what was injected and recovered by kind."""
+
+    spec: FaultSpec = Field(description="The fault spec the gateway applied (docs/reliability.md).")
 
 
 class DifficultyFigures(BaseModel):
@@ -124,6 +136,7 @@ class AssessmentData(BaseModel):
     cost: CostFigures | None = Field(description="The purple's reported cost plus the Green's: per task and per solved "
                                      "task (`green_agent.models.cost`; unknown is null, never 0). None: empty shard.")
     intervals: dict[str, Any] = Field(description="Confidence intervals of the run's figures (module docstring).")
+    faults: ArtifactFaults | None = Field(default=None, description="A reliability run's faults (module docstring).")
     rows: list[TaskRow]
     task_results: list[TaskResult] = Field(description="One per task of the shard, in order (the leaderboard's unit).")
     shard: ShardInfo
@@ -166,7 +179,8 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         incomplete=results.aggregates.incomplete or outcomes["not_run"] > 0 if results else battles > 0,
         infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
-        intervals=interval_fields(results.aggregates) if results else {}, rows=rows, shard=shard, config=config,
+        intervals=interval_fields(results.aggregates) if results else {}, faults=_faults(results),
+        rows=rows, shard=shard, config=config,
         versions=versions, standard=bool(results and results.standard),
         custom=results.custom if results else ["an empty shard (more shards than tasks): no battle ran"],
         provenance=results.provenance if results else None,
@@ -188,6 +202,9 @@ def summary_text(data: AssessmentData) -> str:
         text += (f" {len(retried)} battle(s) were retried after infrastructure errors on our side: "
                  + "; ".join(f"{row.task_id} took {row.attempts} attempts ({row.earlier_attempts[0]})"
                              for row in retried[:MAX_RETRIES_LISTED] if row.earlier_attempts) + ".")
+    if data.faults is not None:
+        text += (f" A reliability run under {data.faults.spec.text()}: {data.faults.injected} fault(s) reached the "
+                 f"purple, {data.faults.recovered} recovered.")
     if data.cost is not None:
         text += " " + cost_sentence(data.cost)
     failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]
@@ -205,7 +222,17 @@ def _row(row: EvalRow, out: Path | None) -> TaskRow:
                    failed_requirements=[f.requirement[:300] for f in (evaluation.failures if evaluation else [])]
                    [:MAX_REQUIREMENTS], reason=(result.reason or "")[:500] if result else None,
                    why=one_line(explain(result).headline, MAX_WHY) if result else None, attempts=row.attempts,
-                   earlier_attempts=_earlier(out / row.result_path) if out else [])
+                   earlier_attempts=_earlier(out / row.result_path) if out else [],
+                   faults_injected=row.faults.injected if row.faults else None,
+                   faults_recovered=row.faults.recovered if row.faults else None)
+
+
+def _faults(results: EvalResults | None) -> ArtifactFaults | None:
+    """The run's fault spec and totals, when it ran with faults."""
+    if results is None or results.faults is None:
+        return None
+    totals = results.aggregates.faults or FaultAggregates(injected=0, recovered=0)
+    return ArtifactFaults(spec=results.faults, **totals.model_dump())
 
 
 def _earlier(result_path: Path) -> list[str]:

@@ -88,7 +88,7 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
 
     choices = BattleChoices(blue=assessment.purple_url, predictor=config["predictor"],
                             scope_policy=config["scope_policy"], interaction=config.get("interaction"),
-                            deadline_s=config["deadline_s"],
+                            deadline_s=config["deadline_s"], faults=assessment.config.faults,
                             reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
     request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
                           out=out, slot_specs=slot_specs, **assessment_standard(assessment, config))
@@ -164,7 +164,7 @@ def bridge_battle_fn(bridge_url: str, request: EvalRequest):  # noqa: ANN201 - a
         battle_config, deps = build_battle(task, request.choices, env.settings, battle_id=battle_id,
                                            blue_url=bridge_url, run_dir=directory, env_url=env.urls.env_url,
                                            apis_url=env.urls.apis_url, gateway_url=env.urls.gateway_url,
-                                           call_log_path=env.settings.agentbeats_mcp_log_path)
+                                           call_log_path=env.settings.agentbeats_mcp_log_path, trial=key.trial)
         return run_battle(battle_config, deps)
 
     return run

@@ -22,6 +22,7 @@ from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
 from green_agent.runfolder.limits import MAX_TRIALS
 from kernel.errors import BadInputError
+from kernel.fault_spec import FaultSpec, fault_spec_from
 from kernel.scrubber import register_secrets
 from kernel.settings import Interaction, ScopePolicy
 from kernel.settings import MAX_SLOTS
@@ -58,6 +59,8 @@ class AssessmentConfig(BaseModel):
     scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
     interaction: Interaction | None = Field(default=None, description=(
         "tools | code (the purple writes Python against `apis`: protocol appworld-a2a-code/1, docs/a2a.md)."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run: {rate, seed, kinds, timeout_s, max_consecutive} (`kernel.fault_spec`, docs/reliability.md)."))
 
     @field_validator("task_ids", mode="before")
     @classmethod
@@ -133,11 +136,21 @@ def _config(config: Any) -> AssessmentConfig:
         return AssessmentConfig.model_validate(merged)
     except ValidationError as exc:
         error = exc.errors()[0]
+        if error["loc"] and error["loc"][0] == "faults":  # the fault spec's own words, naming the bad part
+            _faults_problem(merged.get("faults"))
         field = ".".join(str(p) for p in error["loc"])
         if error["type"] == "extra_forbidden":
             known = ", ".join(AssessmentConfig.model_fields)
             raise RequestError(f"config.{_quote(field)} is not a known key (known: {known})") from None
         raise RequestError(f"config.{_quote(field)}: {error['msg']}") from None
+
+
+def _faults_problem(value: Any) -> None:
+    """Raise RequestError with the fault spec's own message for `config.faults`."""
+    try:
+        fault_spec_from(value, "config.faults")
+    except BadInputError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def resolve_shard(config: AssessmentConfig, world: WorldData, default_split: str) -> tuple[list[str], int]:

@@ -12,6 +12,7 @@ predictor = "auto"         # auto | llm | lexical | ground_truth | all | none | 
 scope_policy = "advise"    # advise: other APIs stay callable (logged); enforce: the gateway refuses them
 interaction = "tools"      # tools: one MCP tool per API; code: Python against `apis` in a sandboxed REPL
 deadline_s = 1200          # how long Blue may work
+# faults = "rate=0.3,seed=1" # a reliability run: the gateway answers a seeded share of calls with a fault
 green_mode = "llm"         # llm: the model follows the card; deterministic: no model call at all
 env_url = "http://127.0.0.1:8000"
 apis_url = "http://127.0.0.1:9000"
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from green_agent.agentbeats.battle_start import describe_errors
 from green_agent.engine.config import BattleChoices
 from kernel.errors import BadInputError
+from kernel.fault_spec import FaultSpec, parse_fault_spec
 from kernel.settings import SCENARIO_DIR, Interaction, ScopePolicy, Settings
 
 SCENARIO_FILE = "scenario.toml"
@@ -60,6 +62,18 @@ class AppWorldScenarioConfig(BaseModel):
     call_log_path: Path | None = Field(default=None, description="The gateway's JSONL call log.")
     runs_dir: Path | None = Field(default=None, description="Where each battle's run directory goes.")
     reply_grace_s: float | None = Field(default=None, gt=0, description="Wait after Blue's reply for complete_task.")
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's spec, `rate=R,seed=S[,...]` (docs/reliability.md); None: no faults."))
+
+    @field_validator("faults", mode="before")
+    @classmethod
+    def _spec_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return parse_fault_spec(value, "faults")
+            except BadInputError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("task", mode="before")
     @classmethod
@@ -124,7 +138,7 @@ def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_tas
         task=task, task_source=source, green_mode=config.green_mode,
         choices=BattleChoices(
             blue=blue, predictor=config.predictor, scope_policy=config.scope_policy, interaction=config.interaction,
-            deadline_s=config.deadline_s,
+            deadline_s=config.deadline_s, faults=config.faults,
             split=config.split, reply_grace_s=config.reply_grace_s,
             launch_url_allowed=True),  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
         env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),

@@ -39,6 +39,7 @@ from typing import NamedTuple
 from statistics import fmean
 
 from green_agent.batch.cost import cost_figures
+from green_agent.batch.faults import fault_aggregates
 from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts, sgc_units
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow, Interval, Stability
 from green_agent.stats.intervals import IntervalOptions, cluster_interval, cluster_intervals, mean_intervals, wilson
@@ -299,4 +300,5 @@ def aggregate(rows: Sequence[EvalRow], expected_battles: int, trials: int = 1,
         total_duration_s=round(sum(r.duration_s or 0.0 for r in rows), 3),
         input_tokens=sum(r.input_tokens or 0 for r in rows), output_tokens=sum(r.output_tokens or 0 for r in rows),
         cost_usd=round(sum(r.cost_usd or 0.0 for r in rows), 6), cost=cost_figures(rows, task_set),
+        faults=fault_aggregates(judged),
     )

@@ -49,6 +49,8 @@ def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
     payload = {name: getattr(config, name) for name in _FINGERPRINTED} | {"tasks": digest(task_ids)}
     if config.interaction != "tools":  # only then, so the runs made before the choice existed keep their fingerprint
         payload["interaction"] = config.interaction
+    if config.faults is not None:  # likewise: a run without faults keeps its fingerprint
+        payload["faults"] = config.faults.text()
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -11,7 +11,8 @@ the difference when the runs are not comparable:
 A shared task enters the comparison as the headline TGC counts it: every trial of the run's task set,
 a trial not judged (or without a result) counting as not passed (`aggregate.passed`); the shared
 tasks with such a trial in A or in B are listed (`incomplete_tasks`). The statistics are
-`green_agent.stats.compare.paired_difference`, over all tasks and per difficulty.
+`green_agent.stats.compare.paired_difference`, over all tasks and per difficulty. When A ran without faults and B
+with them, the comparison carries B's reliability against A (`green_agent.batch.reliability`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from green_agent.batch.aggregate import is_judged, passed
+from green_agent.batch.reliability import reliability_of
 from green_agent.batch.report_html import TRACE_PAGE
 from green_agent.models.comparison import Comparison, RunSide, TaskComparison
 from green_agent.models.eval_run import EvalResults, EvalRow
@@ -153,4 +155,4 @@ def compare_runs(a: EvalResults, b: EvalResults, path_a: str, path_b: str, inter
                       intersect=intersect, only_in_a=only_a, only_in_b=only_b, incomplete_tasks=incomplete,
                       counts=_counts(pairs), overall=paired_difference(pairs, options, power),
                       by_difficulty={k: paired_difference(v, options, power) for k, v in sorted(groups.items())},
-                      tasks=pairs)
+                      tasks=pairs, reliability=reliability_of(a, b, pairs, path_a, path_b, options))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernel.untrusted import html_text
 
+from green_agent.batch.reliability_report import reliability_html, reliability_lines
 from green_agent.batch.report_html import CSS
 from green_agent.models.comparison import Comparison, PairedDifference, TaskComparison
 from green_agent.models.cost import cost_short
@@ -82,6 +83,8 @@ def text_table(c: Comparison) -> str:
             more = f" ... and {len(changed) - MAX_CHANGED_SHOWN} more" if len(changed) > MAX_CHANGED_SHOWN else ""
             lines += ["", f"{title} ({len(changed)}): {shown}{more}"]
     lines += [""] + ([c.standard_note] if c.standard_note else []) + [c.overall.message]
+    if c.reliability:
+        lines += [""] + reliability_lines(c.reliability)
     return "\n".join(lines)
 
 
@@ -141,7 +144,8 @@ def render_compare_html(c: Comparison, page_dir: Path | None = None) -> str:
             '</p>'
             + (f'<p class="meta" id="standard-note"><b>{html_text(c.standard_note)}</b></p>' if c.standard_note else '')
             + f'<p class="verdict" id="verdict">{html_text(c.overall.message)}</p>'
-            f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
+            + (reliability_html(c.reliability) if c.reliability else "")
+            + f'<h2>Difference in TGC (B - A, points)</h2><table id="differences">{head}{diffs}</table>'
             f'<p class="meta">interval: {html_text(c.overall.ci.method if c.overall.ci else "none")}; '
             f'{html_text(mdd_note(c))}</p>'
             f'<h2>Tasks</h2><p id="counts">{html_text(counts)}</p>'

@@ -109,7 +109,7 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        interaction=choices.interaction or "tools",
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
-                       executor=request.executor)
+                       executor=request.executor, faults=choices.faults)
     isolation = check_code_sandbox(choices.interaction, settings)
     split, shard = (request.shard_of[0], request.shard_of[1:]) if request.shard_of else (request.split, None)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),

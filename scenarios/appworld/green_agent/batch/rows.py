@@ -17,6 +17,7 @@ from typing import Any
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
 from green_agent.batch.cost import purple_cost
+from green_agent.batch.faults import row_faults
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE, BattleKey, battle_keys,
                                           load_results)
 from green_agent.batch.provenance import rejudge_command
@@ -54,7 +55,7 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
         api_precision=traj.get("api_precision"), api_recall=traj.get("api_recall"), api_f1=traj.get("api_f1"),
         duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-        cost_usd=usage.get("cost_usd"), **purple_cost(result).model_dump(),
+        cost_usd=usage.get("cost_usd"), **purple_cost(result).model_dump(), faults=row_faults(result),
         error_type=result.error.type if result.error else None, error_step=result.error.step if result.error else None,
         result_path=result_path,
     )
@@ -97,7 +98,7 @@ def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> Ev
         if manifest.provenance else None
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
                        aggregates=aggregate(rows, len(keys), trials, manifest.task_ids, options),
-                       standard=not custom, custom=custom, provenance=provenance,
+                       faults=manifest.config.faults, standard=not custom, custom=custom, provenance=provenance,
                        generated_at=datetime.now(timezone.utc))
 
 

@@ -9,6 +9,7 @@ words, each way a run differs from them (an empty list: standard):
 - the infra-retry rule is the shipped one (`DEFAULT_INFRA_RETRIES` retries of our own faults);
 - in code mode, every battle's agent code ran in a real sandbox (bubblewrap or the landlock fallback), never
   as a plain process (`--unsafe-code-in-process`);
+- no faults were injected (a reliability run's `--faults` makes it custom, naming the spec);
 - whatever a driver recorded beside (an assessment's task subset, step and turn limits: `driver_custom`).
 Trials, workers and the executor change no number's meaning and are not part of the rule.
 """
@@ -66,6 +67,9 @@ def custom_settings(config: RunConfig, provenance: Provenance | None,
     if config.max_infra_retries != DEFAULT_INFRA_RETRIES:
         found.append(f"{config.max_infra_retries} infra retries per battle (standard: {DEFAULT_INFRA_RETRIES})")
     found += sandbox_differences(config.interaction, isolations)
+    if config.faults is not None:
+        found.append(f"faults {config.faults.text()}: a reliability run, the gateway answered a planned share of "
+                     "the apps' calls with a fault")
     if provenance is not None:
         found += provenance.driver_custom
     return found

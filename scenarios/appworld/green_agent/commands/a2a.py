@@ -1,7 +1,7 @@
 """`appworld-green serve | purple | assess`: today's AgentBeats front door (docs/a2a.md).
 
 - `serve --host H --port P [--card-url URL]`: the A2A assessment server (the platform's container contract).
-- `purple --kind reference|noop|llm --port P`: a purple we ship, speaking `appworld-a2a-tools/1`.
+- `purple --kind reference|reference-retry|noop|llm --port P`: a purple we ship, speaking `appworld-a2a-tools/1`.
 - `assess SCENARIO.toml [--out FILE]`: the platform's local runner: start the agents, send the request,
   print the updates, write the artifact's data. Exit 0 when the assessment completed, 1 otherwise.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 
-PURPLE_KINDS = ("reference", "noop", "llm")
+PURPLE_KINDS = ("reference", "reference-retry", "noop", "llm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,9 +60,13 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
     from kernel.process_exit import exit_without_teardown
     from kernel.world_data import WorldData
 
-    if args.kind == "reference":
+    name, description = None, None
+    if args.kind in ("reference", "reference-retry"):
+        retry = args.kind == "reference-retry"
         module, factory = reference, reference.player_factory(WorldData(settings.appworld_root).require(),
-                                                              settings.reference_blue_think_s)
+                                                              settings.reference_blue_think_s, retry)
+        if retry:
+            name, description = reference.RETRY_NAME, reference.RETRY_DESCRIPTION
     elif args.kind == "noop":
         module, factory = noop, noop.make_player
     else:
@@ -71,7 +75,9 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
         module, factory = llm, llm.player_factory(settings.openai_api_key.get_secret_value(), settings.openai_base_url,
                                                   args.model or llm.DEFAULT_MODEL)
     url = args.card_url or f"http://{'127.0.0.1' if args.host == '0.0.0.0' else args.host}:{args.port}/"
-    serve(purple_card(module.NAME, module.DESCRIPTION, url, f"purple_{args.kind}"), factory, args.host, args.port)
+    card = purple_card(name or module.NAME, description or module.DESCRIPTION, url,
+                       f"purple_{args.kind.replace('-', '_')}")
+    serve(card, factory, args.host, args.port)
     exit_without_teardown(0)
     return 0
 

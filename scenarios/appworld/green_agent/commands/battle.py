@@ -7,6 +7,7 @@ from pathlib import Path
 
 from green_agent.runtime.reaper import reaped_if_killed
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
+from green_agent.commands.fault_options import add_faults_argument, faults_of
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BattleRequest, run_battle_request
 from green_agent.models.explanation import explain, plain_lines
@@ -19,10 +20,11 @@ from kernel.untrusted import one_line
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
     parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
-    parser.add_argument("--blue", required=True, help="reference | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)
+    add_faults_argument(parser)
     parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
     parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
     parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")
@@ -34,10 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    faults = faults_of(args)  # bad input before anything starts
     settings = apply_unsafe_choice(args, settings)
     choices = BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             interaction=args.interaction,
-                            deadline_s=args.deadline)
+                            deadline_s=args.deadline, faults=faults)
     request = BattleRequest(task=args.task_id, choices=choices, env_url=args.env_url, apis_url=args.apis_url,
                             gateway_url=args.gateway_url, slot=args.slot, out=args.out)
     with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned

@@ -21,6 +21,7 @@ from green_agent.runtime.slot import SlotLock
 from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.steps.report import Reporter
 from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S
+from kernel.fault_spec import FaultSpec
 from kernel.settings import Interaction, ScopePolicy, Settings
 from kernel.task_ids import TaskRef
 from kernel.world_data import WorldData
@@ -43,6 +44,8 @@ class BattleChoices(BaseModel):
     bridge: bool = Field(default=False, description=(
         "The Blue is the Green's built-in in-band bridge (green_agent.a2a.bridge): its fault report is trusted. "
         "Only the A2A assessment driver sets this, for the bridge it started itself."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec, carried to the gateway, which alone plans and applies it (None: no faults)."))
 
 
 def resolve_choices(choices: BattleChoices, settings: Settings) -> BattleChoices:
@@ -69,6 +72,7 @@ class BattleConfig(BaseModel):
     blue_url: str = Field(description="Blue's A2A URL.")
     run_dir: Path = Field(description="Where result.json and the evidence go.")
     max_interactions: int = Field(default=DEFAULT_MAX_INTERACTIONS, description="/execute cap per world.")
+    trial: int = Field(default=1, ge=1, description="The battle's trial of its task (an input of the fault plan).")
     authority_every_s: float = Field(default=AUTHORITY_EVERY_S, description="/task_completed period with a gateway.")
     fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
 
@@ -103,10 +107,12 @@ def world_data(settings: Settings) -> WorldData | None:
 
 def build_battle(task: TaskRef | str, choices: BattleChoices, settings: Settings, *, battle_id: str, blue_url: str,
                  run_dir: Path, env_url: str, apis_url: str, gateway_url: str | None, call_log_path: Path | None,
-                 reporters: list[Reporter] | None = None, slot_lock: SlotLock | None = None) -> tuple[BattleConfig, BattleDeps]:
-    """The config and live clients of one battle on the world slot at `env_url`/`apis_url`/`gateway_url`."""
+                 reporters: list[Reporter] | None = None, slot_lock: SlotLock | None = None,
+                 trial: int = 1) -> tuple[BattleConfig, BattleDeps]:
+    """The config and live clients of one battle (`trial` of its task) on the world slot at
+    `env_url`/`apis_url`/`gateway_url`."""
     config = BattleConfig(battle_id=battle_id, task=task, choices=resolve_choices(choices, settings),
-                          blue_url=blue_url, run_dir=run_dir)
+                          blue_url=blue_url, run_dir=run_dir, trial=trial)
     deps = BattleDeps(
         client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world_data(settings),
         appworld_root=settings.appworld_root, gateway=slot_gateway(gateway_url, apis_url),

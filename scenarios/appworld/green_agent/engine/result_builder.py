@@ -14,11 +14,12 @@ from green_agent.engine.state import BattleState
 from green_agent.models.result import BattleResult, CompletionRecord
 from green_agent.models.result_assembly import collect_versions, explained
 from green_agent.steps.judge import judge
+from kernel.fault_spec import FaultSpec
 
 
 def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: float, run_dir: Path,
                  appworld_python: Path | None, started: datetime, finished: bool = False,
-                 interaction: str = "tools") -> BattleResult:
+                 interaction: str = "tools", faults: FaultSpec | None = None) -> BattleResult:
     """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now).
 
     With no verdict yet (an error before the judge ran) the record is an unjudged infra_error."""
@@ -28,7 +29,7 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
     appworld_version = state.archive.appworld_version if state.archive else None
     return explained(BattleResult(
         battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
-        interaction=interaction, isolation=state.isolation,
+        interaction=interaction, isolation=state.isolation, faults=faults,
         instruction=state.setup.task.instruction if state.setup else None,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,

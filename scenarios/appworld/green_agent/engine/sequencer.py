@@ -121,7 +121,7 @@ class Battle:
         """The record so far (see `green_agent.engine.result_builder.build_result`)."""
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
-                            interaction=config.choices.interaction or "tools",
+                            interaction=config.choices.interaction or "tools", faults=config.choices.faults,
                             deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
                             started=self.started, finished=finished)
@@ -159,7 +159,8 @@ class Battle:
                                         self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
                                               self.config.choices.launch_url_allowed,
-                                              self.config.choices.interaction or "tools", task.datetime)
+                                              self.config.choices.interaction or "tools", task.datetime,
+                                              self.config.choices.faults, self.config.trial)
         self.state.gateway_set = self.state.mcp_base_url is not None
         self.state.isolation = getattr(self.deps.gateway, "isolation", None)
         scope = self.state.scope

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from green_agent.models.cost import CostFigures
 
 from green_agent.models.eval_run import Interval
+from green_agent.models.reliability import Reliability
 
 COMPARISON_SCHEMA_VERSION = 1
 
@@ -112,3 +113,6 @@ class Comparison(BaseModel):
     tasks: list[TaskComparison] = Field(description="Every compared task, in A's task order.")
     standard_note: str | None = Field(default=None, description=(
         "Said before the verdict when a run is custom: the difference may come from its settings, not the agent."))
+    reliability: Reliability | None = Field(default=None, description=(
+        "When B is A's battles under faults (A without, B with a fault spec): r_fault, its interval, recovery by "
+        "kind (`green_agent.batch.reliability`, docs/reliability.md)."))

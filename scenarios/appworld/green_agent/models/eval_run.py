@@ -22,6 +22,8 @@ from pydantic import BaseModel, Field
 from green_agent.models.cost import CostFigures
 from green_agent.models.provenance import Provenance
 from green_agent.models.result import BattleOutcome, BattleStatus
+from green_agent.models.trajectory import FaultedCall
+from kernel.fault_spec import FaultSpec
 from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
@@ -47,6 +49,8 @@ class RunConfig(BaseModel):
     max_infra_retries: int = Field(default=2, ge=0, description="Retries of a battle that ended in infra_error.")
     executor: Literal["local", "ray"] = Field(default="local", description=(
         "Where battles ran in the latest invocation: local slot pool or Ray slot actors (not fingerprinted)."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec (None: no faults); fingerprinted, so `--resume` keeps the plan."))
 
 
 class RunNode(BaseModel):
@@ -102,6 +106,32 @@ class TaskInfo(BaseModel):
     num_tests: int | None = Field(default=None, description="Number of AppWorld tests.")
 
 
+class RowFaults(BaseModel):
+    """A battle's injected faults (a reliability run; `green_agent.trajectory.faults`)."""
+
+    injected: int = Field(ge=0, description="Faults that reached the agent.")
+    recovered: int = Field(ge=0, description="Of which the same API later answered without a fault and succeeded.")
+    undelivered: int = Field(default=0, ge=0, description="Faults that never reached the agent (not counted).")
+    calls: list[FaultedCall] = Field(default_factory=list, description="Each injected fault: position, API, kind, "
+                                     "recovered or not.")
+
+
+class KindFaults(BaseModel):
+    """Injected and recovered faults of one kind over a run."""
+
+    injected: int = Field(ge=0, description="Faults of this kind that reached the agent.")
+    recovered: int = Field(ge=0, description="Of which recovered.")
+
+
+class FaultAggregates(BaseModel):
+    """A reliability run's faults over its judged battles (`green_agent.batch.faults`)."""
+
+    injected: int = Field(ge=0, description="Faults that reached the agent.")
+    recovered: int = Field(ge=0, description="Of which recovered.")
+    undelivered: int = Field(default=0, ge=0, description="Faults that never reached the agent (not counted).")
+    by_kind: dict[str, KindFaults] = Field(default_factory=dict, description="The same per kind.")
+
+
 class EvalRow(BaseModel):
     """One battle of the run (one task, one trial), flattened from its `result.json`."""
 
@@ -138,6 +168,7 @@ class EvalRow(BaseModel):
     purple_input_tokens: int | None = Field(default=None, description="Input tokens the purple reported.")
     purple_output_tokens: int | None = Field(default=None, description="Output tokens the purple reported.")
     purple_usage_note: str | None = Field(default=None, description="Why the purple's cost is unknown, or how priced.")
+    faults: RowFaults | None = Field(default=None, description="A reliability run: the battle's injected faults.")
     error_type: str | None = Field(default=None, description="Infrastructure error class, if any.")
     error_step: str | None = Field(default=None, description="Plan step that failed, if any.")
     result_path: str = Field(description="result.json, relative to the run directory.")
@@ -237,6 +268,8 @@ class EvalAggregates(BaseModel):
     cost_usd: float = Field(default=0.0, description="Green's approximate LLM cost over the run.")
     cost: CostFigures | None = Field(default=None, description="The purple's reported cost plus the Green's, per task "
                                      "and per solved task (`green_agent.models.cost`; None in older files).")
+    faults: FaultAggregates | None = Field(default=None, description=(
+        "A reliability run: faults injected and recovered over the judged battles, by kind (None without faults)."))
 
 
 class EvalResults(BaseModel):
@@ -247,6 +280,8 @@ class EvalResults(BaseModel):
     manifest: RunManifest = Field(description="The run's manifest.")
     rows: list[EvalRow] = Field(description="One row per battle with a result, in task then trial order.")
     aggregates: EvalAggregates = Field(description="The run's numbers.")
+    faults: FaultSpec | None = Field(default=None, description=(
+        "The fault spec of a reliability run (docs/reliability.md); None when the gateway forwarded every call."))
     standard: bool | None = Field(default=None, description=(
         "True when the run used the defaults that make its numbers comparable (`green_agent.batch.standard`); "
         "None in files written before it existed."))

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
+from kernel.fault_spec import FaultSpec
 from kernel.settings import Interaction, ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
@@ -167,6 +168,8 @@ class BattleResult(BaseModel):
     isolation: str | None = Field(default=None, description=(
         "Code mode: the isolation the agent's code ran under (a bubblewrap sandbox, the landlock fallback where "
         "namespaces are not allowed, or NO sandbox when the operator passed --unsafe-code-in-process)."))
+    faults: FaultSpec | None = Field(default=None, description=(
+        "A reliability run's fault spec the gateway applied to this battle (None: no faults; docs/reliability.md)."))
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
     outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")

@@ -46,6 +46,15 @@ class CodeMetrics(BaseModel):
     isolation: str | None = Field(default=None, description="The isolation the code ran under.")
 
 
+class FaultedCall(BaseModel):
+    """One fault the gateway injected in a reliability run and the agent received (`green_agent.trajectory.faults`)."""
+
+    position: int = Field(ge=1, description="The call's position among the battle's faultable calls (from 1).")
+    api: str = Field(description="The API, `app.api`.")
+    kind: str = Field(description="error | rate_limit | timeout | empty | malformed.")
+    recovered: bool = Field(description="A later call of the same API answered without a fault and succeeded.")
+
+
 class TrajectoryMetrics(BaseModel):
     """Metrics the Green computes itself from the gateway's call records of one battle/task."""
 
@@ -60,7 +69,8 @@ class TrajectoryMetrics(BaseModel):
 
     total_calls: int = Field(default=0, ge=0, description="Call records selected by the filters.")
     successful_calls: int = Field(default=0, ge=0, description="Selected records with success=true.")
-    failed_calls: int = Field(default=0, ge=0, description="Selected records with success=false.")
+    failed_calls: int = Field(default=0, ge=0, description=(
+        "Selected records with success=false, except the faults the gateway injected (not the agent's errors)."))
     error_rate: float | None = Field(
         default=None, description="failed_calls / total_calls (0..1); None with zero calls.")
     avg_duration_ms: float | None = Field(
@@ -120,6 +130,13 @@ class TrajectoryMetrics(BaseModel):
         default=None, description="The `answer` argument of the Blue's last successful supervisor.complete_task call "
         "(a non-string answer as JSON); None when it gave none (Blue-derived text: data). Added without a version "
         "bump: older records load with None.")
+    faults_injected: dict[str, int] = Field(default_factory=dict, description=(
+        "A reliability run: faults the gateway injected that reached the agent, by kind (empty without faults)."))
+    faults_recovered: dict[str, int] = Field(default_factory=dict, description=(
+        "Of those, by kind, the ones whose API later answered without a fault and succeeded."))
+    faults_undelivered: int = Field(default=0, ge=0, description=(
+        "Injected faults that never reached the agent (its battle ended while one waited): not counted above."))
+    faulted_calls: list[FaultedCall] = Field(default_factory=list, description="Each injected fault, in call order.")
     code: CodeMetrics | None = Field(default=None, description=(
         "Code mode only: the executions' metrics (`CodeMetrics`). Added without a version bump: older records "
         "load with None."))

@@ -11,7 +11,8 @@ makes the whole log unreplayable (never a partial replay that could pass).
 Which records count: only calls the gateway forwarded to AppWorld's APIs server, i.e. a record with an HTTP
 status and no refusal. Refused calls (no battle, a wrong token, after the episode ended, too many in flight),
 calls outside an enforced scope, unknown tools and arguments the gateway refused before forwarding carry no
-status and never reached the world, so they are skipped. A record that says it was forwarded must be
+status and never reached the world, so they are skipped; so is a call the gateway answered with a fault on
+purpose (a reliability run: its record's `fault`), which carries the status the agent was shown. A record that says it was forwarded must be
 replayable: a log capped by the gateway (`log_capped`), a forwarded call whose arguments the log left out
 (too large to log), an unknown tool, or a redacted argument that cannot be re-derived raise `NotReplayable`.
 
@@ -116,7 +117,8 @@ def _forwarded(record: CallRecord) -> bool:
     if record.refused == LOG_CAPPED:
         raise NotReplayable(f"the call log reached the gateway's cap at call {record.seq}: the battle's later calls "
                             "were not logged")
-    return record.refused is None and record.status_code is not None
+    return record.refused is None and record.status_code is not None and record.fault is None  # a fault on purpose
+    # (a reliability run) was answered by the gateway itself and never reached the world
 
 
 def _call(record: CallRecord, interaction: str, specs: dict[str, ToolSpec], nonce: str) -> ReplayCall:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from kernel.errors import BadInputError
+from kernel.fault_spec import FaultSpec
 from green_agent.gateway_client import GatewayClient
 from green_agent.models.result import ScopeRecord
 from green_agent.models.scope import UNSCOPED_PREDICTORS
@@ -52,14 +53,15 @@ def _predicted_scope(task_id: str, instruction: str, predictor: str, settings: S
 
 def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord,
                 launch_url_allowed: bool = False, interaction: str = "tools",
-                task_datetime: str | None = None) -> str | None:
+                task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1) -> str | None:
     """Step 3b: `PUT /control/battle` so the gateway attributes and scopes Blue's calls (under the scope's
     policy), with a new per-battle token. Returns the Blue's MCP base URL for this battle (`.../b/<token>`);
     None if no gateway.
 
     `launch_url_allowed`: the Blue takes its MCP URL from its launch configuration (an AgentBeats SDK
     agent's `--mcp`), so the gateway's plain routes serve this battle too. `interaction` "code": the battle
-    acts through the gateway's `execute` tool, in a REPL whose clock is `task_datetime`.
+    acts through the gateway's `execute` tool, in a REPL whose clock is `task_datetime`. `faults`: a reliability
+    run's spec, which the gateway alone plans and applies (for this `trial` of the task).
 
     Raises BadInputError for code mode without a gateway (code runs only in the gateway's sandbox)."""
     if gateway is None:
@@ -68,7 +70,7 @@ def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, sco
         return None
     tools = [tool_name(api) for api in scope.apis] if scope.apis is not None else None
     return gateway.start_battle(battle_id, task_id, tools, scope.policy, launch_url_allowed=launch_url_allowed,
-                                interaction=interaction, task_datetime=task_datetime)
+                                interaction=interaction, task_datetime=task_datetime, faults=faults, trial=trial)
 
 
 def account_calls(scope: ScopeRecord, trajectory: TrajectoryMetrics | None) -> ScopeRecord:

@@ -3,8 +3,9 @@
 Read from the trace file alone (`green_agent.trace.reader`). The verdict comes first (who won, the
 headline, each AppWorld test passed or not, the failed ones first), then the timeline (the task message,
 each agent turn: a message, a tool call with its arguments, status and result, an execution with its code
-monospaced and its output; long texts folded in `<details>`; refusals, errors and kills stand out), then the
-world's changes per app and table. Every text from the trace goes through `kernel.untrusted.html_text`:
+monospaced and its output; long texts folded in `<details>`; refusals, errors and kills stand out, and a fault the
+gateway injected on purpose (a reliability run) stands apart from them, marked as the test, not the agent's error),
+then the world's changes per app and table. Every text from the trace goes through `kernel.untrusted.html_text`:
 the agent's markup renders as text.
 """
 
@@ -41,7 +42,8 @@ ul.tests{margin:8px 0 0;padding-left:20px}.pass{color:#1a7f37}.fail{color:#cf222
   padding:8px 12px}
 .ev.task_message{border-left-color:#3d7be0}.ev.execution{border-left-color:#6f42c1}
 .ev.tool_call{border-left-color:#1a7f37}
-.ev.bad{border-left-color:#cf222e;background:#fff6f5}.ev.cut{border-left-color:#9a6700;background:#fffbea}
+.ev.bad{border-left-color:#cf222e;background:#fff6f5}.ev.injected{border-left-color:#bf8700;background:#fff8e6}
+.tag.injected{background:#bf8700;color:#fff}.ev.cut{border-left-color:#9a6700;background:#fffbea}
 .head{font-weight:600}.head .t{color:#5b6475;font-weight:400;font-size:12px;margin-left:8px}
 .tag{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;margin-left:6px;background:#eef1f6}
 .tag.bad{background:#cf222e;color:#fff}.tag.ok{background:#dafbe1;color:#1a7f37}
@@ -92,9 +94,9 @@ def _event(record: TraceRecord, inner: list[TraceRecord] | None = None) -> str:
     """One timeline entry (empty for kinds shown elsewhere); `inner`: the calls an execution made."""
     if record.kind in ("verdict", "world_changes", "world_start"):
         return ""
-    bad = record.kind == "tool_call" and not record.ok or record.kind == "execution" and (
+    bad = record.kind == "tool_call" and not record.ok and not record.fault or record.kind == "execution" and (
         not record.ok or record.timed_out or record.killed) or record.kind == "agent_reply" and record.error
-    css = f"ev {record.kind}{' bad' if bad else ''}"
+    css = f"ev {record.kind}{' bad' if bad else ''}{' injected' if record.fault else ''}"
     head, body = _describe(record)
     if inner:
         calls = "".join(_event(call) for call in inner)
@@ -131,6 +133,8 @@ def _describe(record: TraceRecord) -> tuple[str, str]:
 
 
 def _call(record: TraceRecord) -> tuple[str, str]:
+    if record.fault:
+        return _injected(record)
     status = "ok" if record.ok else ("refused" if record.in_scope is False else "error")
     tag = f'<span class="tag {"ok" if record.ok else "bad"}">{html_text(status)}' + (
         f" {record.status_code}" if record.status_code else "") + "</span>"
@@ -140,6 +144,19 @@ def _call(record: TraceRecord) -> tuple[str, str]:
     body = f"{_pre(args)}<div class=\"muted\">result returned</div>{_pre(record.result)}"
     if record.error and not record.ok:
         body = f'<div class="fail">{html_text(record.error)}</div>' + body
+    return head, body
+
+
+def _injected(record: TraceRecord) -> tuple[str, str]:
+    """A call the gateway answered with a planned fault: the test, not the agent's error; what the agent got."""
+    head = (f"Call #{record.seq} <code>{html_text(record.tool)}</code>"
+            f'<span class="tag injected">injected fault: {html_text(record.fault)}'
+            + (f" {record.status_code}" if record.status_code else "") + "</span>"
+            f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>")
+    args = json.dumps(record.arguments or {}, ensure_ascii=False)
+    body = ('<div class="muted">the gateway answered this call with a planned fault (a reliability run); it never '
+            "reached AppWorld and is not the agent's error</div>"
+            f'{_pre(args)}<div class="muted">what the agent received</div>{_pre(record.result)}')
     return head, body
 
 
@@ -178,11 +195,14 @@ def render(records: list[TraceRecord]) -> str:
     timeline = "".join(_event(r, inner) for r, inner in nest_calls(records)) or '<p class="muted">No events.</p>'
     calls = sum(r.kind == "tool_call" for r in records)
     executions = sum(r.kind == "execution" for r in records)
+    faults = sum(bool(r.fault) for r in records if r.kind == "tool_call")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>Battle {html_text(battle)}</title><style>{CSS}</style></head><body>"
             f"<h1>Battle {html_text(battle)}</h1><div class=\"muted\">{calls} call(s), {executions} execution(s), "
-            f"{len(records)} trace record(s)</div>{_verdict(records)}"
+            f"{len(records)} trace record(s)"
+            + (f', <span id="injected-faults">{faults} injected fault(s)</span>' if faults else "")
+            + f"</div>{_verdict(records)}"
             f"<h2>Timeline</h2><div id=\"timeline\">{timeline}</div>"
             f"<h2>What the agent changed in the world</h2>{_changes(records)}</body></html>")
 

@@ -63,12 +63,16 @@ def event(record: TraceRecord) -> Panel | None:
         return None
     if record.kind == "tool_call":
         status = "ok" if record.ok else ("refused" if record.in_scope is False else "error")
+        if record.fault:  # a fault injected on purpose (a reliability run): the test, not the agent's error
+            status = f"injected fault: {record.fault}"
+        colour = "green" if record.ok else "bold yellow" if record.fault else "bold red"
         title = Text(f"{when} call #{record.seq} ") + _text(record.tool, limit=120) + Text(
-            f" {status} {record.status_code or ''}", style="green" if record.ok else "bold red")
+            f" {status} {record.status_code or ''}", style=colour)
         body = Group(_text(json.dumps(record.arguments or {}, ensure_ascii=False), "cyan", 600),
                      _text(record.error, "red", 600) if record.error and not record.ok else Text(""),
                      _text(record.result, "dim", 600))
-        return Panel(body, title=title, title_align="left", border_style="green" if record.ok else "red")
+        return Panel(body, title=title, title_align="left",
+                     border_style="green" if record.ok else "yellow" if record.fault else "red")
     if record.kind == "execution":
         bad = not record.ok or record.timed_out or record.killed
         flags = " ".join(f for f in ("failed" if not record.ok else "", "timed out" if record.timed_out else "",

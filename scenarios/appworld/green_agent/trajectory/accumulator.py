@@ -18,6 +18,7 @@ from green_agent.models.scope import COMPLETE_TASK_API
 from kernel.api_names import api_name
 from kernel.call_record import CallRecord
 from green_agent.trajectory import metrics
+from green_agent.trajectory.faults import FaultTracker
 from green_agent.trajectory.pagination import PaginationTracker
 
 
@@ -49,13 +50,18 @@ class TrajectoryAccumulator:
         self._run_tool: str | None = None
         self._run_length = 0
         self.submitted_answer: str | None = None
+        self.faults = FaultTracker()
+        self.faulted = 0
 
     def add(self, record: CallRecord) -> None:
         """Account for the next selected record (file order)."""
         self.total += 1
         tool = record.tool_name
         self.per_tool[tool] += 1
-        if not record.success:
+        self.faults.add(record)
+        if record.fault is not None:  # injected on purpose: not one of the agent's errors
+            self.faulted += 1
+        elif not record.success:
             self.failed += 1
             self.failed_per_tool[tool] += 1
         if not record.in_scope:
@@ -101,7 +107,7 @@ class TrajectoryAccumulator:
         ordered = sorted(self.durations)
         return {
             "total_calls": self.total,
-            "successful_calls": self.total - self.failed,
+            "successful_calls": self.total - self.failed - self.faulted,
             "failed_calls": self.failed,
             "error_rate": metrics.ratio(self.failed, self.total),
             "avg_duration_ms": metrics.mean(self.duration_sum, self.total),
@@ -120,6 +126,7 @@ class TrajectoryAccumulator:
             "out_of_scope_tools": sorted(self.out_of_scope_tools),
             "pagination_sequences": self.seed_sequences,
             "submitted_answer": self.submitted_answer,
+            **self.faults.summary(),
         }
 
 

@@ -4,7 +4,8 @@
 gateway appends one line per finished call, so file order is call order for one Blue). "Next
 record" always means the next selected record, whatever other battles wrote in between.
 
-- total_calls, successful_calls, failed_calls: selected records; with success true / false.
+- total_calls, successful_calls, failed_calls: selected records; with success true / false (failed: except the
+  faults the gateway injected on purpose, which are not the agent's errors; `green_agent.trajectory.faults`).
 - error_rate = failed_calls / total_calls, a fraction in 0..1 (the seed printed a percentage);
   None with zero calls.
 - avg_duration_ms: arithmetic mean of `duration_ms`; None with zero calls.

@@ -9,7 +9,8 @@ Protocol (one JSON object a line; the parent reads every line with a byte limit 
 - parent -> child, once: `{"init": {"datetime": ISO, "apis": {app: [api, ...]}, "timeout_s": int | null,
   "max_interactions": int, "max_output_chars": int}}`; child -> parent: `{"ready": true}`.
 - parent -> child: `{"execute": code}`; child -> parent, any number of `{"call": {"app", "api",
-  "arguments"}}`, each answered by `{"reply": {"status_code": int | null, "body": any, "error": str | null}}`,
+  "arguments"}}`, each answered by `{"reply": {"status_code": int | null, "body": any, "error": str | null,
+  "text": str | null}}` (`text`: a 200 whose body is not JSON, decoded here so that decoding fails),
   then `{"output": str, "counted": bool, "timed_out": bool}`.
 
 Output strings are AppWorld's (`appworld.environment.AppWorld.execute`, with its defaults
@@ -101,6 +102,8 @@ def api_function(app, api):
         if reply.get("status_code") != 200:
             text = json.dumps(reply.get("body"), ensure_ascii=False, separators=(",", ":"))
             raise Exception(f"Response status code is {reply.get('status_code')}:\n{text}")
+        if reply.get("text") is not None:  # a body that is not JSON: decoding it fails, as `response.json()` does
+            return json.loads(reply["text"])
         return reply.get("body")
     return _api_request
 

@@ -94,6 +94,8 @@ class ApiAnswer(BaseModel):
     status_code: int | None = None
     body: Any = None
     error: str | None = None
+    text: str | None = None
+    """A 200 whose body is not JSON (a `malformed` fault, `mcp_gateway.faults`): decoding it fails in the code."""
 
 
 class ExecutionOutcome(BaseModel):

@@ -1,0 +1,82 @@
+"""Two runs of the same battles, without and with faults -> their `Reliability` (`green_agent.models.reliability`).
+
+Contract: `reliability_of(baseline, faulted, pairs, ...)` takes the two `EvalResults` and the per-task pairing
+`compare` made of them (`green_agent.batch.compare.pair_tasks`: each task's passed trials over its trials, an
+unjudged trial not passed, as the headline TGC counts it). It returns None unless the baseline ran without faults
+and the faulted run with them. The ratios are `green_agent.stats.ratio.paired_ratio` over scenarios: TGC from the
+tasks' pass rates summed per scenario, SGC from the scenario-trials passed (`green_agent.batch.scenarios`).
+Recovery comes from the faulted run's `aggregates.faults` (faults the agent received; `green_agent.batch.faults`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from green_agent.batch.scenarios import sgc_units
+from green_agent.models.comparison import TaskComparison
+from green_agent.models.eval_run import EvalResults
+from green_agent.models.reliability import KindRecovery, Reliability
+from green_agent.stats.compare import scenario_sums
+from green_agent.stats.intervals import IntervalOptions
+from green_agent.stats.ratio import paired_ratio
+from kernel.fault_spec import SILENT_KINDS
+
+
+def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[TaskComparison], path_a: str,
+                   path_b: str, options: IntervalOptions = IntervalOptions()) -> Reliability | None:
+    """The reliability block of `faulted` against `baseline` (module docstring); None unless only B has faults."""
+    if faulted.faults is None or baseline.faults is not None or not pairs:
+        return None
+    sums_a, sums_b = scenario_sums(pairs)
+    tgc = paired_ratio(sums_a, sums_b, options)
+    sgc = paired_ratio(*_sgc_sums(baseline, faulted, [p.task_id for p in pairs]), options)
+    totals = faulted.aggregates.faults
+    by_kind = {kind: KindRecovery(injected=k.injected, recovered=k.recovered, loud=kind not in SILENT_KINDS,
+                                  rate=round(k.recovered / k.injected, 4) if k.injected else None)
+               for kind, k in (totals.by_kind.items() if totals else [])}
+    tgc_a = round(100 * float(sums_a.sum()) / len(pairs), 2)
+    tgc_b = round(100 * float(sums_b.sum()) / len(pairs), 2)
+    found = Reliability(
+        faults=faulted.faults, baseline=path_a, faulted=path_b, tgc_baseline=tgc_a, tgc_faults=tgc_b,
+        r_fault=tgc.ratio, r_fault_ci=tgc.interval, r_fault_note=tgc.note,
+        sgc_baseline=baseline.aggregates.sgc, sgc_faults=faulted.aggregates.sgc, r_fault_sgc=sgc.ratio,
+        r_fault_sgc_ci=sgc.interval, faults_injected=totals.injected if totals else 0,
+        faults_recovered=totals.recovered if totals else 0, faults_undelivered=totals.undelivered if totals else 0,
+        recovery_by_kind=by_kind, recovery_loud=_rate(by_kind, True), recovery_silent=_rate(by_kind, False),
+        lost_tasks=[p.task_id for p in pairs if p.passed_b / p.trials_b < p.passed_a / p.trials_a],
+        gained_tasks=[p.task_id for p in pairs if p.passed_b / p.trials_b > p.passed_a / p.trials_a], message="")
+    return found.model_copy(update={"message": in_words(found)})
+
+
+def _rate(by_kind: dict[str, KindRecovery], loud: bool) -> float | None:
+    injected = sum(k.injected for k in by_kind.values() if k.loud == loud)
+    recovered = sum(k.recovered for k in by_kind.values() if k.loud == loud)
+    return round(recovered / injected, 4) if injected else None
+
+
+def _sgc_sums(baseline: EvalResults, faulted: EvalResults, tasks: list[str]) -> tuple[list[float], list[float]]:
+    """Per scenario of the compared tasks (sorted): scenario-trials passed in each run, as rates of its trials."""
+    sums: list[dict[str, float]] = []
+    for run in (baseline, faulted):
+        keep = set(tasks)
+        expected = [(t, k) for t in tasks for k in range(1, run.manifest.config.trials + 1)]
+        values, clusters = sgc_units([r for r in run.rows if r.task_id in keep], expected)
+        per: dict[str, float] = defaultdict(float)
+        for value, cluster in zip(values, clusters):
+            per[cluster] += value / run.manifest.config.trials
+        sums.append(per)
+    scenarios = sorted(set(sums[0]) | set(sums[1]))
+    return [sums[0].get(s, 0.0) for s in scenarios], [sums[1].get(s, 0.0) for s in scenarios]
+
+
+def in_words(r: Reliability) -> str:
+    """The finding in one or two plain sentences."""
+    if r.r_fault is None:
+        return f"No r_fault: {r.r_fault_note}."
+    ci = (f" ({r.r_fault_ci.level * 100:g}% CI {r.r_fault_ci.low:.2f}-{r.r_fault_ci.high:.2f})" if r.r_fault_ci
+          else f" ({r.r_fault_note})")
+    kept = f"{r.r_fault * 100:.0f}% of its TGC survived the faults (r_fault {r.r_fault:.2f}{ci})"
+    lost = f"; {len(r.lost_tasks)} task(s) passed without faults and failed with them" if r.lost_tasks else ""
+    return (f"With {r.faults_injected} fault(s) injected ({r.faults_recovered} recovered) under "
+            f"{r.faults.text()}, {kept}{lost}.")

@@ -1,0 +1,92 @@
+"""r_fault on hand-made runs: the paired ratio and its interval (`green_agent.stats.ratio`), the reliability block
+`compare` adds when run B is run A's battles under faults (`green_agent.batch.reliability`), and its CLI output.
+
+Runs are `EvalResults` built from rows as test_compare.py builds them; the real runs are in
+test_reliability_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import bootstrap
+
+from green_agent.batch.aggregate import aggregate
+from green_agent.batch.compare import compare_runs
+from green_agent.cli import main
+from green_agent.models.eval_run import EvalResults, FaultAggregates, KindFaults
+from green_agent.stats.intervals import IntervalOptions
+from green_agent.stats.ratio import paired_ratio
+from kernel.fault_spec import parse_fault_spec
+from test_compare import TASKS, run, write
+
+SPEC = parse_fault_spec("rate=0.3,seed=1,kinds=error+empty")
+
+
+def faulted(verdict, injected: dict[str, tuple[int, int]] | None = None) -> EvalResults:  # noqa: ANN001
+    results = run(verdict, blue="b")
+    by_kind = {k: KindFaults(injected=i, recovered=r) for k, (i, r) in (injected or {}).items()}
+    totals = FaultAggregates(injected=sum(i for i, _ in (injected or {}).values()),
+                             recovered=sum(r for _, r in (injected or {}).values()), by_kind=by_kind)
+    aggregates = aggregate(results.rows, len(results.rows), 1, TASKS).model_copy(update={"faults": totals})
+    return results.model_copy(update={"faults": SPEC, "aggregates": aggregates, "standard": False,
+                                      "custom": [f"faults {SPEC.text()}"]})
+
+
+def test_the_ratio_is_faulted_over_baseline_with_scipys_paired_bootstrap_over_scenarios() -> None:
+    a, b = [3, 3, 2, 3, 3, 1, 3], [1, 3, 0, 2, 3, 1, 0]
+    found = paired_ratio(a, b, IntervalOptions(seed=5))
+    assert found.ratio == pytest.approx(10 / 18, abs=1e-4)
+    expected = bootstrap((np.array(a, float), np.array(b, float)),
+                         lambda x, y, axis=-1: np.sum(y, axis=axis) / np.sum(x, axis=axis), paired=True,
+                         vectorized=True, n_resamples=9999, method="BCa",
+                         random_state=np.random.default_rng(5)).confidence_interval
+    assert (found.interval.low, found.interval.high) == (round(expected.low, 4), round(expected.high, 4))
+    assert "BCa" in found.interval.method and found.interval.low < found.ratio < found.interval.high
+    assert paired_ratio(a, b, IntervalOptions(seed=5)) == found  # seeded: the same files, the same interval
+
+
+def test_no_ratio_without_a_baseline_pass_and_no_interval_on_one_scenario() -> None:
+    assert paired_ratio([0, 0], [1, 0]).ratio is None and "passed nothing" in paired_ratio([0, 0], [1, 0]).note
+    one = paired_ratio([3], [2])
+    assert one.ratio == pytest.approx(2 / 3, abs=1e-4) and one.interval is None and "one scenario" in one.note
+    same = paired_ratio([3] * 7, [3] * 7)  # an agent that loses nothing: BCa is undefined, the percentile is 1 to 1
+    assert same.ratio == 1.0 and (same.interval.low, same.interval.high) == (1.0, 1.0)
+    assert "percentile" in same.interval.method
+
+
+def test_compare_adds_the_reliability_block_only_for_a_baseline_against_its_faulted_run() -> None:
+    baseline = run(lambda i, k: True)
+    lossy = faulted(lambda i, k: i % 3 != 0, {"error": (10, 4), "empty": (5, 5)})
+    c = compare_runs(baseline, lossy, "base", "faults")
+    r = c.reliability
+    assert r is not None and r.faults == SPEC
+    assert (r.tgc_baseline, r.tgc_faults, r.r_fault) == (100.0, pytest.approx(66.67, abs=0.01), pytest.approx(
+        14 / 21, abs=1e-4))
+    assert r.r_fault_ci is not None and r.r_fault_ci.low <= r.r_fault <= r.r_fault_ci.high
+    assert r.lost_tasks == [TASKS[i] for i in range(0, 21, 3)] and r.gained_tasks == []
+    assert (r.sgc_baseline, r.sgc_faults, r.r_fault_sgc) == (100.0, 0.0, 0.0)
+    assert {k: (v.injected, v.recovered, v.loud) for k, v in r.recovery_by_kind.items()} == {
+        "error": (10, 4, True), "empty": (5, 5, False)}
+    assert (r.recovery_loud, r.recovery_silent) == (0.4, 1.0)
+    assert r.message.startswith("With 15 fault(s) injected (9 recovered)") and "7 task(s) passed without" in r.message
+    assert compare_runs(baseline, run(lambda i, k: True), "a", "b").reliability is None  # no faults anywhere
+    assert compare_runs(lossy, baseline, "faults", "base").reliability is None  # the wrong way round
+
+
+def test_compare_prints_the_reliability_block_and_its_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    base = write(run(lambda i, k: True), tmp_path / "base")
+    hit = write(faulted(lambda i, k: i % 7 != 0, {"timeout": (6, 0)}), tmp_path / "faults")
+    assert main(["compare", str(base), str(hit)]) == 0
+    text = capsys.readouterr().out
+    assert "reliability under rate=0.3,seed=1,kinds=error+empty" in text and "r_fault 0.86 (95% CI" in text
+    assert "timeout     loud    injected    6, recovered    0 (0%)" in text
+    assert main(["compare", str(base), str(hit), "--json", "--out", str(tmp_path / "c.html")]) == 0
+    block = json.loads(capsys.readouterr().out)["reliability"]
+    assert block["r_fault"] == pytest.approx(18 / 21, abs=1e-4) and block["r_fault_ci"]["level"] == 0.95
+    assert block["recovery_by_kind"] == {"timeout": {"injected": 6, "recovered": 0, "rate": 0.0, "loud": True}}
+    page = (tmp_path / "c.html").read_text()
+    assert '<section id="reliability">' in page and "r_fault" in page

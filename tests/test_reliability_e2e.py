@@ -1,0 +1,159 @@
+"""Faults on purpose end to end: real AppWorld servers, the real gateway, the shipped Blues and purples, on loopback.
+
+One dev task whose reference solution changes the world (`TASK`, 14 calls; under `SPEC` its amazon login and a
+write API are faulted) at rate 0.3, with `timeout_s=1` so the test stays fast (the plan does not depend on it):
+- the reference Blue (no retry) fails and the reference-retry Blue passes, both judged, never an infra error;
+- the retrying battle's world change log equals a fault-free battle's (a faulted call never reaches AppWorld);
+- the same seed twice faults the same calls the same way, another seed other calls;
+- each faulted call's record holds what the agent received, and the trace says the same;
+- code mode: the REPL raises AppWorld's requester's exception; the retrying code passes;
+- the A2A door: the reference-retry purple through the in-band bridge passes, and the artifact carries the faults.
+Bad specs are refused before anything starts (tests/test_fault_plan.py, also on the A2A door below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from a2a_support import assess, env, green, start  # noqa: F401 - fixtures
+from change_log_support import diff_change_logs, read_change_log
+from green_agent.engine.config import BattleChoices
+from green_agent.local_battle import open_blue, run_on_slot
+from green_agent.models.result import BattleResult
+from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.trace.reader import read_trace
+from kernel.call_log_reader import read_call_log
+from kernel.fault_spec import parse_fault_spec
+from kernel.ports import free_port
+from kernel.settings import Settings, load_settings
+from kernel.task_ids import TaskRef
+
+pytestmark = pytest.mark.e2e
+
+TASK = "f0a7c07_2"
+SPEC = "rate=0.3,seed=1,timeout_s=1"
+
+
+@pytest.fixture(scope="module")
+def e2e_settings(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Settings:
+    tmp = tmp_path_factory.mktemp("reliability-e2e")
+    return load_settings().model_copy(update={"appworld_root": appworld_root, "runs_dir": tmp / "runs",
+                                              "agentbeats_mcp_log_path": tmp / "calls.jsonl", "openai_api_key": None})
+
+
+@pytest.fixture(scope="module")
+def slot(e2e_settings: Settings) -> Iterator[tuple[SlotUrls, dict[str, str]]]:
+    spec = SlotSpec(env_port=free_port(), apis_port=free_port(), gateway_port=free_port())
+    runs = e2e_settings.runs_dir
+    with ExitStack() as stack:
+        world = stack.enter_context(WorldSlot(
+            spec, appworld_root=e2e_settings.appworld_root, appworld_python=e2e_settings.appworld_python,
+            log_dir=runs / "slot-logs", mcp_log_path=e2e_settings.agentbeats_mcp_log_path,
+            lock_dir=runs / ".slot-locks"))
+        blues = {blue: stack.enter_context(open_blue(blue, e2e_settings, world.urls, runs / "blue-logs"))
+                 for blue in ("reference", "reference-retry")}
+        yield world.urls, blues
+
+
+def battle(settings: Settings, slot: tuple[SlotUrls, dict[str, str]], name: str, blue: str, spec: str | None,
+           interaction: str = "tools") -> BattleResult:
+    urls, blues = slot
+    choices = BattleChoices(blue=blue, predictor="all", interaction=interaction,  # type: ignore[arg-type]
+                            faults=parse_fault_spec(spec) if spec else None)
+    return run_on_slot(TaskRef(task_id=TASK, source="id"), choices, settings, urls, blues[blue],
+                       settings.runs_dir / name, f"rel-{name}")
+
+
+def faults_of(result: BattleResult) -> list[tuple[int, str, str]]:
+    assert result.trajectory is not None
+    return [(c.position, c.api, c.kind) for c in result.trajectory.faulted_calls]
+
+
+@pytest.fixture(scope="module")
+def tools_runs(e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]]) -> dict[str, BattleResult]:
+    runs = {"reference": ("reference", SPEC), "retry": ("reference-retry", SPEC), "again": ("reference-retry", SPEC),
+            "other_seed": ("reference-retry", SPEC.replace("seed=1", "seed=2")), "plain": ("reference-retry", None)}
+    return {name: battle(e2e_settings, slot, name, blue, spec) for name, (blue, spec) in runs.items()}
+
+
+def test_the_reference_blue_loses_to_the_faults_and_the_retrying_one_passes_never_an_infra_error(
+        tools_runs: dict[str, BattleResult]) -> None:
+    lost, won = tools_runs["reference"], tools_runs["retry"]
+    assert (lost.status, lost.winner) == ("completed", "green_agent") and lost.outcome != "passed"
+    assert (won.status, won.outcome, won.winner) == ("completed", "passed", "blue_agent")
+    for result in (lost, won):
+        assert result.faults == parse_fault_spec(SPEC) and result.error is None
+        assert result.trajectory.upstream_faults == 0 and result.trajectory.faults_injected
+    assert faults_of(lost)[0] == (1, "amazon.login", "error")  # the first call it made was faulted; it gave up
+    assert len(won.trajectory.faulted_calls) >= 3 and all(c.recovered for c in won.trajectory.faulted_calls)
+    assert won.trajectory.faults_recovered == won.trajectory.faults_injected
+    assert {c.kind for c in won.trajectory.faulted_calls} <= {"error", "rate_limit", "timeout"}
+
+
+def test_a_faulted_call_never_reaches_the_world(tools_runs: dict[str, BattleResult]) -> None:
+    won, plain = tools_runs["retry"], tools_runs["plain"]
+    assert plain.outcome == "passed" and plain.trajectory.faulted_calls == [] and plain.faults is None
+    ends = [read_change_log(Path(r.run_dir) / "appworld" / "dbs") for r in (won, plain)]  # every app's log, exactly
+    assert diff_change_logs(TASK, ends[0], ends[1]) == []
+    assert any(ends[0][app] for app in ends[0] if app not in ("admin", "supervisor"))  # the task changed the world
+    assert won.trajectory.total_calls == plain.trajectory.total_calls + len(won.trajectory.faulted_calls)
+
+
+def test_the_same_seed_faults_the_same_calls_and_another_seed_others(tools_runs: dict[str, BattleResult]) -> None:
+    assert faults_of(tools_runs["retry"]) == faults_of(tools_runs["again"]) == faults_of(tools_runs["reference"])[:1] \
+        + faults_of(tools_runs["retry"])[1:]
+    assert faults_of(tools_runs["other_seed"]) != faults_of(tools_runs["retry"])
+    assert tools_runs["other_seed"].outcome == "passed"
+
+
+def test_each_faulted_call_records_what_the_agent_received_and_the_trace_shows_it(
+        tools_runs: dict[str, BattleResult]) -> None:
+    won = tools_runs["retry"]
+    records = read_call_log(Path(won.archive.call_log))
+    faulted = [r for r in records if r.fault]
+    assert [(r.fault.position, r.fault.kind) for r in faulted] == [(p, k) for p, _, k in faults_of(won)]
+    traced = {t.seq: t for t in read_trace(Path(won.run_dir) / "trace.jsonl") if t.kind == "tool_call"}
+    for record in faulted:
+        assert record.fault.delivered and record.status_code in (429, 503, 504) and not record.success
+        assert traced[record.seq].fault == record.fault.kind and traced[record.seq].result == record.fault.delivered
+    assert (Path(won.run_dir) / "trace.html").read_text().count('class="tag injected"') == len(faulted)
+
+
+def test_code_mode_raises_appworlds_requester_exception_and_the_retrying_code_passes(
+        e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]]) -> None:
+    lost = battle(e2e_settings, slot, "code-reference", "reference", SPEC, "code")
+    won = battle(e2e_settings, slot, "code-retry", "reference-retry", SPEC, "code")
+    assert lost.outcome != "passed" and lost.status == "completed" and lost.error is None
+    assert (won.outcome, won.interaction) == ("passed", "code")
+    executions = [t for t in read_trace(Path(lost.run_dir) / "trace.jsonl") if t.kind == "execution"]
+    first = read_call_log(Path(lost.archive.call_log))
+    delivered = next(r.fault.delivered for r in first if r.fault)
+    assert delivered.startswith("Response status code is 503:\n{\"message\":\"Service temporarily unavailable")
+    assert delivered.splitlines()[0] in executions[0].result and "Exception: " in executions[0].result
+    assert faults_of(won) and all(c.recovered for c in won.trajectory.faulted_calls)
+    assert all(r.fault.delivered.startswith("Response status code is ")
+               for r in read_call_log(Path(won.archive.call_log)) if r.fault)
+
+
+def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env, tmp_path: Path) -> None:  # noqa: F811
+    rejected = assess(green.url, {"participants": {"agent": "http://127.0.0.1:9"},
+                                  "config": {"task_ids": [TASK], "faults": {"rate": 0.3, "seed": "1"}}})
+    assert rejected.state == "rejected" and "config.faults: seed must be an integer" in rejected.statuses[-1]
+    purple, url, _ = start(["purple", "--kind", "reference-retry"], env, tmp_path / "purple.log")
+    try:
+        outcome = assess(green.url, {"participants": {"agent": url}, "config": {
+            "task_ids": [TASK], "predictor": "all", "faults": {"rate": 0.3, "seed": 1, "timeout_s": 1}}})
+    finally:
+        purple.stop()
+    assert outcome.state == "completed", outcome.statuses
+    data = outcome.data
+    assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["standard"] is False
+    assert data["faults"]["spec"]["seed"] == 1 and data["faults"]["injected"] >= 3
+    assert data["faults"]["recovered"] == data["faults"]["injected"]
+    assert data["rows"][0]["faults_injected"] == data["faults"]["injected"]
+    assert any(c.startswith("faults rate=0.3,seed=1") for c in data["custom"])
+    assert "A reliability run under rate=0.3,seed=1" in outcome.texts[0]
