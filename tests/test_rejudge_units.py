@@ -228,3 +228,16 @@ def test_an_assessment_says_which_split_its_shard_is_of_and_what_it_changed(conf
     facts = assessment_standard(assessment, effective_config(assessment, settings.model_copy(
         update={"default_split": "dev"})))
     assert facts == {"shard_of": shard_of, "driver_custom": custom}
+
+
+@pytest.mark.parametrize("saved,equal", [
+    ({"supervisor": {"Task": 2}, "amazon": {"CartEntry": 4, "WishListEntry": 4}}, True),  # a second battle of the task
+    ({"amazon": {"CartEntry": 1, "WishListEntry": 1}, "supervisor": {"Task": 1}}, True),  # the first: the same counts
+    ({"supervisor": {"Task": 1}, "amazon": {"CartEntry": 0, "WishListEntry": 1}}, False),  # a change hidden
+    ({"supervisor": {"Task": 1}}, False),
+])
+def test_the_saved_model_hashes_must_cover_the_replays(saved: dict, equal: bool) -> None:
+    """AppWorld's model-hash counters carry a slot's earlier battles of the task; a lower one hides a change."""
+    from green_agent.rejudge.replay import _hashes_cover
+    replayed = {"amazon": {"WishListEntry": 1, "CartEntry": 1}, "supervisor": {"Task": 1}}
+    assert _hashes_cover(json.dumps(saved).encode(), json.dumps(replayed).encode()) is equal

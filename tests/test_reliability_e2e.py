@@ -13,6 +13,9 @@ Bad specs are refused before anything starts (tests/test_fault_plan.py, also on 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -157,3 +160,15 @@ def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env
     assert data["rows"][0]["faults_injected"] == data["faults"]["injected"]
     assert any(c.startswith("faults rate=0.3,seed=1") for c in data["custom"])
     assert "A reliability run under rate=0.3,seed=1" in outcome.texts[0]
+
+
+def test_a_faulted_battle_rejudges_equal_its_faults_never_replayed(tools_runs: dict[str, BattleResult],
+                                                                  e2e_settings: Settings) -> None:
+    """`rejudge` replays only calls that reached the world: a call answered with a fault on purpose is skipped."""
+    won = tools_runs["retry"]
+    env = {**os.environ, "APPWORLD_ROOT": str(e2e_settings.appworld_root), "OPENAI_API_KEY": ""}
+    done = subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "rejudge", won.run_dir],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "call logs replayed: 1 of 1 give the saved end state" in done.stdout
+    assert done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal")

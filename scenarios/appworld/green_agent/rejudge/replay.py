@@ -4,7 +4,9 @@
 task and saves that world's end state in AppWorld's change-log format (`checkpoints/replayed` of the replay's
 outputs folder). Here that folder is copied with the archive step's own redaction
 (`green_agent.steps.archive.copy_redacted`, whatever it redacts in a battle's state) and the state compared
-with the saved `appworld/dbs`, file by file and byte for byte: the same bytes `state_digest` hashes.
+with the saved `appworld/dbs`, file by file and byte for byte (the same bytes `state_digest` hashes), but for
+AppWorld's `model_hashes.json`, whose counters carry the slot's earlier battles of the task: the saved counters
+must cover the replay's (`_hashes_cover`).
 The replay is deterministic (time frozen at the task's datetime, AppWorld's random seed, the same requests in
 the same order), so an honest battle's saved state is reproduced exactly.
 
@@ -16,12 +18,13 @@ replayed HTTP status is not the one the log records. `replay_summary` is the one
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from green_agent.rejudge.calls import ReplayPlan
-from green_agent.rejudge.state import MAX_STATE_BYTES
+from green_agent.rejudge.state import HASHES_FILE, MAX_STATE_BYTES
 from green_agent.steps.archive import CALLS_FILE, copy_redacted
 
 REPLAYED_STATE = "replayed"
@@ -41,7 +44,7 @@ def replay_differences(saved_dbs: Path, replay_outputs: Path, answer: dict[str, 
         copy_redacted(replay_outputs, Path(tmp) / "archived")
         replayed = Path(tmp) / "archived" / "checkpoints" / REPLAYED_STATE
         differing = [name for name in sorted(_names(saved_dbs) | _names(replayed))
-                     if _read(saved_dbs / name) != _read(replayed / name)]
+                     if not _same(name, _read(saved_dbs / name), _read(replayed / name))]
         if differing:
             name = differing[0]
             more = f"; {len(differing) - 1} more file(s) differ" if len(differing) > 1 else ""
@@ -71,6 +74,36 @@ def _status_differences(answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
     if isinstance(count, int) and count > len(found):
         found.append(f"{count - len(found)} more call(s) got another HTTP status when replayed")
     return found
+
+
+def _same(name: str, saved: bytes | None, replayed: bytes | None) -> bool:
+    """Byte for byte, but for `model_hashes.json` (`_hashes_cover`)."""
+    if name == HASHES_FILE and saved is not None and replayed is not None:
+        return _hashes_cover(saved, replayed)
+    return saved == replayed
+
+
+def _hashes_cover(saved: bytes, replayed: bytes) -> bool:
+    """AppWorld's model hashes are counters of its server process, kept per task database and never reset between
+    battles: a task battled a second time on a slot saves the first battle's counts plus its own (and the apps in the
+    order the first touched them), while the replay starts from none. So the saved counters must cover the
+    replay's: every model the calls changed counts at least as many changes in the saved state (a forger who zeroes
+    a model's counter, so that AppWorld's evaluator would take its table as unchanged, is caught)."""
+    try:
+        saved_counts, replayed_counts = json.loads(saved), json.loads(replayed)
+    except ValueError:
+        return False
+    if not isinstance(saved_counts, dict) or not isinstance(replayed_counts, dict):
+        return False
+    for app, models in replayed_counts.items():
+        kept = saved_counts.get(app)
+        if not isinstance(models, dict) or (models and not isinstance(kept, dict)):
+            return False
+        for model, count in models.items():
+            have = kept.get(model) if isinstance(kept, dict) else None
+            if not isinstance(count, int) or not isinstance(have, int) or have < count:
+                return False
+    return True
 
 
 def _names(folder: Path) -> set[str]:

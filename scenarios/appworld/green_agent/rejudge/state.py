@@ -29,7 +29,7 @@ from kernel.redaction import REDACTED
 MAX_STATE_BYTES = 64 << 20
 """Largest saved state read for one battle (the dev split's are a few KiB to a few hundred KiB)."""
 _APP_FILE = re.compile(r"[a-z_]{1,40}\.jsonl")
-_HASHES_FILE = "model_hashes.json"
+HASHES_FILE = "model_hashes.json"
 _STATEMENT = re.compile(r"\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 
 
@@ -71,14 +71,14 @@ def stage_state(saved_dbs: Path, input_dbs: Path, target: Path) -> StagedState:
     target.mkdir(parents=True, exist_ok=True)
     totals = [0, 0, 0]
     for path in files:
-        if path.name != _HASHES_FILE and not _APP_FILE.fullmatch(path.name):
+        if path.name != HASHES_FILE and not _APP_FILE.fullmatch(path.name):
             raise StateError(f"unexpected file {path.name!r} in the saved state")
         if path.is_symlink() or not path.is_file():
             raise StateError(f"{path.name} in the saved state is not a regular file")
         budget -= path.stat().st_size
         if budget < 0:
             raise StateError(f"the saved state is larger than {MAX_STATE_BYTES} bytes")
-        if path.name == _HASHES_FILE:
+        if path.name == HASHES_FILE:
             target.joinpath(path.name).write_text(json.dumps(_hashes(path)))
             continue
         originals = _input_lines(input_dbs / path.name)
