@@ -68,8 +68,20 @@ sandbox:
 demo: setup
 	$(VENV)/bin/appworld-green demo
 
+# Two phases (docs/testing.md): everything not marked `serial` on TEST_WORKERS pytest-xdist workers, files sent
+# out slowest first; then the `serial` tests alone. Both run whatever the first gave; either failing fails the
+# target; a phase that selects no test (pytest's exit 5) is not a failure.
+TEST_WORKERS ?= 2
+PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
 test: setup browser sandbox inspect
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+	@status=0; \
+	echo "== parallel phase: $(TEST_WORKERS) workers, not serial"; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" $(PYTEST_ARGS) \
+		|| [ $$? -eq 5 ] || status=1; \
+	echo "== serial phase: the tests that need the machine to themselves"; \
+	$(PYTEST) -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ] || status=1; \
+	exit $$status
 
 test-fast: venvs
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not e2e"

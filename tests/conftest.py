@@ -5,6 +5,11 @@ The one world every test uses is the offline world that `make world` builds (`.a
 or one with a split of its own) copies that one with `world_copy`; nothing reads a folder outside
 the repository, its virtualenvs, the built world and the test's own temporary directories.
 `appworld_servers` runs one APIs + environment server pair on free ports for the whole session.
+
+Under pytest-xdist (`make test`: two workers, then the `serial` tests alone; docs/testing.md) each worker
+owns a port band and its world slots (tests/workers.py). A worker takes whole files (`--dist loadfile`: a
+module's fixtures are built once), a few files that share a session fixture together (`workers.SHARED_UNITS`),
+slowest first (`workers.SLOWEST_FIRST`), so the last to end is a short one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import workers
 from green_agent.runtime.appworld_servers import AppWorldServers, AppWorldServerSpec
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
@@ -26,6 +32,19 @@ if TYPE_CHECKING:
     from code_llm_script import ScriptedRun
 
 WorldCopy = Callable[..., Path]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workers.claim_port_band()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers.order(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    return workers.make_scheduler(config, log) if config.getvalue("dist") == "loadfile" else None
 
 
 @pytest.fixture(scope="session")
@@ -94,3 +113,4 @@ def scripted_code_eval(appworld_root: Path, tmp_path_factory: pytest.TempPathFac
     """The scripted llm Blue's code-mode eval of one task, run once for the tests that read it (code_llm_script)."""
     from code_llm_script import run_scripted_code_eval
     return run_scripted_code_eval(appworld_root, tmp_path_factory.mktemp("scripted-code-eval"))
+

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,11 +53,12 @@ def assert_nothing_left(ports: list[int]) -> None:
     while time.monotonic() < deadline and not all(port_is_free(p) for p in ports):
         time.sleep(0.5)
     assert all(port_is_free(p) for p in ports), f"still listening: {[p for p in ports if not port_is_free(p)]}"
-    marks = {str(p) for p in ports}
+    # a port as a number of its own: not the digits of a longer one (a run folder's 20261206T...)
+    marks = re.compile("|".join(rf"(?<!\d){p}(?!\d)" for p in ports))
     leftovers = []
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmdline = proc.info.get("cmdline") or []
-        if any(any(m in arg for m in marks) for arg in cmdline) and proc.pid != os.getpid():
+        if any(marks.search(arg) for arg in cmdline) and proc.pid != os.getpid():
             leftovers.append((proc.pid, " ".join(cmdline)[:120]))
     assert not leftovers, f"processes left behind: {leftovers}"
 

@@ -85,6 +85,7 @@ def test_doctor_names_the_forced_fallback(python: Path) -> None:
     assert next(c for c in report["checks"] if c["name"] == "bwrap")["needed_for"] == "extra"
 
 
+@pytest.mark.serial  # the uid leases are machine-wide: another battle's lease may sweep the abandoned uid first
 def test_two_battles_never_share_a_uid_and_a_dead_battle_is_swept() -> None:
     first, second = BattleUid.lease(), BattleUid.lease()
     try:
@@ -119,6 +120,7 @@ def test_ordinary_code_works_under_the_fallback(unprivileged_work: Path) -> None
     assert calls == [ApiCall(app="spotify", api="show_song", arguments={"song_id": 7})]
 
 
+@pytest.mark.serial  # the uid leases are machine-wide: another battle's lease may sweep the abandoned uid first
 def test_the_slot_reaper_sweeps_what_a_killed_gateway_left(monkeypatch: pytest.MonkeyPatch) -> None:
     """A gateway SIGKILLed mid-battle: its REPL's daemon runs on as the battle's uid, no one's child; once the
     slot owner is gone its reaper kills it (no later lease is needed)."""

@@ -36,10 +36,10 @@ from green_agent.agentbeats.battle_start import parse_battle_start
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import choose_slots
 from green_agent.cli import main
-from green_agent.runtime.slot import SlotSpec
 from kernel.errors import DiskFullError, SlotBusyError
 from kernel.ports import free_port, port_is_free
-from kernel.settings import MAX_SLOTS, SCENARIO_DIR, Settings
+from kernel.settings import SCENARIO_DIR, Settings
+from workers import free_slot
 
 pytest_plugins = ["faults_support"]
 CLI = str(Path(sys.executable).parent / "appworld-green")
@@ -72,20 +72,12 @@ def _alive(pids: dict[int, str]) -> list[str]:
     return alive
 
 
-def _free_slot() -> SlotSpec:
-    for index in range(MAX_SLOTS - 1, -1, -1):
-        spec = SlotSpec.for_index(index)
-        if all(port_is_free(p) for p in (spec.env_port, spec.apis_port, spec.gateway_port)):
-            return spec
-    pytest.fail("no world slot with free ports on this machine")
-
-
 # -- 1. SIGHUP ----------------------------------------------------------------------------------
 
 @pytest.mark.e2e
 def test_sighup_to_battle_writes_result_and_leaves_no_process(shared_env: Settings, shared_task: str,
                                                               tmp_path: Path) -> None:
-    spec = _free_slot()
+    spec = free_slot()
     run = tmp_path / "run"
     proc = _cli(["battle", "--task-id", shared_task, "--blue", "reference", "--predictor", "none", "--slot",
                  str(spec.index), "--out", str(run), "--deadline", "120"], shared_env, tmp_path,
@@ -140,7 +132,7 @@ def test_sigkill_to_eval_leaves_no_slot_process(shared_env: Settings, shared_tas
 
 
 def test_a_resume_whose_slot_is_busy_says_so() -> None:
-    spec = _free_slot()
+    spec = free_slot()
     holder = socket.socket()
     holder.bind(("127.0.0.1", spec.apis_port))
     holder.listen()

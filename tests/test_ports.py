@@ -3,7 +3,8 @@
 CI once gave the APIs server and the gateway of one test slot the same port (three `free_port()`
 calls in a row; the kernel offered a just-released port again), and every battle on that slot died
 at /initialize with HTTP 500. These tests pin the two guards: `free_port` never repeats a port in
-a process, and a slot refuses duplicate ports before starting anything.
+a process, and a slot refuses duplicate ports before starting anything. A process given a port band
+(each pytest-xdist worker of the suite is) draws from that band only.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import collections
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from green_agent.batch.live import choose_slots, parse_slot_ports
-from kernel.errors import BadInputError
+from kernel.errors import BadInputError, InfrastructureError
 from green_agent.http_sessions import is_loopback, session_for
-from kernel.ports import free_port
+from kernel.ports import PORT_BAND_ENV, free_port, port_band
 from green_agent.runtime.slot import SlotSpec
 
 
@@ -29,6 +31,7 @@ def test_free_port_never_repeats_even_when_the_kernel_offers_the_same_port(monke
         def getsockname(self):  # the kernel's answer for bind(("127.0.0.1", 0))
             return ("127.0.0.1", next(offered))
 
+    monkeypatch.delenv(PORT_BAND_ENV, raising=False)  # the kernel's choice (a suite worker has a band)
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
     monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1024))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47003]
@@ -39,6 +42,26 @@ def test_many_real_free_ports_are_distinct_and_bindable() -> None:
     assert len(set(ports)) == 300
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", ports[-1]))
+
+
+def test_a_port_band_is_kept_and_a_spent_one_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    low = (port_band() or (23000,))[0] + 40  # inside this worker's own band when it has one
+    monkeypatch.setenv(PORT_BAND_ENV, f"{low}-{low + 29}")
+    monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1024))
+    ports = [free_port(avoid={low}) for _ in range(10)]
+    assert len(set(ports)) == 10 and all(low < p <= low + 29 for p in ports), ports
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports[-1]))
+    monkeypatch.setenv(PORT_BAND_ENV, f"{low}-{low}")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", low))
+        holder.listen()
+        with pytest.raises(InfrastructureError, match=rf"no fresh port band {low}-{low} on 127.0.0.1"):
+            free_port()
+    for bad in ("20000", "x-y", "80-90", "30000-20000"):
+        monkeypatch.setenv(PORT_BAND_ENV, bad)
+        with pytest.raises(InfrastructureError, match=PORT_BAND_ENV):
+            free_port()
 
 
 def test_free_port_is_distinct_across_threads() -> None:
@@ -76,6 +99,7 @@ def test_free_port_forgets_old_handouts_so_a_long_lived_green_never_runs_dry(mon
         def getsockname(self):
             return ("127.0.0.1", next(offered))
 
+    monkeypatch.delenv(PORT_BAND_ENV, raising=False)  # the kernel's choice (a suite worker has a band)
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
     monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1))
     assert [free_port(), free_port(), free_port()] == [47001, 47002, 47001]
@@ -88,6 +112,7 @@ def test_free_port_keeps_off_ports_promised_to_a_slot(monkeypatch: pytest.Monkey
         def getsockname(self):
             return ("127.0.0.1", next(offered))
 
+    monkeypatch.delenv(PORT_BAND_ENV, raising=False)  # the kernel's choice (a suite worker has a band)
     monkeypatch.setattr(socket, "socket", RepeatingSocket)
     monkeypatch.setattr("kernel.ports._RECENT_PORTS", collections.deque(maxlen=1024))
     urls = SlotSpec(env_port=47001, apis_port=47005, gateway_port=47006).urls()
@@ -152,3 +177,34 @@ def test_when_locks_leave_too_few_slots_the_error_says_so(tmp_path, monkeypatch:
     finally:
         for lock in held:
             lock.release()
+
+
+def test_suite_workers_own_disjoint_port_bands_and_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/workers.py: what lets two pytest-xdist workers run side by side (docs/testing.md)."""
+    import workers
+
+    bands = [workers.band_of(k, 2) for k in range(2)]
+    assert bands[0].low == workers.SUITE_PORTS.low and bands[1].high == workers.SUITE_PORTS.high
+    assert bands[0].high < bands[1].low and bands[1].high < 32768  # below the kernel's ephemeral ports
+    owned = []
+    for k in range(2):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{k}")
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+        monkeypatch.setenv(PORT_BAND_ENV, "")  # none given: the suite's own ports are split (restored after)
+        assert workers.claim_port_band() == bands[k] and port_band() == bands[k]
+        owned.append(workers.slot_indices())
+    assert owned == [[7, 5, 3, 1], [6, 4, 2]]
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert workers.claim_port_band() is None and workers.slot_indices() == [7, 6, 5, 4, 3, 2, 1]
+
+
+def test_suite_work_units_name_real_files() -> None:
+    """A renamed test file must not silently leave a shared unit or the slowest-first order (tests/workers.py)."""
+    import workers
+
+    stems = {p.stem for p in Path(__file__).parent.glob("test_*.py")}
+    assert set(workers.SHARED_UNITS) <= stems, set(workers.SHARED_UNITS) - stems
+    units = (stems - set(workers.SHARED_UNITS)) | set(workers.SHARED_UNITS.values())
+    assert set(workers.SLOWEST_FIRST) <= units and len(set(workers.SLOWEST_FIRST)) == len(workers.SLOWEST_FIRST)
+    assert workers.unit_of("tests/test_trace_e2e.py::test_x[a::b]") == "code_mode_evals"
+    assert workers.unit_of("tests/test_ports.py::test_suite_work_units_name_real_files") == "test_ports"

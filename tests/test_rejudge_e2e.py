@@ -26,6 +26,8 @@ import pytest
 
 from green_agent.steps.archive import state_digest
 from kernel.settings import load_settings
+from test_batch_e2e import slot_ports
+from workers import free_slot
 
 pytestmark = pytest.mark.e2e
 CLI = str(Path(sys.executable).parent / "appworld-green")
@@ -45,9 +47,11 @@ def _cli(*args: str, env: dict[str, str], timeout: float = 900) -> subprocess.Co
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def _eval(tmp: Path, name: str, *args: str, **env: str) -> Path:
+def _eval(tmp: Path, name: str, *args: str, workers: int = 1, **env: str) -> Path:
     out = tmp / name
-    done = _cli("eval", "--blue", "reference", "--out", str(out), *args, env=_env(tmp, **env))
+    ports, _ = slot_ports(workers)  # this xdist worker's own ports, never the shared slot indices
+    done = _cli("eval", "--blue", "reference", "--out", str(out), "--workers", str(workers), "--slot-ports", ports,
+                *args, env=_env(tmp, **env))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 
@@ -59,12 +63,12 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tools_run(tmp: Path) -> Path:
-    return _eval(tmp, "dev-tools", "--split", "dev", "--workers", "2")  # the demo's eval
+    return _eval(tmp, "dev-tools", "--split", "dev", workers=2)  # the demo's eval
 
 
 @pytest.fixture(scope="module")
 def code_run(tmp: Path) -> Path:
-    return _eval(tmp, "dev-code", "--task-ids", ",".join(CODE_TASKS), "--workers", "2", "--interaction", "code")
+    return _eval(tmp, "dev-code", "--task-ids", ",".join(CODE_TASKS), "--interaction", "code", workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +227,8 @@ def test_a_saved_state_whose_sql_never_ends_times_out_and_the_run_goes_on(code_r
 
 def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:
     out = tmp / "one-battle"
-    done = _cli("battle", "--task-id", QUESTION, "--blue", "reference", "--out", str(out), env=_env(tmp))
+    done = _cli("battle", "--task-id", QUESTION, "--blue", "reference", "--slot", str(free_slot().index),
+                "--out", str(out), env=_env(tmp))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert json.loads((out / "result.json").read_text())["archive"]["dbs_digest"]
     done = _rejudge(out, tmp)
