@@ -30,6 +30,7 @@ from kernel.world_data import WorldData
 
 if TYPE_CHECKING:
     from code_llm_script import ScriptedRun
+    from shared_evals import SharedEval
 
 WorldCopy = Callable[..., Path]
 
@@ -114,3 +115,16 @@ def scripted_code_eval(appworld_root: Path, tmp_path_factory: pytest.TempPathFac
     from code_llm_script import run_scripted_code_eval
     return run_scripted_code_eval(appworld_root, tmp_path_factory.mktemp("scripted-code-eval"))
 
+
+@pytest.fixture(scope="session")
+def enforced_tools_eval(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> "SharedEval":
+    """The reference Blue's tools-mode eval of f0f4d44_1-2 under an enforced scope, made once (shared_evals)."""
+    from shared_evals import enforced_tools_eval
+    return enforced_tools_eval(appworld_root, tmp_path_factory.mktemp("enforced-tools"))
+
+
+@pytest.fixture(scope="session")
+def enforced_code_eval(appworld_root: Path, tmp_path_factory: pytest.TempPathFactory) -> "SharedEval":
+    """The reference Blue's code-mode eval of f0f4d44_2 under an enforced scope, made once (shared_evals)."""
+    from shared_evals import enforced_code_eval
+    return enforced_code_eval(appworld_root, tmp_path_factory.mktemp("enforced-code"))

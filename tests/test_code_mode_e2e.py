@@ -17,6 +17,7 @@ import pytest
 from blue_agent.code_react import NO_CODE, SYSTEM_PROMPT
 from code_llm_script import TASK, ScriptedRun, last_user_message
 from green_agent.models.eval_run import EvalResults
+from shared_evals import SharedEval
 from test_scope_policy_e2e import result_of, run_eval
 
 pytestmark = pytest.mark.e2e
@@ -52,12 +53,11 @@ def test_the_noop_blue_loses_in_code_mode(tmp_path: Path, appworld_root: Path) -
     assert result.trajectory is not None and result.trajectory.total_calls == 1
 
 
-def test_an_enforced_scope_fails_inside_the_code(tmp_path: Path, appworld_root: Path) -> None:
-    results = run_eval(appworld_root, tmp_path, "enforce", ["f0f4d44_2"], "--interaction", "code",
-                       "--scope-policy", "enforce")
-    result = result_of(results, tmp_path / "enforce", "f0f4d44_2")
+def test_an_enforced_scope_fails_inside_the_code(enforced_code_eval: SharedEval) -> None:
+    out, results = enforced_code_eval
+    result = result_of(results, out, "f0f4d44_2")
     assert result.outcome == "scope_error" and result.scope.refused_gold
-    calls = [json.loads(line) for line in (tmp_path / "enforce" / Path(results.rows[0].result_path).parent
+    calls = [json.loads(line) for line in (out / Path(results.rows[0].result_path).parent
                                            / "mcp_calls.jsonl").read_text().splitlines()]
     refused = [c for c in calls if not c["in_scope"]]
     assert refused and "outside this battle's scope" in refused[0]["error"]

@@ -26,6 +26,7 @@ import pytest
 
 from green_agent.steps.archive import state_digest
 from kernel.settings import load_settings
+from shared_evals import SharedEval
 from test_batch_e2e import slot_ports
 from workers import free_slot
 
@@ -72,9 +73,8 @@ def code_run(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def enforce_run(tmp: Path) -> Path:
-    return _eval(tmp, "enforce", "--task-ids", "f0f4d44_1,f0f4d44_2", "--predictor", "lexical",
-                 "--scope-policy", "enforce")
+def enforce_run(enforced_tools_eval: SharedEval) -> Path:
+    return enforced_tools_eval.out  # shared with tests/test_scope_policy_e2e.py (conftest), read only
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,21 @@ import pytest
 
 from green_agent.models.eval_run import EvalResults
 from green_agent.models.result import RESULT_SCHEMA_VERSION, BattleResult
+from shared_evals import SharedEval
 from test_batch_e2e import CLI, assert_nothing_left, cli_env, slot_ports
 
 pytestmark = pytest.mark.e2e
 MISSED = ["gmail.show_thread", "venmo.create_transaction"]
 
 
-def run_eval(root: Path, tmp: Path, name: str, tasks: list[str], *extra: str) -> EvalResults:
+def run_eval(root: Path, tmp: Path, name: str, tasks: list[str], *extra: str, deadline: str | None = "120") -> EvalResults:
+    """`eval` of `tasks` into `tmp/name` (the reference Blue, lexical scope, one slot); `deadline` None: the
+    standard deadline (a custom one makes the run custom, which rejudge's test of the shared run checks)."""
     out = tmp / name
     ports_arg, ports = slot_ports(1)
     argv = [CLI, "eval", "--task-ids", ",".join(tasks), "--blue", "reference", "--predictor", "lexical",
-            "--workers", "1", "--out", str(out), "--slot-ports", ports_arg, "--deadline", "120", *extra]
+            "--workers", "1", "--out", str(out), "--slot-ports", ports_arg,
+            *(["--deadline", deadline] if deadline else []), *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, env=cli_env(root, tmp), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_nothing_left(ports)
@@ -37,10 +41,10 @@ def result_of(results: EvalResults, out: Path, task_id: str) -> BattleResult:
     return BattleResult.model_validate_json((out / row.result_path).read_text())
 
 
-def test_enforced_scope_miss_is_a_scope_error_not_passed_and_not_the_blues_loss(tmp_path: Path,
-                                                                                appworld_root: Path) -> None:
-    results = run_eval(appworld_root, tmp_path, "enforce", ["f0f4d44_1", "f0f4d44_2"], "--scope-policy", "enforce")
-    missed = result_of(results, tmp_path / "enforce", "f0f4d44_2")
+def test_enforced_scope_miss_is_a_scope_error_not_passed_and_not_the_blues_loss(
+        enforced_tools_eval: SharedEval) -> None:
+    out, results = enforced_tools_eval
+    missed = result_of(results, out, "f0f4d44_2")
     assert missed.scope.missed_gold == MISSED, "precondition: lexical leaves these gold APIs out of f0f4d44_2"
     assert (missed.outcome, missed.winner, missed.scope.policy) == ("scope_error", None, "enforce")
     assert missed.scope.refused_gold and set(missed.scope.refused_gold) <= set(MISSED)
@@ -51,9 +55,9 @@ def test_enforced_scope_miss_is_a_scope_error_not_passed_and_not_the_blues_loss(
     assert (agg.tgc, agg.tgc_judged, agg.incomplete) == (50.0, 100.0, True)
     assert results.manifest.config.scope_policy == "enforce"
     assert agg.scenarios_unjudged == 1 and agg.sgc == 0.0 and agg.sgc_judged is None
-    summary = json.loads((tmp_path / "enforce" / "agentbeats_results.json").read_text())["results"][0]
+    summary = json.loads((out / "agentbeats_results.json").read_text())["results"][0]
     assert (summary["scope_errors"], summary["scope_policy"], summary["tgc"]) == (1, "enforce", 50.0)
-    html = (tmp_path / "enforce" / "report.html").read_text()
+    html = (out / "report.html").read_text()
     assert "scope errors (not passed, not the Blue&#x27;s loss)" in html and "Scope miss: gold API(s) not in the scope: " + ", ".join(MISSED) in html
 
 

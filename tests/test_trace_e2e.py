@@ -21,6 +21,7 @@ from code_llm_script import API_KEY, RAISES, SOLVES, TASK, ScriptedRun, last_use
 from green_agent.models.eval_run import EvalResults
 from green_agent.trace.reader import read_trace
 from kernel.settings import load_settings
+from shared_evals import SharedEval
 from test_batch_e2e import CLI, cli_env
 from test_scope_policy_e2e import result_of, run_eval
 
@@ -120,12 +121,11 @@ def test_a_code_battle_keeps_each_executions_code_and_output(scripted_code_eval:
     assert json.loads(parsed.stdout) == [{"input": e.text.strip(), "output": e.result} for e in executions]
 
 
-def test_an_enforced_scope_refusal_inside_code_is_in_the_trace(tmp_path: Path, appworld_root: Path) -> None:
-    results = run_eval(appworld_root, tmp_path, "enforce", ["f0f4d44_2"], "--interaction", "code",
-                       "--scope-policy", "enforce")
-    result = result_of(results, tmp_path / "enforce", "f0f4d44_2")
+def test_an_enforced_scope_refusal_inside_code_is_in_the_trace(enforced_code_eval: SharedEval) -> None:
+    out, results = enforced_code_eval  # shared with tests/test_code_mode_e2e.py (conftest), read only
+    result = result_of(results, out, "f0f4d44_2")
     assert result.outcome == "scope_error"
-    records = assert_story(battle_dir(tmp_path / "enforce", results, "f0f4d44_2"), "f0f4d44_2")
+    records = assert_story(battle_dir(out, results, "f0f4d44_2"), "f0f4d44_2")
     refused = [r for r in records if r.kind == "tool_call" and r.in_scope is False]
     assert refused and all("outside this battle's scope" in r.error for r in refused)
     assert any("outside this battle's scope" in (r.result or "") for r in records if r.kind == "execution")

@@ -33,18 +33,20 @@ SUITE_PORTS = PortBand(20000, 31999)
 
 
 SLOWEST_FIRST = (
-    "test_ray_e2e", "test_compare_e2e", "code_mode_evals", "test_rejudge_e2e", "shared_slot",
+    "test_ray_e2e", "test_compare_e2e", "code_mode_evals", "enforced_evals", "shared_slot",
     "test_code_differential", "test_code_hostile", "test_a2a_e2e", "test_bench_smoke", "test_world_builder",
     "test_agentbeats_e2e", "test_code_edges", "test_batch_e2e", "test_code_a2a_e2e", "test_agentbeats_launch",
-    "test_cost_e2e", "test_scope_policy_e2e", "test_hostile_purple", "test_leaderboard_e2e", "test_trace_hostile", "test_code_spares",
+    "test_cost_e2e", "test_hostile_purple", "test_leaderboard_e2e", "test_trace_hostile", "test_code_spares",
     "test_hostile_small", "test_code_sandbox", "test_appworld_forkserver", "test_trace_inspect",
 )
 """Work units (a file's stem, or a name of `SHARED_UNITS`) the workers take first, slowest first (from
 `--durations`; docs/testing.md); every other unit follows in collection order. Longest first, so that the last
 unit to end is a short one and neither worker waits long for the other."""
 SHARED_UNITS: dict[str, str] = {
-    # conftest's scripted llm Blue's code-mode eval
+    # the scripted llm Blue's code-mode eval and the enforced code-mode eval (conftest, shared_evals)
     "test_code_mode_e2e": "code_mode_evals", "test_trace_e2e": "code_mode_evals",
+    # the enforced tools-mode eval (conftest, shared_evals)
+    "test_rejudge_e2e": "enforced_evals", "test_scope_policy_e2e": "enforced_evals",
     # faults_support's one healthy world slot
     **dict.fromkeys(("test_faults_blue", "test_faults_signals", "test_hostile_blue", "test_hostile_render",
                      "test_security_secrets"), "shared_slot"),
