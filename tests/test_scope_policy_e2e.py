@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 MISSED = ["gmail.show_thread", "venmo.create_transaction"]
 
 
-def run_eval(root: Path, tmp: Path, name: str, tasks: list[str], *extra: str, deadline: str | None = "120") -> EvalResults:
+def run_eval(root: Path, tmp: Path, name: str, tasks: list[str], *extra: str,
+             deadline: str | None = "120") -> EvalResults:
     """`eval` of `tasks` into `tmp/name` (the reference Blue, lexical scope, one slot); `deadline` None: the
     standard deadline (a custom one makes the run custom, which rejudge's test of the shared run checks)."""
     out = tmp / name
