@@ -84,10 +84,14 @@ def battle_in_flight(out: Path, after_s: float = 1.5) -> bool:
 
 
 def wait_for(predicate, proc: subprocess.Popen, timeout_s: float = 300) -> None:
+    """Return once `predicate` held while the run ran. (Asking it again after the loop failed a run whose
+    battle in flight finished in between: "in flight" does not stay true.)"""
     deadline = time.monotonic() + timeout_s
-    while not predicate() and proc.poll() is None and time.monotonic() < deadline:
+    while proc.poll() is None and time.monotonic() < deadline:
+        if predicate():
+            return
         time.sleep(0.05)
-    assert predicate(), "the run never reached the state the test waits for"
+    raise AssertionError("the run never reached the state the test waits for")
 
 
 def servers_left(cluster: NetnsCluster, wait_s: float = 30) -> list[str]:
