@@ -77,7 +77,7 @@ PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider
 test: setup browser sandbox inspect
 	@status=0; \
 	echo "== parallel phase: $(TEST_WORKERS) workers, not serial"; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" $(PYTEST_ARGS) \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=15 $(PYTEST_ARGS) \
 		|| [ $$? -eq 5 ] || status=1; \
 	echo "== serial phase: the tests that need the machine to themselves"; \
 	$(PYTEST) -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ] || status=1; \
