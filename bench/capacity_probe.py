@@ -60,7 +60,8 @@ def classify(eval_pid: int, slots: list[SlotPorts]) -> dict[int, tuple[str, str]
     """pid -> (owner, role): owner is "slot<i>", "machine" (the fork server) or "outside" (eval, Blue, reaper)."""
     by_port: dict[int, tuple[int, str]] = {}
     for index, ports in enumerate(slots):
-        by_port.update({ports.env: (index, "environment"), ports.apis: (index, "apis"), ports.gateway: (index, "gateway")})
+        by_port.update({ports.env: (index, "environment"), ports.apis: (index, "apis"),
+                        ports.gateway: (index, "gateway")})
     try:
         root = psutil.Process(eval_pid)
         processes = root.children(recursive=True)

@@ -121,3 +121,18 @@ def test_capacity_quick_tools(appworld_root: Path) -> None:
     leftovers = [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"]
                  and any("bench-capacity-" in part for part in p.info["cmdline"])]
     assert not leftovers, f"bench_capacity left processes behind: {leftovers}"
+
+
+def test_each_slots_first_battle_is_set_apart_as_cold(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    t0 = datetime(2026, 12, 6)
+    events = [{"event": "start", "battle_id": b, "slot": s} for b, s in (("a", 0), ("b", 1), ("c", 0), ("d", 1))]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    battles = [{"battle_id": b, "started": t0 + timedelta(seconds=i), "referee_s": r, "duration_s": 10.0 + r}
+               for i, (b, r) in enumerate((("a", 9.0), ("b", 8.0), ("c", 1.0), ("d", 3.0)))]
+    run = {"rows": bench_capacity._steady(battles, tmp_path)}
+    assert [b["warm"] for b in run["rows"]] == [False, False, True, True]
+    assert bench_capacity.warm_median(run, "referee_s") == 2.0  # the cold first battles (9 s, 8 s) left out
+    single = {"rows": bench_capacity._steady(battles[:2], tmp_path)}
+    assert bench_capacity.warm_median(single, "referee_s") == 8.5  # no slot played twice: every battle counts
