@@ -62,16 +62,38 @@ MARGIN_KIB = 2 * 2**20
 
 def run_eval(root: Path, mode: str, task_id: str, workers: int, battles: int, think_s: float, tmp: Path,
              interval_s: float) -> dict:
-    """One eval; returns its per-battle rows (from result.json and events.jsonl) and the sampler's samples."""
+    """One eval; returns its per-battle rows (from result.json and events.jsonl) and the sampler's samples.
+
+    Its ports are free when picked, but on a shared machine another process may take one before the eval
+    binds it: an eval that failed for a port in use is run once more on fresh ports."""
+    for attempt in range(2):
+        out = tmp / f"{mode}-w{workers}-{attempt}"
+        code, stdout, samples = _eval(root, mode, task_id, workers, battles, think_s, tmp, interval_s, out)
+        tail = out.with_suffix(".stderr").read_text(errors="replace")[-2000:]
+        if code == 0 or attempt == 1 or "already in use" not in tail:
+            break
+        print(json.dumps({"retry": f"{mode} {workers} slots", "why": "a port was taken"}), file=sys.stderr, flush=True)
+    if code != 0:
+        sys.exit(f"eval --workers {workers} --interaction {mode} failed ({code}): {tail}")
+    rows = json.loads(stdout)["rows"]
+    if not all(r["passed"] for r in rows) or len(rows) != battles:
+        sys.exit(f"eval --workers {workers} --interaction {mode}: {len(rows)} battles, not all passed; see {out}")
+    played = _steady([_battle(out, r) for r in rows], out)
+    phase = (max(b["finished"] for b in played) - min(b["started"] for b in played)).total_seconds()
+    return {"rows": played, "phase_s": phase, "samples": samples}
+
+
+def _eval(root: Path, mode: str, task_id: str, workers: int, battles: int, think_s: float, tmp: Path,
+          interval_s: float, out: Path) -> tuple[int, bytes, list[Sample]]:
+    """Run the eval subprocess into `out` (its stderr beside it) while sampling; (exit code, stdout, samples)."""
     ports = free_ports(3 * workers)
     slots = [SlotPorts(*ports[i:i + 3]) for i in range(0, len(ports), 3)]
-    out = tmp / f"{mode}-w{workers}"
     env = {**os.environ, "APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
            "REFERENCE_BLUE_THINK_S": str(think_s)}
     argv = [str(CLI), "eval", "--task-ids", task_id, "--trials", str(battles), "--blue", "reference",
             "--predictor", "ground_truth", "--workers", str(workers), "--interaction", mode, "--out", str(out),
             "--slot-ports", ",".join(f"{s.env}:{s.apis}:{s.gateway}" for s in slots), "--json"]
-    with open(tmp / f"{mode}-w{workers}.stderr", "wb") as errors:
+    with open(out.with_suffix(".stderr"), "wb") as errors:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env, start_new_session=True)
         sampler = Sampler(proc.pid, slots, interval_s)
         sampler.start()
@@ -80,15 +102,7 @@ def run_eval(root: Path, mode: str, task_id: str, workers: int, battles: int, th
         finally:
             samples = sampler.stop()
             _stop(proc)
-    if proc.returncode != 0:
-        tail = (tmp / f"{mode}-w{workers}.stderr").read_text(errors="replace")[-2000:]
-        sys.exit(f"eval --workers {workers} --interaction {mode} failed ({proc.returncode}): {tail}")
-    rows = json.loads(stdout)["rows"]
-    if not all(r["passed"] for r in rows) or len(rows) != battles:
-        sys.exit(f"eval --workers {workers} --interaction {mode}: {len(rows)} battles, not all passed; see {out}")
-    battles = _steady([_battle(out, r) for r in rows], out)
-    phase = (max(b["finished"] for b in battles) - min(b["started"] for b in battles)).total_seconds()
-    return {"rows": battles, "phase_s": phase, "samples": samples}
+    return proc.returncode, stdout, samples
 
 
 def _stop(proc: subprocess.Popen) -> None:
