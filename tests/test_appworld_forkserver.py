@@ -153,3 +153,31 @@ def test_a_dead_fork_server_is_reported_and_replaced(settings: Settings, appworl
     shared.popen.wait(timeout=10)  # type: ignore[union-attr]
     replacement = fork_server(settings.appworld_python, appworld_root, tmp_path)
     assert replacement is not shared and replacement.alive()
+
+
+
+FREEZE_PROBE = """
+import gc, importlib.util, sys
+spec = importlib.util.spec_from_file_location("serve", sys.argv[1])
+serve = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(serve)
+held = [[i] for i in range(100_000)]  # tracked objects, as an import leaves behind
+serve.share_with_children()
+print(gc.get_freeze_count(), sum(gc.get_count()))
+"""
+
+
+def test_the_fork_server_freezes_what_it_holds_before_forking() -> None:
+    """`share_with_children` (called before the first fork) moves every tracked object into the permanent
+    generation, which a forked server's collections never visit (so never copy); bench_capacity measures
+    what it buys (docs/eval.md)."""
+    import subprocess
+    import sys
+
+    from green_agent.runtime.forkserver import SERVE_SCRIPT
+
+    done = subprocess.run([sys.executable, "-c", FREEZE_PROBE, str(SERVE_SCRIPT)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    frozen, still_collectable = map(int, done.stdout.split())
+    assert frozen > 100_000 and still_collectable < 100, done.stdout

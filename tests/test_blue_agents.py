@@ -177,6 +177,38 @@ def test_reference_blue_think_time_waits_before_every_tool_call(monkeypatch: pyt
         assert sum(gaps) < 0.05 * 8
 
 
+def test_reference_blue_think_time_waits_before_its_code_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In code mode the reference Blue sends one execution: the think time delays it, as a model's reply would
+    (bench_capacity's model-bound stand-in in code mode)."""
+    import blue_agent.reference as reference
+
+    sent: list[tuple[float, str]] = []
+
+    class CodeSession:
+        def __init__(self, url: str) -> None:
+            self.started = 0.0
+
+        def __enter__(self) -> "CodeSession":
+            self.started = time.monotonic()
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def list_tool_names(self) -> list[str]:
+            return ["execute"]
+
+    def execute(session: CodeSession, code: str) -> str:
+        sent.append((time.monotonic() - session.started, code))
+        return "ok"
+
+    monkeypatch.setattr(reference, "GatewaySession", CodeSession)
+    monkeypatch.setattr(reference, "is_code_battle", lambda session: session.list_tool_names() == ["execute"])
+    monkeypatch.setattr(reference, "execute", execute)
+    reference.replay_solution(COUNT_SOLUTION, "http://127.0.0.1:1/mcp", 0.2)
+    assert len(sent) == 1 and sent[0][0] >= 0.2 and "def solution" in sent[0][1]
+
+
 def test_api_error_raises_like_raise_on_failure() -> None:
     apis = McpApis(FakeGateway(notes=0))
     with pytest.raises(AppWorldApiError, match="simple_note__login: Invalid credentials"):

@@ -38,10 +38,13 @@ logger = logging.getLogger(__name__)
 def replay_solution(source: str, mcp_url: str, think_s: float = 0.0, retry: bool = False) -> None:
     """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking).
 
-    `think_s` > 0 waits that long before each tool call, like an LLM agent waiting for its model
-    (benchmarks use it to measure a model-bound Blue without a model). `retry`: retry passing failures."""
+    `think_s` > 0 waits that long before each tool call (in code mode: before its one code reply), like an
+    LLM agent waiting for its model (benchmarks use it to measure a model-bound Blue without a model).
+    `retry`: retry passing failures."""
     with GatewaySession(mcp_url) as session:
         if is_code_battle(session):
+            if think_s:
+                time.sleep(think_s)
             _replay_as_code(session, retrying_solution_code(source) if retry else solution_code(source))
             return
 

@@ -19,7 +19,9 @@ import all 12 apps' API modules), prints `{"ready": true, "pid": P}`, then for e
 `{"server": "apis"|"environment", "port": N, "log_path": PATH, "guard": SECRET}` forks a child that becomes that
 server (own session, stdout/stderr appended to PATH) and answers `{"pid": CHILD}` or
 `{"error": TEXT}`. A child costs about 0.3 CPU-seconds instead of a whole start-up, and shares the
-imported code's memory pages with its siblings. The fork server ignores SIGINT (a terminal's Ctrl-C
+imported code's memory pages with its siblings; to keep them shared, the fork server imports with the
+garbage collector off and freezes what it imported (`gc.freeze`) before it forks, so a child's collections
+never write to (and so copy) a page of the parent's objects. The fork server ignores SIGINT (a terminal's Ctrl-C
 reaches its owner, which stops the children it asked for) and exits when stdin closes; children
 outlive it (their owner stops them by process group). Nothing in it runs threads or opens a database
 before forking: the APIs server loads its DBs in its lifespan, the env server opens worlds on request.
@@ -28,6 +30,7 @@ before forking: the APIs server loads its DBs in its lifespan, the env server op
 from __future__ import annotations
 
 import argparse
+import gc
 import hmac
 import json
 import os
@@ -143,9 +146,11 @@ def serve_environment(port: int, guard: str) -> None:
 
 def run_fork_server() -> int:
     """See the module docstring."""
+    gc.disable()  # no collection while importing: freed holes in pages the children would then share
     import uvicorn  # noqa: F401 - imported before forking, like everything the children need
 
     apps = {"environment": build_environment_app(), "apis": build_apis_app()}
+    share_with_children()
     # build_apis_app sets what the APIs lifespan reads; only APIs children get it (an exec'd env server never had it)
     apis_env = {name: os.environ.pop(name) for name in APIS_LIFESPAN_ENV}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -173,6 +178,14 @@ def run_fork_server() -> int:
     return 0
 
 
+def share_with_children() -> None:
+    """Move every object the fork server holds into the permanent generation (`gc.freeze`), so a forked
+    server's collections never visit it: visiting writes to each object's header, and every page written
+    is copied into the child. Without it a child's first full collection copied about 100 MiB of the
+    fork server's pages into each environment server (docs/eval.md, "How many battles a machine holds")."""
+    gc.freeze()
+
+
 def _reply(message: dict) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -183,6 +196,7 @@ def _become_server(app, port: int, log_path: str, guard: str) -> None:  # noqa: 
     code = 1
     try:
         os.setsid()
+        gc.enable()  # the child's own objects are collected as usual; the frozen parent's never touched
         for signum, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGCHLD, signal.SIG_DFL),
                                 (signal.SIGTERM, signal.SIG_DFL)):
             signal.signal(signum, handler)
