@@ -129,6 +129,26 @@ def test_timestamps_and_keys_in_data() -> None:
     assert data == {"at": "4242-12-03T12:00:00Z", "note": f"in {REDACTED}", REDACTED: 1}
 
 
+def test_data_is_scrubbed_as_each_of_its_strings_alone_whatever_else_it_holds() -> None:
+    """`scrub_data` looks for the known values once over all its strings before string by string: the output must be
+    exactly each string scrubbed on its own, with a value in one string among clean ones, a short value at a string's
+    edge (where the joined text puts a NUL), a Bearer credential with no known value, and nothing to remove."""
+    b = battle("pw12", "key-secret-1", ODD)
+    register_secrets(["process-secret-abc"])
+    each = lambda v: (v if scrubber._TIMESTAMP.fullmatch(v) else scrub(v, b)) if isinstance(v, str) else (  # noqa: E731
+        {each(k): each(x) for k, x in v.items()} if isinstance(v, dict) else
+        [each(x) for x in v] if isinstance(v, (list, tuple)) else v)
+    cases = [{"a": "clean", "b": ["x", {"c": "pw12"}], "d": 3},  # a short value alone in its string
+             {"pw": "xpw12", "q": "pw12y", "n": None},  # inside a longer word: kept, even at the edges
+             {"t": "Authorization: Bearer abc.def", "u": "no secret here", "at": "2026-12-03T12:00:00Z"},
+             ["one", "two", json.dumps({"pw": ODD}), ("process-secret-abc",)],
+             {"k": "v"}, [], "pw12", 7]
+    for data in cases:
+        assert scrub_data(data, b) == each(data), data
+        assert scrub_data(data) == scrub_data(data, None)
+    assert scrub_data({"a": "pw12"}, b) == {"a": REDACTED} and scrub_data({"a": "x pw12"}, "other") == {"a": "x pw12"}
+
+
 def test_a_battles_values_and_the_battles_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scrubber, "MAX_BATTLE_VALUES", 3)
     b = f"b-{uuid.uuid4().hex[:12]}"

@@ -188,14 +188,56 @@ def scrub(text: str, battle_id: str | None = None) -> str:
 
 def scrub_data(value: Any, battle_id: str | None = None) -> Any:
     """A copy of JSON-like `value` with every string scrubbed (keys included), except a string that is a whole
-    timestamp (a model's time field: a short password among its digits must not make it unreadable)."""
+    timestamp (a model's time field: a short password among its digits must not make it unreadable).
+
+    The known values are looked for once, in all its strings joined by NUL, before string by string: a value
+    in one string is in the joined text too (a NUL is not a letter or digit, so a short value standing alone
+    still stands alone), so where the joined text holds none, each string only needs the credential shapes.
+    The same output either way; the cost no longer grows with strings x values (a long-lived process knows
+    every battle's gateway token)."""
+    texts: list[str] = []
+    _collect_texts(value, texts)
+    if not texts:
+        return _scrubbed_data(value, battle_id, scrub)
+    if _holds_value("\0".join(texts), battle_id):
+        return _scrubbed_data(value, battle_id, scrub)
+    return _scrubbed_data(value, battle_id, lambda text, _: redact_credential_shapes(text) if text else text)
+
+
+def _collect_texts(value: Any, out: list[str]) -> None:
     if isinstance(value, str):
-        return value if _TIMESTAMP.fullmatch(value) else scrub(value, battle_id)
+        if not _TIMESTAMP.fullmatch(value):
+            out.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect_texts(key, out)
+            _collect_texts(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_texts(item, out)
+
+
+def _scrubbed_data(value: Any, battle_id: str | None, clean: Any) -> Any:
+    if isinstance(value, str):
+        return value if _TIMESTAMP.fullmatch(value) else clean(value, battle_id)
     if isinstance(value, dict):
-        return {scrub_data(k, battle_id): scrub_data(v, battle_id) for k, v in value.items()}
+        return {_scrubbed_data(k, battle_id, clean): _scrubbed_data(v, battle_id, clean) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [scrub_data(item, battle_id) for item in value]
+        return [_scrubbed_data(item, battle_id, clean) for item in value]
     return value
+
+
+def _holds_value(text: str, battle_id: str | None) -> bool:
+    """True if `text` holds a form of a value `scrub(text, battle_id)` would replace (the credential shapes apart)."""
+    if battle_id is None:
+        scopes = [_everything()]
+    else:
+        scope = _battles.get(battle_id)
+        scopes = [_process.compiled] + ([scope.compiled] if scope is not None else [])
+    for anywhere, alone in scopes:
+        if any(form in text for form in anywhere) or (alone is not None and alone.search(text)):
+            return True
+    return False
 
 
 def secrets_in_environment(environ: dict[str, str]) -> list[str]:
