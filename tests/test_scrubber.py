@@ -54,6 +54,7 @@ def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scrubber, "_battles", OrderedDict())
     monkeypatch.setattr(scrubber, "_process", scrubber._Scope(scrubber.MIN_PROCESS_CHARS))
     monkeypatch.setattr(scrubber, "_union", [None])
+    monkeypatch.setattr(scrubber, "_settled", [(frozenset(), ((), None))])
 
 
 def battle(*values: str) -> str:
@@ -147,6 +148,21 @@ def test_data_is_scrubbed_as_each_of_its_strings_alone_whatever_else_it_holds() 
         assert scrub_data(data, b) == each(data), data
         assert scrub_data(data) == scrub_data(data, None)
     assert scrub_data({"a": "pw12"}, b) == {"a": REDACTED} and scrub_data({"a": "x pw12"}, "other") == {"a": "x pw12"}
+
+
+def test_unscoped_text_loses_every_battles_values_across_the_unions_compilations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unscoped text (log lines, child logs) is scrubbed of every value known: those compiled together and the later
+    battles' on top (compiled again only every FRESH_SCOPES battles), long and short, overlapping across battles."""
+    monkeypatch.setattr(scrubber, "FRESH_SCOPES", 3)
+    for i in range(10):  # past three compilations, each battle scrubbed for at once
+        battle(f"long-secret-{i:04d}", f"pw{i:02d}")
+        register_secrets([f"process-token-{i:04d}"])
+        text = f"long-secret-{i:04d} (pw{i:02d}) xpw{i:02d} process-token-{i:04d}"
+        assert scrub(text) == f"{REDACTED} ({REDACTED}) xpw{i:02d} {REDACTED}", text
+    assert scrub("long-secret-0000 pw00 long-secret-0009 pw09") == " ".join([REDACTED] * 4)
+    battle("aaaabbbb"), battle("bbbbcccc")  # two battles' values sharing a part: one marker, no part left
+    assert scrub("<aaaabbbbcccc>") == f"<{REDACTED}>" and scrub_data({"k": "<aaaabbbbcccc>"}) == {"k": f"<{REDACTED}>"}
 
 
 def test_a_battles_values_and_the_battles_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
