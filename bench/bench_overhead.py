@@ -1,6 +1,7 @@
 """Orchestration overhead: the Green's own time per battle against AppWorld's own time, same battles.
 
-Run: `.venv/bin/python bench/bench_overhead.py [--battles N] [--predictor P] [--root DIR] [--quick]`.
+Run: `.venv/bin/python bench/bench_overhead.py [--battles N] [--predictor P] [--root DIR] [--quick]
+[--profile FILE]` (`--profile`: a pyinstrument profile of the measured battles, written to FILE).
 
 One world slot (APIs server + env server + MCP gateway, free ports) and one reference Blue are
 started once and reused (warm); one warm-up battle is run and dropped (the env server's first
@@ -216,7 +217,7 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
                               sorted({p for _, p, _ in control.calls})}}
 
 
-def run_bench(battles: int, predictor: str, root: str | None) -> list[dict]:
+def run_bench(battles: int, predictor: str, root: str | None, profile: Path | None = None) -> list[dict]:
     from green_agent.local_battle import open_blue
 
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
@@ -227,11 +228,34 @@ def run_bench(battles: int, predictor: str, root: str | None) -> list[dict]:
         try:
             with open_blue("reference", settings, slot.urls, workdir / "logs") as blue_url:
                 run_one(settings, slot.urls, blue_url, tasks[0], 0, predictor, workdir)  # warm-up, dropped
-                rows = [run_one(settings, slot.urls, blue_url, tasks[i % len(tasks)], i + 1, predictor, workdir)
-                        for i in range(battles)]
+                with profiled(profile):
+                    rows = [run_one(settings, slot.urls, blue_url, tasks[i % len(tasks)], i + 1, predictor, workdir)
+                            for i in range(battles)]
         finally:
             slot.stop()
     return figures(rows, predictor)
+
+
+@contextmanager
+def profiled(target: Path | None) -> Iterator[None]:
+    """Sample the measured battles with pyinstrument (a dev pin in requirements.txt) into `target` (text), if given.
+
+    Wall-clock samples of the bench's thread: the engine's steps, waits on AppWorld and the gateway included. The
+    step wrappers of `timed_parts` show up as `wrapper` frames."""
+    if target is None:
+        yield
+        return
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        raise SystemExit("--profile needs pyinstrument: .venv/bin/pip install pyinstrument==5.1.3 (requirements.txt)")
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    try:
+        yield
+    finally:
+        profiler.stop()
+        Path(target).write_text(profiler.output_text(unicode=False, color=False))
 
 
 def figures(rows: list[dict], predictor: str) -> list[dict]:
@@ -283,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="scope predictor (default ground_truth: deterministic, no LLM; lexical is the no-key default)")
     parser.add_argument("--root", help="AppWorld root (default: settings / APPWORLD_ROOT)")
     parser.add_argument("--quick", action="store_true", help="smoke mode: 1 measured battle")
+    parser.add_argument("--profile", type=Path, help="write a pyinstrument profile (text) of the measured battles here")
     args = parser.parse_args(argv)
     print_machine("bench_overhead")
-    for line in run_bench(1 if args.quick else args.battles, args.predictor, args.root):
+    for line in run_bench(1 if args.quick else args.battles, args.predictor, args.root, args.profile):
         emit(line)
     return 0
 
