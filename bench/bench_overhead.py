@@ -12,8 +12,9 @@ with one change: the env-server client's `requests.Session` times every HTTP cal
 Per battle:
 - wall: from building the battle's config/deps to `run_battle` returning (result.json written).
 - Blue's working time: the dispatch and wait steps (message sent -> completion detected), minus the
-  detection latency the gateway reports (time from Blue's `complete_task` to our confirmed detection),
-  which is the Green's cost, not Blue's.
+  detection latency the gateway reports (time from Blue's `complete_task` to our confirmed detection)
+  and minus the rest of the wait step after the detection (ending the episode at the gateway, the Blue's
+  reply into the trace), which are the Green's cost, not Blue's.
 - AppWorld's time: the client-side round-trip time of `/initialize`, `/evaluate` and `/close`. A
   round trip is server time plus loopback transport and (de)serialisation in both processes, so it
   upper-bounds AppWorld's server time; the Green's own time computed below is a lower bound.
@@ -34,8 +35,8 @@ In both, the `/task_completed` confirmation inside the detection latency is char
 Where the Green's time goes (`breakdown` of `orchestration_overhead`, medians over the battles, ms):
 - `green_by_step_ms`: each step's wall time less the AppWorld round trips made in it (setup less
   `/initialize`, archive less `/execute` + `/save_logs`, metrics less `/evaluate`, cleanup less `/close`);
-  dispatch + wait count as the Blue's work except `detection` (the detection latency); `build` is the
-  rest of the wall (the battle's config and clients, the engine around the steps). The parts sum to
+  dispatch + wait count as the Blue's work except `detection` (the detection latency) and
+  `after_detection` (the wait step after it: the episode's end at the gateway); `build` is the rest of the wall (the battle's config and clients, the engine around the steps). The parts sum to
   `orchestration_overhead`'s value battle by battle.
 - `green_parts_ms`: named pieces inside those steps, timed by wrapping the engine's own functions here
   (never in the product): `trace` (every trace hook: world start, gathering, the page), `trajectory`
@@ -97,12 +98,23 @@ class StepClock:
         self.parts: dict[str, float] = {}
         self.timings: dict[str, float] = {}
         """The engine's step timings, whole (result.json's lack the end of the report step: it is written inside)."""
+        self.detected_at: float | None = None
+        """When the wait step's detection returned (perf_counter); the rest of the step is the Green's."""
+        self.wait_ended_at: float | None = None
 
     def step_started(self, name: str, battle: Any) -> None:
         self.step = name
 
     def step_finished(self, name: str, output: Any, battle: Any) -> None:
         self.timings = battle.state.timings
+        if name == "wait":
+            self.wait_ended_at = time.perf_counter()
+
+    def after_detection_s(self) -> float:
+        """The wait step's time after the detection returned (0 if either end is unknown)."""
+        if self.detected_at is None or self.wait_ended_at is None:
+            return 0.0
+        return max(0.0, self.wait_ended_at - self.detected_at)
 
     def bad_input(self, message: str, battle: Any) -> None:
         pass
@@ -144,6 +156,18 @@ def timed_parts(clock: StepClock) -> Iterator[None]:
             original = getattr(owner, attr)
             setattr(owner, attr, _timed(original, part, clock))
             undo.append((owner, attr, original))
+    from green_agent.engine import sequencer
+
+    detect = sequencer.wait_for_completion
+
+    def detected(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return detect(*args, **kwargs)
+        finally:
+            clock.detected_at = time.perf_counter()
+
+    sequencer.wait_for_completion = detected
+    undo.append((sequencer, "wait_for_completion", detect))
     try:
         yield
     finally:
@@ -161,7 +185,8 @@ def _timed(fn: Callable[..., Any], part: str, clock: StepClock) -> Callable[...,
     return wrapper
 
 
-def green_by_step(timings: dict[str, float], wall: float, latency: float, env: TimedSession) -> dict[str, float]:
+def green_by_step(timings: dict[str, float], wall: float, latency: float, env: TimedSession,
+                  after_detection: float = 0.0) -> dict[str, float]:
     """The Green's own time per step (see the module docstring); sums to the Green's time of the battle."""
     out = {"build": wall - sum(timings.values())}
     for step, seconds in timings.items():
@@ -169,6 +194,7 @@ def green_by_step(timings: dict[str, float], wall: float, latency: float, env: T
             continue
         out[step] = seconds - env.seconds(STEP_APPWORLD_PATHS.get(step, ()), step)
     out["detection"] = latency
+    out["after_detection"] = after_detection
     return out
 
 
@@ -203,7 +229,8 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
         raise SystemExit(f"battle {battle_id} on {task_id} did not complete ({result.status}: {result.reason}); "
                          f"see {config.run_dir}")
     latency = result.completion.detection_latency_s or 0.0
-    blue = result.timings["dispatch"] + result.timings["wait"] - latency
+    after = clock.after_detection_s()
+    blue = result.timings["dispatch"] + result.timings["wait"] - latency - after
     core, archive_calls = session.seconds(CORE_PATHS), session.seconds(ARCHIVE_PATHS)
     green = wall - blue - core
     parts = {**clock.parts, "gateway_control": sum(s for _, path, s in control.calls if path != LONG_POLL)}
@@ -211,7 +238,7 @@ def run_one(settings: Any, urls: Any, blue_url: str, task_id: str, index: int, p
             "appworld_archive_s": archive_calls, "green_s": green, "green_excl_archive_calls_s": green - archive_calls,
             "detection_latency_s": latency, "calls": {p: round(session.seconds((p,)), 4) for p in
                                                       CORE_PATHS + ARCHIVE_PATHS + ("/task_completed",)},
-            "timings": result.timings, "green_by_step": green_by_step(clock.timings, wall, latency, session),
+            "timings": result.timings, "green_by_step": green_by_step(clock.timings, wall, latency, session, after),
             "green_parts": parts,
             "gateway_calls": {path: sum(s for _, p, s in control.calls if p == path) for path in
                               sorted({p for _, p, _ in control.calls})}}

@@ -86,11 +86,12 @@ def test_overhead_green_time_by_step_sums_to_the_green_time() -> None:
                  ("archive", "/save_logs", 0.01), ("metrics", "/evaluate", 0.1), ("cleanup", "/close", 0.03)]
     timings = {"task_id": 0.001, "setup": 0.21, "scope": 0.005, "dispatch": 0.01, "wait": 0.5, "archive": 0.04,
                "metrics": 0.11, "judge": 0.0, "cleanup": 0.035, "report": 0.02}
-    wall, latency = 0.95, 0.02
-    steps = bench_overhead.green_by_step(timings, wall, latency, env)
+    wall, latency, after = 0.95, 0.02, 0.004
+    steps = bench_overhead.green_by_step(timings, wall, latency, env, after)
     assert steps["setup"] == pytest.approx(0.01) and steps["archive"] == pytest.approx(0.01)
-    assert steps["detection"] == latency and "wait" not in steps and "dispatch" not in steps
-    blue = timings["dispatch"] + timings["wait"] - latency
+    assert steps["detection"] == latency and steps["after_detection"] == after
+    assert "wait" not in steps and "dispatch" not in steps
+    blue = timings["dispatch"] + timings["wait"] - latency - after
     assert sum(steps.values()) == pytest.approx(wall - blue - env.seconds(bench_overhead.CORE_PATHS)
                                                 - env.seconds(bench_overhead.ARCHIVE_PATHS))
     rows = [{"green_by_step": steps}, {"green_by_step": {**steps, "report": 0.04}}]
