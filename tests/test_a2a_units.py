@@ -6,6 +6,7 @@ No processes: the world is the built offline world's files (read only).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -177,6 +178,21 @@ def test_the_bridges_own_fault_is_an_infrastructure_error_and_the_purples_is_not
         ended_by="turn_timeout", fault_owner="blue", message="slow")))
     fault = _blue_fault(handle, _Never(), "t_1")  # the purple's fault: the battle is judged, the purple charged
     assert fault is not None and fault.kind == "turn_timeout" and fault.message == "slow"
+
+
+def test_the_wait_takes_the_bridges_report_when_it_arrives_and_goes_on_without_it() -> None:
+    from green_agent.steps.wait import CompletionResult, await_bridge_report
+
+    completion = CompletionResult(completed=True, ended_by="completed", waited_s=0.1, blue_reply="pending")
+    handle = DispatchHandle(DispatchResult(blue_url="http://b", agent=AgentCardInfo(), message_id="m"))
+    report = BridgeReport(ended_by="complete_task", message="done")
+    threading.Timer(0.05, handle._set, [BlueReply(state="replied", at=time.monotonic(), bridge_report=report)]).start()
+    got = await_bridge_report(handle, completion, grace_s=30.0)  # woken by the reply (the grace is the bound)
+    assert got.bridge_report == report and got.blue_reply == "replied" and got.completed
+    silent = DispatchHandle(DispatchResult(blue_url="http://b", agent=AgentCardInfo(), message_id="m"))
+    got = await_bridge_report(silent, completion, grace_s=0.01)
+    assert got.bridge_report is None and got.blue_reply == "pending"
+    assert await_bridge_report(None, completion, grace_s=0.01).blue_reply == "pending"
 
 
 # -- the card first (green_agent.a2a.card, card_first; the CLI's quick start) --------------------

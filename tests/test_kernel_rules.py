@@ -52,3 +52,14 @@ def test_only_the_kernel_installs_the_sigterm_handler_of_an_entry_point() -> Non
                 if "signal.signal(signal.SIGTERM" in path.read_text()]
     # the AgentBeats backend stops its own MCP child on SIGTERM instead (D6), so it keeps its own handler
     assert sorted(installs) == ["green_agent/agentbeats/backend.py", "kernel/entry.py"]
+
+
+def test_the_paginated_apis_are_found_once_and_each_caller_gets_its_own_list(appworld_root) -> None:
+    from kernel.world_data import WorldData
+
+    world = WorldData(appworld_root)
+    expected = [doc.dotted for apis in world.api_docs.values() for doc in apis.values() if doc.is_paginated]
+    first = world.paginated_apis()
+    assert first == expected and expected  # the built world has paginated APIs (page_index)
+    first.append("mutated.by_a_caller")
+    assert WorldData(appworld_root).paginated_apis() == expected  # a battle's fresh WorldData: same, unmutated

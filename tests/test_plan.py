@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -82,12 +83,19 @@ def calls_to(path: str) -> list[responses.Call]:
 def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     env_mocks(completed=[False, True])
     blue_mocks()
-    responses.put(f"{CONTROL}/control/battle", json={})
+    (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "earlier", "tool_name": "x"}) + "\n")
+
+    def set_battle(request: Any) -> tuple[int, dict, str]:
+        """The gateway's contract: a battle's calls are appended to the shared log after it was set."""
+        with open(tmp_path / "calls.jsonl", "a") as log:
+            log.write(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
+                      + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
+        return 200, {}, "{}"
+
+    responses.add_callback(responses.PUT, f"{CONTROL}/control/battle", callback=set_battle)
     responses.delete(f"{CONTROL}/control/battle", json={"cleared": "b-1", "battle": {"refused": {"wrong_token": 2}}})
     responses.get(f"{CONTROL}/control/completion", json={"battle_id": "b-1", "completed": True, "at": "2023-05-18T12:00:01Z", "status": "success"})
     responses.post(f"{CONTROL}/control/battle/end", json=EPISODE_ENDED)
-    (tmp_path / "calls.jsonl").write_text(json.dumps({"battle_id": "b-1", "tool_name": "supervisor__complete_task"}) + "\n"
-                                          + json.dumps({"battle_id": "other", "tool_name": "x"}) + "\n")
     config, deps = setup(tmp_path, gateway=True)
     result = run_battle(config, deps)
     assert (result.status, result.winner, result.outcome) == ("completed", "blue_agent", "passed")

@@ -9,6 +9,7 @@ import pytest
 
 from green_agent.appworld_client import Supervisor, TaskInfo
 from green_agent.steps.archive import filter_call_log, redact_sql_line, redact_text
+from kernel.call_log_reader import log_marks
 from kernel.errors import SlotBusyError
 from green_agent.runtime.slot import SlotLock, SlotSpec, SlotUrls, WorldSlot, slot_key
 from green_agent.steps.scope import recall
@@ -74,6 +75,24 @@ def test_call_log_filter_keeps_only_this_battle(tmp_path: Path) -> None:
     assert filter_call_log(log, "b1", out) == 2
     assert [json.loads(l)["tool_name"] for l in out.read_text().splitlines()] == ["a", "c"]
     assert filter_call_log(tmp_path / "missing.jsonl", "b1", out) == 0 and out.read_text() == ""
+
+
+def test_call_log_filter_starts_at_the_mark_taken_before_the_battle(tmp_path: Path) -> None:
+    """A slot's shared log holds every earlier battle: the archive reads the battle's records from the log's size
+    before the battle was set (`log_marks`); a mark inside a line skips that fragment, and a log shorter than its
+    mark (replaced) is read from its start."""
+    log, out = tmp_path / "calls.jsonl", tmp_path / "mine.jsonl"
+    earlier = json.dumps({"battle_id": "b0", "tool_name": "old"}) + "\n"
+    log.write_text(earlier * 3)
+    marks = log_marks([log, tmp_path / "not-yet.jsonl", None])
+    assert marks == {str(log): len(earlier) * 3}
+    with open(log, "a") as handle:
+        handle.write(json.dumps({"battle_id": "b1", "tool_name": "a"}) + "\n")
+    assert filter_call_log(log, "b1", out, marks[str(log)]) == 1
+    assert filter_call_log(log, "b0", out, marks[str(log)]) == 0  # an earlier battle's lines are not read again
+    assert filter_call_log(log, "b0", out, len(earlier) + 5) == 1  # mid-line: the fragment is skipped
+    log.write_text(json.dumps({"battle_id": "b1", "tool_name": "z"}) + "\n")  # shorter than the mark: from 0
+    assert filter_call_log(log, "b1", out, marks[str(log)]) == 1 and json.loads(out.read_text())["tool_name"] == "z"
 
 
 def test_archived_logs_are_redacted() -> None:

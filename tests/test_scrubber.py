@@ -54,6 +54,7 @@ def own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scrubber, "_battles", OrderedDict())
     monkeypatch.setattr(scrubber, "_process", scrubber._Scope(scrubber.MIN_PROCESS_CHARS))
     monkeypatch.setattr(scrubber, "_union", [None])
+    monkeypatch.setattr(scrubber, "_settled", [(frozenset(), ((), None))])
 
 
 def battle(*values: str) -> str:
@@ -127,6 +128,41 @@ def test_timestamps_and_keys_in_data() -> None:
     b = battle("4242", "key-secret-1")
     data = scrub_data({"at": "4242-12-03T12:00:00Z", "note": "in 4242", "key-secret-1": 1}, b)
     assert data == {"at": "4242-12-03T12:00:00Z", "note": f"in {REDACTED}", REDACTED: 1}
+
+
+def test_data_is_scrubbed_as_each_of_its_strings_alone_whatever_else_it_holds() -> None:
+    """`scrub_data` looks for the known values once over all its strings before string by string: the output must be
+    exactly each string scrubbed on its own, with a value in one string among clean ones, a short value at a string's
+    edge (where the joined text puts a NUL), a Bearer credential with no known value, and nothing to remove."""
+    b = battle("pw12", "key-secret-1", ODD)
+    register_secrets(["process-secret-abc"])
+    each = lambda v: (v if scrubber._TIMESTAMP.fullmatch(v) else scrub(v, b)) if isinstance(v, str) else (  # noqa: E731
+        {each(k): each(x) for k, x in v.items()} if isinstance(v, dict) else
+        [each(x) for x in v] if isinstance(v, (list, tuple)) else v)
+    cases = [{"a": "clean", "b": ["x", {"c": "pw12"}], "d": 3},  # a short value alone in its string
+             {"pw": "xpw12", "q": "pw12y", "n": None},  # inside a longer word: kept, even at the edges
+             {"t": "Authorization: Bearer abc.def", "u": "no secret here", "at": "2026-12-03T12:00:00Z"},
+             ["one", "two", json.dumps({"pw": ODD}), ("process-secret-abc",)],
+             {"k": "v"}, [], "pw12", 7]
+    for data in cases:
+        assert scrub_data(data, b) == each(data), data
+        assert scrub_data(data) == scrub_data(data, None)
+    assert scrub_data({"a": "pw12"}, b) == {"a": REDACTED} and scrub_data({"a": "x pw12"}, "other") == {"a": "x pw12"}
+
+
+def test_unscoped_text_loses_every_battles_values_across_the_unions_compilations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unscoped text (log lines, child logs) is scrubbed of every value known: those compiled together and the later
+    battles' on top (compiled again only every FRESH_SCOPES battles), long and short, overlapping across battles."""
+    monkeypatch.setattr(scrubber, "FRESH_SCOPES", 3)
+    for i in range(10):  # past three compilations, each battle scrubbed for at once
+        battle(f"long-secret-{i:04d}", f"pw{i:02d}")
+        register_secrets([f"process-token-{i:04d}"])
+        text = f"long-secret-{i:04d} (pw{i:02d}) xpw{i:02d} process-token-{i:04d}"
+        assert scrub(text) == f"{REDACTED} ({REDACTED}) xpw{i:02d} {REDACTED}", text
+    assert scrub("long-secret-0000 pw00 long-secret-0009 pw09") == " ".join([REDACTED] * 4)
+    battle("aaaabbbb"), battle("bbbbcccc")  # two battles' values sharing a part: one marker, no part left
+    assert scrub("<aaaabbbbcccc>") == f"<{REDACTED}>" and scrub_data({"k": "<aaaabbbbcccc>"}) == {"k": f"<{REDACTED}>"}
 
 
 def test_a_battles_values_and_the_battles_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from green_agent.trace.gather import gather
 from green_agent.trace.page import render
 from green_agent.trace.reader import read_trace
 from green_agent.trace.world_changes import start_counts, summarize
+from kernel.call_log_reader import log_marks
 from kernel.redaction import redact_free_text
 from kernel.scrubber import register_secrets
 from kernel.trace_log import MAX_TEXT_CHARS, TraceWriter, bounded
@@ -80,6 +81,16 @@ def test_gather_merges_one_battles_records_in_time_order(tmp_path: Path) -> None
     records = read_trace(run_dir / "trace.jsonl")
     assert (gathered, problem) == (2, None)
     assert [(r.kind, r.seq) for r in records] == [("task_message", None), ("tool_call", 1), ("tool_call", 3)]
+
+
+def test_gather_reads_a_shared_log_from_the_battles_mark(tmp_path: Path) -> None:
+    run_dir, shared = tmp_path / "run", tmp_path / "calls.trace.jsonl"
+    gateway = TraceWriter(shared)
+    gateway.append(record(at=1, battle="b1", seq=1, tool="notes__x", ok=True))  # before the mark: never read
+    marks = log_marks([shared])
+    gateway.append(record(at=2, battle="b1", seq=2, tool="notes__x", ok=True))
+    assert gather(run_dir, "b1", [shared], marks) == (1, None)
+    assert [r.seq for r in read_trace(run_dir / "trace.jsonl")] == [2]
 
 
 def test_world_changes_count_rows_past_the_start(tmp_path: Path) -> None:

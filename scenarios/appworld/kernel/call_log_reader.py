@@ -18,7 +18,8 @@ cannot match one. Their `arguments` may be a JSON string and their `result` is r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
@@ -53,6 +54,30 @@ def _needle(value: str | None) -> bytes | None:
     if value is None or not set(value) <= _PLAIN_ID_CHARS:
         return None
     return b'"' + value.encode("ascii") + b'"'
+
+
+def log_marks(paths: Iterable[Path | None]) -> dict[str, int]:
+    """Each existing log's size now, by path: where the records of a battle set after this moment start.
+
+    The gateway's and the bridge's logs are shared by their battles and only ever appended to, so a battle's
+    records lie past the mark taken before the battle was set: its readers start there instead of reading every
+    earlier battle's lines again (a slot's log grows by every battle it runs)."""
+    marks: dict[str, int] = {}
+    for path in paths:
+        if path is not None:
+            try:
+                marks[str(path)] = os.stat(path).st_size
+            except OSError:
+                continue  # not there yet: read from its start
+    return marks
+
+
+def seek_mark(handle: BinaryIO, mark: int) -> None:
+    """Start reading `handle` at `mark` (a `log_marks` size), or at its start if it is shorter now (replaced).
+
+    A mark that falls inside a line (one being written when it was taken) yields that line's tail first: a
+    fragment of an earlier battle's record, which every reader skips as not one of its battle's records."""
+    handle.seek(mark if 0 < mark <= os.fstat(handle.fileno()).st_size else 0)
 
 
 def bounded_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[bytes | None]:

@@ -20,7 +20,10 @@ printed dict; HTML-escaped; URL-encoded) with `[REDACTED]`, overlapping occurren
 no part of either value is left; then JWTs and Bearer credentials. With a battle id: the process's values and
 that battle's; without one: every value this process knows. `scrub_data` does it on every string of a
 JSON-like value but a whole timestamp: writers of JSON scrub the data before encoding it (a replace inside
-encoded JSON could fall on an escape sequence and spoil the line).
+encoded JSON could fall on an escape sequence and spoil the line). Unscoped text is matched against every scope's
+forms as one set, the short values' patterns compiled together once every `FRESH_SCOPES` battles and each later
+battle's on its own meanwhile (a long-lived process knows up to `KEPT_BATTLES` battles: compiling them all again
+after every registration was its largest cost per battle).
 
 Not removed (say so to whoever reads a run): a secret the agent transformed before it was written (base64,
 hex, reversed, split, spaced, hashed), a value the referee never learned, and one cut by a bound before the
@@ -82,14 +85,19 @@ def _apply(compiled: _Compiled, text: str) -> str:
     """`text` with every occurrence of a compiled form replaced; overlapping occurrences (of one form, or of two
     secrets that share a part) become one `[REDACTED]`, so no part of either is left."""
     anywhere, alone = compiled
+    return _replace(anywhere, (alone,) if alone is not None else (), text)
+
+
+def _replace(anywhere: Iterable[str], alone: Iterable["re.Pattern[str]"], text: str) -> str:
+    """`_apply` over forms found anywhere and several patterns of forms standing alone, spans merged as one."""
     spans: list[tuple[int, int]] = []
     for form in anywhere:
         start = text.find(form)
         while start != -1:
             spans.append((start, start + len(form)))
             start = text.find(form, start + 1)
-    if alone is not None:
-        spans.extend(match.span() for match in alone.finditer(text))
+    for pattern in alone:
+        spans.extend(match.span() for match in pattern.finditer(text))
     if not spans:
         return text
     parts, done = [], 0
@@ -133,8 +141,16 @@ class _Scope:
 _lock = threading.Lock()
 _process = _Scope(MIN_PROCESS_CHARS)
 _battles: OrderedDict[str, _Scope] = OrderedDict()
-_union: list[_Compiled | None] = [None]
-"""Every value known, compiled on the first scrub after a registration."""
+_Union = tuple[tuple[str, ...], tuple["re.Pattern[str]", ...]]
+_union: list[_Union | None] = [None]
+"""Every value known, for unscoped text (forms found anywhere, patterns of forms standing alone); built on the first
+scrub after a registration from `_settled` and the scopes holding values it lacks, each with its own pattern."""
+FRESH_SCOPES = 32
+"""Scopes (battles) with values past `_settled` before it is compiled again: compiling one pattern of every battle's
+short forms after each registration cost ~0.15 s per battle at 100 battles kept and ~1.5 s at 1,000 (in every
+process that scrubs its log lines: the gateway, a long `eval`); now once per this many battles."""
+_settled: list[tuple[frozenset[str], _Compiled]] = [(frozenset(), ((), None))]
+"""Values compiled together, and their compiled forms (a forgotten battle's stay until the next compilation)."""
 
 
 def register_secrets(values: Iterable[str | None]) -> None:
@@ -162,13 +178,22 @@ def battle_secrets(battle_id: str) -> list[str]:
     return sorted(scope.values) if scope is not None else []
 
 
-def _everything() -> _Compiled:
-    compiled = _union[0]
-    if compiled is None:
+def _everything() -> _Union:
+    union = _union[0]
+    if union is None:
         with _lock:
-            values = set(_process.values).union(*(scope.values for scope in _battles.values()))
-            compiled = _union[0] = _compile(values)
-    return compiled
+            scopes = [_process, *_battles.values()]
+            values, compiled = _settled[0]
+            fresh = [scope for scope in scopes if not scope.values <= values]
+            if len(fresh) > FRESH_SCOPES:
+                values = frozenset().union(*(scope.values for scope in scopes))
+                compiled = _compile(values)
+                _settled[0], fresh = (values, compiled), []
+            extra = [_compile(scope.values - values) for scope in fresh]  # only what `_settled` lacks (small)
+            anywhere = compiled[0] + tuple(form for forms_, _ in extra for form in forms_)
+            patterns = tuple(pattern for pattern in (compiled[1], *(alone for _, alone in extra)) if pattern)
+            union = _union[0] = (anywhere, patterns)
+    return union
 
 
 def scrub(text: str, battle_id: str | None = None) -> str:
@@ -177,7 +202,7 @@ def scrub(text: str, battle_id: str | None = None) -> str:
     if not text:
         return text
     if battle_id is None:
-        text = _apply(_everything(), text)
+        text = _replace(*_everything(), text)
     else:
         text = _apply(_process.compiled, text)
         scope = _battles.get(battle_id)
@@ -188,14 +213,55 @@ def scrub(text: str, battle_id: str | None = None) -> str:
 
 def scrub_data(value: Any, battle_id: str | None = None) -> Any:
     """A copy of JSON-like `value` with every string scrubbed (keys included), except a string that is a whole
-    timestamp (a model's time field: a short password among its digits must not make it unreadable)."""
+    timestamp (a model's time field: a short password among its digits must not make it unreadable).
+
+    The known values are looked for once, in all its strings joined by NUL, before string by string: a value
+    in one string is in the joined text too (a NUL is not a letter or digit, so a short value standing alone
+    still stands alone), so where the joined text holds none, each string only needs the credential shapes.
+    The same output either way; the cost no longer grows with strings x values (a long-lived process knows
+    every battle's gateway token)."""
+    texts: list[str] = []
+    _collect_texts(value, texts)
+    if not texts:
+        return _scrubbed_data(value, battle_id, scrub)
+    if _holds_value("\0".join(texts), battle_id):
+        return _scrubbed_data(value, battle_id, scrub)
+    return _scrubbed_data(value, battle_id, lambda text, _: redact_credential_shapes(text) if text else text)
+
+
+def _collect_texts(value: Any, out: list[str]) -> None:
     if isinstance(value, str):
-        return value if _TIMESTAMP.fullmatch(value) else scrub(value, battle_id)
+        if not _TIMESTAMP.fullmatch(value):
+            out.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect_texts(key, out)
+            _collect_texts(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_texts(item, out)
+
+
+def _scrubbed_data(value: Any, battle_id: str | None, clean: Any) -> Any:
+    if isinstance(value, str):
+        return value if _TIMESTAMP.fullmatch(value) else clean(value, battle_id)
     if isinstance(value, dict):
-        return {scrub_data(k, battle_id): scrub_data(v, battle_id) for k, v in value.items()}
+        return {_scrubbed_data(k, battle_id, clean): _scrubbed_data(v, battle_id, clean) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [scrub_data(item, battle_id) for item in value]
+        return [_scrubbed_data(item, battle_id, clean) for item in value]
     return value
+
+
+def _holds_value(text: str, battle_id: str | None) -> bool:
+    """True if `text` holds a form of a value `scrub(text, battle_id)` would replace (the credential shapes apart)."""
+    if battle_id is None:
+        anywhere, alone = _everything()
+        return any(form in text for form in anywhere) or any(pattern.search(text) for pattern in alone)
+    scope = _battles.get(battle_id)
+    for anywhere, pattern in [_process.compiled] + ([scope.compiled] if scope is not None else []):
+        if any(form in text for form in anywhere) or (pattern is not None and pattern.search(text)):
+            return True
+    return False
 
 
 def secrets_in_environment(environ: dict[str, str]) -> list[str]:

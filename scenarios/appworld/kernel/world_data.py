@@ -136,8 +136,8 @@ class WorldData:
         return _parse_api_docs(files)
 
     def paginated_apis(self) -> list[str]:
-        """`app.api` of every API with a `page_index` parameter."""
-        return [doc.dotted for apis in self.api_docs.values() for doc in apis.values() if doc.is_paginated]
+        """`app.api` of every API with a `page_index` parameter (found once per parsed docs, not once per battle)."""
+        return list(_paginated_apis(self.api_docs))
 
     def api_doc(self, dotted: str) -> ApiDoc | None:
         app, _, api = dotted.partition(".")
@@ -146,6 +146,20 @@ class WorldData:
     def all_apis(self, skip_apps: tuple[str, ...] = ("api_docs",)) -> list[str]:
         """Every `app.api` in doc order, apps in name order, `skip_apps` left out."""
         return [doc.dotted for app, apis in self.api_docs.items() if app not in skip_apps for doc in apis.values()]
+
+
+_PAGINATED: dict[int, tuple[dict[str, dict[str, ApiDoc]], tuple[str, ...]]] = {}
+"""`id(docs)` -> (docs, their paginated APIs); the docs are held so their id is never reused while cached."""
+
+
+def _paginated_apis(docs: dict[str, dict[str, ApiDoc]]) -> tuple[str, ...]:
+    cached = _PAGINATED.get(id(docs))
+    if cached is None or cached[0] is not docs:
+        if len(_PAGINATED) >= 4:  # as many as `_parse_api_docs` keeps
+            _PAGINATED.clear()
+        cached = _PAGINATED[id(docs)] = (docs, tuple(doc.dotted for apis in docs.values() for doc in apis.values()
+                                                     if doc.is_paginated))
+    return cached[1]
 
 
 @lru_cache(maxsize=4)

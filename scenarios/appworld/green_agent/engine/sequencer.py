@@ -36,7 +36,7 @@ from green_agent.engine.state import BattleState
 from green_agent.models.result import BattleResult, ErrorRecord
 from green_agent.engine.result_builder import build_result
 from green_agent.models.result_assembly import trajectory_summary, write_result
-from green_agent.steps.archive import archive, outputs_path
+from green_agent.steps.archive import archive, battle_logs, outputs_path
 from green_agent.steps.cleanup import cleanup
 from green_agent.steps.dispatch import dispatch
 from green_agent.steps.judge import judge
@@ -52,6 +52,7 @@ from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from green_agent.trace import hooks as trace_hooks
 from green_agent.trace.battle_trace import BattleTrace
+from kernel.call_log_reader import log_marks
 from kernel.errors import BadInputError
 from kernel.scrubber import register_battle_secrets
 from kernel.world_secrets import task_secrets
@@ -155,6 +156,7 @@ class Battle:
 
     def _scope(self) -> StepOutput:
         task = self.state.setup.task
+        self.state.log_marks = log_marks(self._shared_logs())  # before the gateway is given the battle
         self.state.scope = choose_scope(task.task_id, task.instruction, self.config.choices.predictor, self.deps.settings,
                                         self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
@@ -208,10 +210,12 @@ class Battle:
         state = self.state
         state.archive = archive(self.deps.client, state.ref.task_id, state.setup.experiment_name,
                                 self.deps.appworld_root, self.config.run_dir,
-                                self.deps.call_log_path if self.deps.gateway else None, self.config.battle_id)
+                                self.deps.call_log_path if self.deps.gateway else None, self.config.battle_id,
+                                state.log_marks)
         if state.archive.call_log_problem:
             state.report_problems.append(state.archive.call_log_problem)
-        trace_hooks.gather_battle(self.trace, self.deps.call_log_path if self.deps.gateway else None, state.archive)
+        trace_hooks.gather_battle(self.trace, self.deps.call_log_path if self.deps.gateway else None, state.archive,
+                                  state.log_marks)
         return state.archive.model_dump(mode="json")
 
     def _metrics(self) -> StepOutput:
@@ -260,12 +264,13 @@ class Battle:
     def _report(self) -> StepOutput:
         """Hand the finished record to the reporters, then write result.json (with any reporting problem in it)."""
         started = time.perf_counter()
-        self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
+        if self.deps.reporters:  # the record is built for them; result.json's is built below, with this step's time
+            self.state.report_problems += report(self.build_result(finished=True), self.deps.reporters)
         self.state.timings["report"] = round(time.perf_counter() - started, 4)  # result.json is written inside the step
         self.result = self.build_result(finished=True)
         trace_hooks.blue_reply(self.trace, self.state.handle)  # a reply that came after the wait
         problem = trace_hooks.finish(self.trace, self.result, self.world_start,
-                                     self.deps.call_log_path if self.deps.gateway else None)
+                                     self.deps.call_log_path if self.deps.gateway else None, self.state.log_marks)
         if problem:
             self.result.report_problems.append(problem)
         path = write_result(self.result, self.config.run_dir)
@@ -319,6 +324,11 @@ class Battle:
             self.outputs["cleanup"] = self._execute("cleanup")
         self.result = self.build_result(finished=True)
         write_result(self.result, self.config.run_dir)
+
+    def _shared_logs(self) -> list[Path]:
+        """The logs the gateway (and a bridge) share between battles, which the archive and the trace read."""
+        call_log = self.deps.call_log_path if self.deps.gateway else None
+        return battle_logs(Path(call_log)) + trace_hooks.trace_sources(Path(call_log)) if call_log else []
 
     def _services(self) -> dict[str, str | None]:
         deps = self.deps

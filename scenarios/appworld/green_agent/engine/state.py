@@ -30,6 +30,8 @@ class BattleState:
     mcp_base_url: str | None = None
     isolation: str | None = None
     """The Blue's MCP base URL for this battle (the gateway's token URL), once the gateway knows the battle."""
+    log_marks: dict[str, int] = field(default_factory=dict)
+    """The shared logs' sizes before the gateway was given the battle: its records are read from there on."""
     scope: ScopeRecord | None = None
     message: TaskMessage | None = None
     handle: DispatchHandle | None = None

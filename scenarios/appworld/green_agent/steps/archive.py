@@ -25,12 +25,13 @@ import logging
 import os
 import re
 import shutil
+from functools import lru_cache
 from pathlib import Path
 
 
 from green_agent.appworld_client import AppWorldClient
 from green_agent.models.result import ArchiveRecord
-from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines
+from kernel.call_log_reader import MAX_LINE_BYTES, bounded_lines, seek_mark
 from kernel.execution_record import executions_log_path
 from kernel.redaction import REDACTED, is_sensitive_key, redact, redact_free_text
 from kernel.scrubber import register_secrets, scrub, scrub_data
@@ -45,8 +46,12 @@ def outputs_path(appworld_root: Path, experiment_name: str, task_id: str) -> Pat
 
 
 def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld_root: Path, run_dir: Path,
-            call_log_path: Path | None, battle_id: str) -> ArchiveRecord:
-    """Step 7. Raises (infrastructure) only if the world state cannot be persisted."""
+            call_log_path: Path | None, battle_id: str, marks: dict[str, int] | None = None) -> ArchiveRecord:
+    """Step 7. Raises (infrastructure) only if the world state cannot be persisted.
+
+    `marks`: the shared logs' sizes before the battle was set (`kernel.call_log_reader.log_marks` over
+    `battle_logs`): its records are read from there on."""
+    marks = marks or {}
     run_dir.mkdir(parents=True, exist_ok=True)
     client.persist_state(task_id)
     result = ArchiveRecord(state_persisted=True, logs_saved=False)
@@ -67,9 +72,15 @@ def archive(client: AppWorldClient, task_id: str, experiment_name: str, appworld
     else:
         result.problems.append(f"no AppWorld outputs at {source} (env server serving another root?)")
     if call_log_path is not None:
-        _copy_calls(Path(call_log_path), battle_id, run_dir / CALLS_FILE, result)
-        _copy_executions(executions_log_path(Path(call_log_path)), battle_id, run_dir / EXECUTIONS_FILE, result)
+        calls, executions = battle_logs(Path(call_log_path))
+        _copy_calls(calls, battle_id, run_dir / CALLS_FILE, result, marks.get(str(calls), 0))
+        _copy_executions(executions, battle_id, run_dir / EXECUTIONS_FILE, result, marks.get(str(executions), 0))
     return result
+
+
+def battle_logs(call_log_path: Path) -> list[Path]:
+    """The gateway's shared logs this step copies a battle's records from: its call log, its executions log."""
+    return [Path(call_log_path), executions_log_path(Path(call_log_path))]
 
 
 def state_digest(dbs: Path) -> str | None:
@@ -95,12 +106,12 @@ def call_log_problem(source: Path) -> str | None:
     return None
 
 
-def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecord) -> None:
+def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecord, mark: int = 0) -> None:
     """Step 3: this battle's records to `target`, or a `call_log_problem` when the log cannot be read."""
     problem = call_log_problem(source)
     if problem is None:
         try:
-            result.call_records = filter_call_log(source, battle_id, target)
+            result.call_records = filter_call_log(source, battle_id, target, mark)
             result.call_log = str(target)
             return
         except OSError as exc:
@@ -109,19 +120,20 @@ def _copy_calls(source: Path, battle_id: str, target: Path, result: ArchiveRecor
     result.problems.append(problem)
 
 
-def _copy_executions(source: Path, battle_id: str, target: Path, result: ArchiveRecord) -> None:
+def _copy_executions(source: Path, battle_id: str, target: Path, result: ArchiveRecord, mark: int = 0) -> None:
     """Code mode: this battle's execution records (the gateway writes them beside the call log)."""
     if not source.is_file():
         return
     try:
-        if filter_call_log(source, battle_id, target):
+        if filter_call_log(source, battle_id, target, mark):
             result.executions_log = str(target)
     except OSError as exc:
         result.problems.append(f"the executions log {source} could not be read or copied ({exc.strerror or exc})")
 
 
-def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
-    """Copy the lines of `battle_id` from a JSONL log to `target`; returns the count.
+def filter_call_log(source: Path, battle_id: str, target: Path, mark: int = 0) -> int:
+    """Copy the lines of `battle_id` from a JSONL log to `target`, read from byte `mark` on
+    (`kernel.call_log_reader.seek_mark`); returns the count.
 
     Lines are read as bytes with the trajectory reader's bounded line reader (`kernel.call_log_reader.bounded_lines`): truncated, binary,
     non-object and oversized (> 1 MiB, never held in memory) lines are left out, so one damaged or
@@ -133,6 +145,7 @@ def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
         if not source.is_file():
             return 0
         with open(source, "rb") as lines:
+            seek_mark(lines, mark)
             for line in bounded_lines(lines, MAX_LINE_BYTES):
                 if line is None or needle not in line:
                     continue
@@ -148,16 +161,24 @@ def filter_call_log(source: Path, battle_id: str, target: Path) -> int:
 
 def copy_redacted(source: Path, target: Path, battle_id: str | None = None) -> None:
     """Copy a directory tree, redacting `logs/` text files (scrubbed of `battle_id`'s secrets too) and the SQL change
-    logs (`dbs/`, `checkpoints/`)."""
-    shutil.copytree(source, target, dirs_exist_ok=True)
-    for path in target.rglob("*"):
-        if not path.is_file():
-            continue
-        parts = path.relative_to(target).parts
+    logs (`dbs/`, `checkpoints/`). Each file is written once: a file to redact is read from `source` and written
+    redacted (with the source's permission bits), the others copied as they are."""
+    source = Path(source)
+
+    def copy(src: str, dst: str) -> None:
+        path = Path(src)
+        parts = path.relative_to(source).parts
         if parts[0] == "logs" and path.suffix in {".jsonl", ".md", ".txt", ".json"}:
-            path.write_text(redact_text(path.read_text(errors="replace"), path.suffix == ".jsonl", battle_id))
+            text = redact_text(path.read_text(errors="replace"), path.suffix == ".jsonl", battle_id)
         elif parts[0] in ("dbs", "checkpoints") and path.suffix == ".jsonl":
-            path.write_text("".join(redact_sql_line(line) for line in path.read_text(errors="replace").splitlines(True)))
+            text = "".join(redact_sql_line(line) for line in path.read_text(errors="replace").splitlines(True))
+        else:
+            shutil.copy2(src, dst)
+            return
+        Path(dst).write_text(text)
+        shutil.copymode(src, dst)
+
+    shutil.copytree(source, target, dirs_exist_ok=True, copy_function=copy)
 
 
 _INSERT_COLUMNS = re.compile(r"^\s*INSERT\s+INTO\s+\S+\s*\(([^)]*)\)", re.IGNORECASE)
@@ -172,11 +193,7 @@ def redact_sql_line(line: str) -> str:
         return redact_free_text(line)
     if not isinstance(sql, str) or not isinstance(params, list):
         return line
-    match = _INSERT_COLUMNS.match(sql) or _UPDATE_SETS.search(sql)
-    if match is None:
-        return line
-    columns = [c.split("=")[0].strip().strip('"`') for c in match.group(1).split(",")]
-    secret = {i for i, c in enumerate(columns) if is_sensitive_key(c)}
+    secret = _secret_columns(sql)
     if not secret:
         return line
     rows = params if many else [params]
@@ -184,6 +201,17 @@ def redact_sql_line(line: str) -> str:
     rows = [[REDACTED if i in secret else v for i, v in enumerate(row)] if isinstance(row, list) else row for row in rows]
     end = "\n" if line.endswith("\n") else ""
     return json.dumps([sql, rows if many else rows[0], many]) + end
+
+
+@lru_cache(maxsize=1024)
+def _secret_columns(sql: str) -> frozenset[int]:
+    """The places of the credential-named columns an INSERT or UPDATE sets (AppWorld repeats each statement's text
+    over its change log's lines, so each is parsed once)."""
+    match = _INSERT_COLUMNS.match(sql) or _UPDATE_SETS.search(sql)
+    if match is None:
+        return frozenset()
+    columns = [c.split("=")[0].strip().strip('"`') for c in match.group(1).split(",")]
+    return frozenset(i for i, c in enumerate(columns) if is_sensitive_key(c))
 
 
 def redact_text(text: str, jsonl: bool = False, battle_id: str | None = None) -> str:

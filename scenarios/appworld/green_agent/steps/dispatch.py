@@ -90,12 +90,13 @@ class DispatchResult(BaseModel):
 
 
 class DispatchHandle:
-    """The in-flight message/send: poll `reply()` without blocking."""
+    """The in-flight message/send: poll `reply()` without blocking, or `wait_reply` for it to settle."""
 
     def __init__(self, result: DispatchResult) -> None:
         self.result = result
         self._reply = BlueReply(state="pending")
         self._lock = threading.Lock()
+        self._settled = threading.Event()
         self.thread: threading.Thread | None = None
         self.sent_at = time.monotonic()
 
@@ -103,9 +104,16 @@ class DispatchHandle:
         with self._lock:
             return self._reply.model_copy()
 
+    def wait_reply(self, timeout_s: float) -> BlueReply:
+        """The reply once it is no longer pending, or as it stands after `timeout_s` seconds."""
+        self._settled.wait(max(0.0, timeout_s))
+        return self.reply()
+
     def _set(self, reply: BlueReply) -> None:
         with self._lock:
             self._reply = reply
+            if reply.state != "pending":
+                self._settled.set()
 
 
 def fetch_agent_card(blue_url: str, session: requests.Session | None = None,

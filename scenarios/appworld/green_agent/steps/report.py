@@ -24,7 +24,9 @@ class Reporter(Protocol):
 
 def report(result: BattleResult, reporters: list[Reporter]) -> list[str]:
     """Step 11: call every reporter; return the problems (a failed reporter never loses the local file)."""
-    result = scrubbed(result)
+    if not reporters:
+        return []
+    result = scrubbed(result)  # once for every reporter (result.json is scrubbed where it is written)
     problems = []
     for reporter in reporters:
         try:

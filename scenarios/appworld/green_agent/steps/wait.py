@@ -111,10 +111,7 @@ def wait_for_completion(client: AppWorldClient, task_id: str, battle_id: str, de
 def await_bridge_report(handle: DispatchHandle | None, completion: CompletionResult, grace_s: float) -> CompletionResult:
     """The bridge answers just after the purple's complete_task, which the wait may see first: give its report
     up to `grace_s` to arrive, so the result always says how the conversation ended."""
-    deadline = time.monotonic() + grace_s
-    while handle is not None and handle.reply().state == "pending" and time.monotonic() < deadline:
-        time.sleep(0.05)
-    reply = handle.reply() if handle else None
+    reply = handle.wait_reply(grace_s) if handle else None  # woken by the reply itself, not a 50 ms poll
     return completion.model_copy(update={"bridge_report": reply.bridge_report if reply else None,
                                          "blue_reply": reply.state if reply else completion.blue_reply})
 

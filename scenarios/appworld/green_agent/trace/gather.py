@@ -20,12 +20,16 @@ from kernel.trace_log import CLOSING_KINDS, MAX_TRACE_BYTES, scrubbed
 from kernel.trace_record import TRACE_FILE, TraceRecord
 
 
-def gather(run_dir: Path, battle_id: str, sources: list[Path]) -> tuple[int, str | None]:
-    """Merge `sources`' records of `battle_id` into `<run_dir>/trace.jsonl`; (records gathered, problem)."""
+def gather(run_dir: Path, battle_id: str, sources: list[Path],
+           marks: dict[str, int] | None = None) -> tuple[int, str | None]:
+    """Merge `sources`' records of `battle_id` into `<run_dir>/trace.jsonl`; (records gathered, problem).
+    `marks`: each source's size before the battle was set (its records are read from there on)."""
     target = Path(run_dir) / TRACE_FILE
+    marks = marks or {}
     try:
         own = read_trace(target) if target.is_file() else []
-        theirs = [r for source in sources if Path(source).is_file() for r in battle_lines(source, battle_id)]
+        theirs = [r for source in sources if Path(source).is_file()
+                  for r in battle_lines(source, battle_id, marks.get(str(source), 0))]
         atomic_write_text(target, render_lines(in_order([scrubbed(r) for r in own + theirs])))
         return len(theirs), None
     except Exception as exc:  # noqa: BLE001 - evidence only

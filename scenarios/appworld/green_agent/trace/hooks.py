@@ -44,18 +44,24 @@ def blue_reply(trace: BattleTrace, handle: DispatchHandle | None) -> None:
     trace.agent_reply(reply.text, reply.state, reply.error)
 
 
-def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRecord | None) -> None:
-    """Merge the gateway's (and the bridge's) records of this battle into its trace."""
+def gather_battle(trace: BattleTrace, call_log: Path | None, archive: ArchiveRecord | None,
+                  marks: dict[str, int] | None = None) -> None:
+    """Merge the gateway's (and the bridge's) records of this battle into its trace (`marks`: where they start)."""
     if not tracing_on():
         return
+    _, problem = gather(trace.path.parent, trace.battle_id, trace_sources(call_log), marks)
+    trace.gathered = True
+    if problem and archive is not None:
+        archive.problems.append(problem)
+
+
+def trace_sources(call_log: Path | None) -> list[Path]:
+    """The shared trace logs a battle's records are gathered from: the gateway's, and the bridge's if any."""
     sources = [trace_log_path(Path(call_log))] if call_log is not None else []
     bridge = bridge_trace_path(call_log)
     if bridge is not None:
         sources.append(bridge)
-    _, problem = gather(trace.path.parent, trace.battle_id, sources)
-    trace.gathered = True
-    if problem and archive is not None:
-        archive.problems.append(problem)
+    return sources
 
 
 def bridge_trace_path(call_log: Path | None) -> Path | None:
@@ -67,11 +73,11 @@ def bridge_trace_path(call_log: Path | None) -> Path | None:
 
 
 def finish(trace: BattleTrace, result: BattleResult, start: dict[str, int] | None,
-           call_log: Path | None = None) -> str | None:
+           call_log: Path | None = None, marks: dict[str, int] | None = None) -> str | None:
     """The closing records and the page; the gateway's records are gathered here if the archive step did not run
     (an infrastructure error skipped it, e.g. a gateway killed midway: its records up to the kill are kept)."""
     if not tracing_on():
         return None
     if not trace.gathered:
-        gather_battle(trace, call_log, None)
+        gather_battle(trace, call_log, None, marks)
     return finish_trace(trace, result, start)

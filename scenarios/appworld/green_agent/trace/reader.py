@@ -3,7 +3,8 @@
 `read_trace(path)` returns the valid `TraceRecord`s of a trace file ordered by time (ties keep file order):
 lines are read with a size limit (`kernel.call_log_reader.bounded_lines`), a line that is not a record of a
 known schema is skipped, and at most `MAX_READ_BYTES` are read, so a damaged or hostile file cannot stop a
-reader. `battle_lines(path, battle_id)` reads one battle's records out of a shared log (the gateway's).
+reader. `battle_lines(path, battle_id, mark)` reads one battle's records out of a shared log (the gateway's), from
+the byte `mark` taken before the battle was set (`kernel.call_log_reader.log_marks`).
 """
 
 from __future__ import annotations
@@ -13,19 +14,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kernel.call_log_reader import bounded_lines
+from kernel.call_log_reader import bounded_lines, seek_mark
 from kernel.trace_log import MAX_RECORD_BYTES, MAX_TRACE_BYTES
 from kernel.trace_record import TraceRecord
 
 MAX_READ_BYTES = 2 * MAX_TRACE_BYTES
 
 
-def _records(path: Path, battle_id: str | None, limit: int) -> list[TraceRecord]:
+def _records(path: Path, battle_id: str | None, limit: int, mark: int = 0) -> list[TraceRecord]:
     records: list[TraceRecord] = []
     needle = battle_id.encode("utf-8", "replace") if battle_id else None
     read = 0
     try:
         with open(path, "rb") as handle:
+            seek_mark(handle, mark)
             for line in bounded_lines(handle, MAX_RECORD_BYTES * 2):
                 if line is None or (needle is not None and needle not in line):
                     continue
@@ -57,6 +59,6 @@ def read_trace(path: Path) -> list[TraceRecord]:
     return in_order(_records(Path(path), None, MAX_READ_BYTES))
 
 
-def battle_lines(path: Path, battle_id: str) -> list[TraceRecord]:
-    """One battle's records of a shared trace log (the gateway's), in file order."""
-    return _records(Path(path), battle_id, MAX_READ_BYTES * 4)
+def battle_lines(path: Path, battle_id: str, mark: int = 0) -> list[TraceRecord]:
+    """One battle's records of a shared trace log (the gateway's), in file order, read from byte `mark` on."""
+    return _records(Path(path), battle_id, MAX_READ_BYTES * 4, mark)
