@@ -96,3 +96,24 @@ def test_a_dead_spare_is_discarded_and_shutdown_leaves_no_process(runner: CodeRu
     pids = [runner._session.pid] + [spare.pid for spare in runner._spares]
     runner.shutdown()
     assert not any(alive(pid) for pid in pids)
+
+
+CLOCK_READS = ("import time\nprint(datetime.datetime.now(), datetime.date.today(), DateTime.now(), pendulum.now(), "
+               "time.time(), time.gmtime(), time.strftime('%Y-%m-%d %H:%M'))")
+
+
+def test_a_spare_runs_at_its_battles_time_as_a_repl_started_at_it_does(runner: CodeRunner) -> None:
+    # A spare builds its REPL and freezes its clock before any battle is known; the battle that claims it moves
+    # the clock to the task's datetime. Every clock the code can read says what a REPL frozen there says.
+    runner.start(battle(1))
+    fresh = runner.execute(battle(1), CLOCK_READS, relay)
+    assert fresh is not None and fresh.output.startswith("2023-05-18 12:00:00 2023-05-18 2023-05-18 12:00:00")
+    later = battle(2).model_copy(update={"task_datetime": "2024-02-29T23:59:30"})
+    runner.start(later)
+    moved = runner.execute(later, CLOCK_READS, relay)
+    runner.stop()
+    runner.spares = 0
+    runner.start(later)  # no spare: a fresh REPL given the datetime in its init
+    direct = runner.execute(later, CLOCK_READS, relay)
+    assert moved is not None and direct is not None
+    assert moved.output == direct.output and moved.output.startswith("2024-02-29 23:59:30 2024-02-29")

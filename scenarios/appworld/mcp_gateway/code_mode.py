@@ -91,15 +91,21 @@ class CodeRunner:
         isolation = self.isolation()
         session = self._claim_spare(battle)
         if session is None:
-            session = self._new_session(isolation)
-            session.start(send_init=False)
-            session.begin(battle.task_datetime or "")
+            session = self._new_session(isolation, battle.task_datetime or "")
+            session.start()
         self._session, self._battle_id = session, battle.battle_id
-        while len(self._spares) < self.spares:
-            spare = self._new_session(isolation)
-            spare.start(send_init=False, idle=True)
-            self._spares.append(spare)
+        self.top_up(isolation)
         return isolation.summary()
+
+    def top_up(self, isolation: Isolation | None = None) -> None:
+        """Spawn spares until there are `spares`: fresh sandboxes that import and build their REPL at idle priority
+        and wait for a battle's clock (`CodeSession.begin`). Called at each code battle's start, and at the
+        gateway's start where the run is known to be in code mode (`GatewayConfig.code_spares_at_start`)."""
+        isolation = isolation or self.isolation()
+        while len(self._spares) < self.spares:
+            spare = self._new_session(isolation, None)
+            spare.start(idle=True)
+            self._spares.append(spare)
 
     def _claim_spare(self, battle: BattleState) -> CodeSession | None:
         """The oldest spare that takes `battle` (back at normal priority), or None; dead ones are discarded."""
@@ -112,8 +118,8 @@ class CodeRunner:
                 spare.close()
         return None
 
-    def _new_session(self, isolation: Isolation) -> CodeSession:
-        return CodeSession(python=self.python, isolation=isolation, task_datetime="", apis=self.apis,
+    def _new_session(self, isolation: Isolation, task_datetime: str | None) -> CodeSession:
+        return CodeSession(python=self.python, isolation=isolation, task_datetime=task_datetime, apis=self.apis,
                            relay=_no_relay, limits=self.limits)
 
     def shutdown(self) -> None:
