@@ -128,11 +128,14 @@ def test_a_spare_runs_at_its_battles_time_as_a_repl_started_at_it_does(runner: C
 
 
 def test_spares_spawned_at_the_gateways_start_serve_the_first_battle(runner: CodeRunner) -> None:
-    # A code run's gateway spawns its spares as it starts (`top_up`): its first battle claims one of them, whose REPL
+    # A code run's gateway spawns its spares as it starts (`top_up`): its first battle claims the first, whose REPL
     # was built before any battle was known and has run nothing; the battle's own clock is in force.
     runner.top_up()
     ready = [spare.pid for spare in runner._spares]
     assert len(ready) == 2 and all(spare._awaits_clock for spare in runner._spares)
+    # the first battle's REPL-to-be imports at normal priority (no battle runs yet); the others at idle
+    assert policies(ready[0]) == {os.SCHED_OTHER}
+    assert policies(ready[1]) == {os.SCHED_IDLE if priority.can_restore() else os.SCHED_OTHER}
     runner.start(battle(1))
     assert runner._session.pid == ready[0]
     out = runner.execute(battle(1), "print(datetime.datetime.now(), type(apis).__name__)", relay)

@@ -109,23 +109,29 @@ class CodeRunner:
 
     def top_up(self) -> None:
         """Spawn spares until there are `spares`, and return once they run: the gateway's start, where the run is
-        known to be in code mode (`GatewayConfig.code_spares_at_start`). Raises SandboxUnavailable."""
+        known to be in code mode (`GatewayConfig.code_spares_at_start`). The first imports at normal priority: no
+        battle runs on this gateway yet, and it is the REPL the first battle would otherwise start cold at battle
+        time (at idle priority, on a busy machine, it would make no progress before that battle claims it).
+        Raises SandboxUnavailable."""
         isolation = self.isolation()
-        self._topper.submit(self._top_up, isolation).result()
+        self._topper.submit(self._top_up, isolation, True).result()
 
     def settle(self) -> None:
         """Wait until every top-up asked for so far is done (tests; `shutdown`)."""
         self._topper.submit(lambda: None).result()
 
-    def _top_up(self, isolation: Isolation) -> None:
+    def _top_up(self, isolation: Isolation, first_at_normal: bool = False) -> None:
         """Spawn spares (fresh sandboxes that import and build their REPL at idle priority, then wait for a battle's
-        clock: `CodeSession.begin`) until there are `spares`; on the top-up thread only."""
+        clock: `CodeSession.begin`) until there are `spares`; on the top-up thread only. `first_at_normal`: the
+        first one spawned here imports at normal priority (`top_up`)."""
+        idle = not first_at_normal
         while True:
             with self._spares_lock:
                 if self._shut or len(self._spares) >= self.spares:
                     return
             spare = self._new_session(isolation, None)
-            spare.start(idle=True)
+            spare.start(idle=idle)
+            idle = True
             with self._spares_lock:
                 if not self._shut:
                     self._spares.append(spare)
