@@ -187,10 +187,11 @@ def bench_settings(workdir: str, appworld_root: str | None = None, **overrides: 
     return settings.model_copy(update={"appworld_root": built_world(appworld_root)})
 
 
-def start_slot(settings: Any, workdir: str, launch: str = "fork") -> Any:
+def start_slot(settings: Any, workdir: str, launch: str = "fork", code: bool = False) -> Any:
     """Start one world slot (APIs + env server + MCP gateway) on free ports; returns the started WorldSlot.
 
-    `launch`: "fork" (AppWorld servers forked from the warm fork server, the product's default) or "exec"."""
+    `launch`: "fork" (AppWorld servers forked from the warm fork server, the product's default) or "exec";
+    `code`: a code-mode run's slot (its gateway spawns its spare REPLs as it starts)."""
     from pathlib import Path
 
     from green_agent.runtime.slot import SlotSpec, WorldSlot
@@ -199,7 +200,7 @@ def start_slot(settings: Any, workdir: str, launch: str = "fork") -> Any:
     slot = WorldSlot(SlotSpec(env_port=env_port, apis_port=apis_port, gateway_port=gateway_port),
                      appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
                      log_dir=Path(workdir) / "logs", mcp_log_path=settings.agentbeats_mcp_log_path,
-                     lock_dir=Path(workdir) / "locks", launch=launch)
+                     lock_dir=Path(workdir) / "locks", launch=launch, code_spares_at_start=code)
     return slot.start()
 
 

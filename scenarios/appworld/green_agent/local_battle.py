@@ -94,7 +94,8 @@ def open_slot(request: BattleRequest, settings: Settings, log_dir: Path) -> Iter
         else:
             slot = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
                              log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=lock_dir,
-                             launch=settings.appworld_server_launch)
+                             launch=settings.appworld_server_launch,
+                             code_spares_at_start=resolve_choices(request.choices, settings).interaction == "code")
     with slot:
         yield slot.urls
 

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tool result form (default both: text for SDK agents + structured)")
     parser.add_argument("--unsafe-code-in-process", action="store_true",
                         help="UNSAFE: run code-mode agent code without a sandbox where no sandbox can run")
+    parser.add_argument("--code-spares-at-start", action="store_true",
+                        help="spawn the spare REPLs when the gateway starts (a code-mode run), not at its first code "
+                             "battle, so that battle's REPL has imported while the slot started")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
         appworld_python=settings.appworld_python,
         unsafe_code_in_process=args.unsafe_code_in_process or settings.unsafe_code_in_process,
-        code_sandbox=settings.code_sandbox,
+        code_sandbox=settings.code_sandbox, code_spares_at_start=args.code_spares_at_start,
     )
     serve(config)
     exit_without_teardown(0)

@@ -3,10 +3,12 @@
 A battle set with `interaction: "code"` lists one tool, `execute` (`{"code": str}` -> the REPL's output
 text, AppWorld's `/execute` strings). `CodeRunner` starts the battle's `CodeSession` when the battle is
 set and kills it when the battle is cleared, replaced or its episode ends (a running execution is ended
-then; its output says so). From the first code battle on, `SPARES` spare REPLs are kept spawned (fresh
-sandboxes that have run no code, importing IPython and AppWorld's helpers, about 1.5 CPU-seconds each, at
-idle CPU priority so they never slow a running battle), so later battles do not wait for the imports; no
-process ever serves two battles (see docs/code-mode.md, "Start-up"). Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
+then; its output says so). From the first code battle on (from the gateway's start in a code run:
+`GatewayConfig.code_spares_at_start`), `SPARES` spare REPLs are kept spawned: fresh sandboxes that have run no
+code, importing IPython and AppWorld's helpers (about 1.5 CPU-seconds each) and building their REPL and frozen
+clock at idle CPU priority, so they never slow a running battle; the battle that claims one only gives it its
+clock. Spares are topped up in the background, off the battle's start; no process ever serves two battles
+(see docs/code-mode.md, "Start-up"). Each `apis.<app>.<api>(**kw)` of the code is handed to the gateway's relay,
 which runs it through the same per-battle path as a tool call of that battle (`Gateway.code_call`): the
 sandbox never sees a token. One execution runs at a time per battle; one `ExecutionRecord` per
 execution is appended to the executions log beside the call log (`executions_log_path`).
@@ -18,6 +20,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -74,6 +77,10 @@ class CodeRunner:
         self._session: CodeSession | None = None
         self.spares = spares
         self._spares: deque[CodeSession] = deque()
+        self._spares_lock = threading.Lock()
+        self._topper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spare-top-up")
+        """Spawns spares one after another, off the battle's start (the control call returns without waiting)."""
+        self._shut = False
         self._battle_id: str | None = None
         self._one_at_a_time = threading.Lock()
 
@@ -85,26 +92,66 @@ class CodeRunner:
         """Start `battle`'s REPL (ending any other); returns the isolation's summary.
 
         The REPL is a fresh process that has run nothing: the oldest spare still alive (spawned when an earlier
-        code battle started, importing meanwhile), else a new one. The spares are topped up at once; no process
-        ever serves two battles."""
+        code battle or the gateway started, its REPL built meanwhile), else a new one. The spares are topped up in
+        the background (`settle` waits for it); no process ever serves two battles."""
         self.stop()
         isolation = self.isolation()
         session = self._claim_spare(battle)
         if session is None:
-            session = self._new_session(isolation)
-            session.start(send_init=False)
-            session.begin(battle.task_datetime or "")
+            session = self._new_session(isolation, battle.task_datetime or "")
+            session.start()
         self._session, self._battle_id = session, battle.battle_id
-        while len(self._spares) < self.spares:
-            spare = self._new_session(isolation)
-            spare.start(send_init=False, idle=True)
-            self._spares.append(spare)
+        try:
+            self._topper.submit(self._top_up_logged, isolation)
+        except RuntimeError:  # shut down under us: the gateway is stopping, no spare is wanted
+            pass
         return isolation.summary()
+
+    def top_up(self) -> None:
+        """Spawn spares until there are `spares`, and return once they run: the gateway's start, where the run is
+        known to be in code mode (`GatewayConfig.code_spares_at_start`). The first imports at normal priority: no
+        battle runs on this gateway yet, and it is the REPL the first battle would otherwise start cold at battle
+        time (at idle priority, on a busy machine, it would make no progress before that battle claims it).
+        Raises SandboxUnavailable."""
+        isolation = self.isolation()
+        self._topper.submit(self._top_up, isolation, True).result()
+
+    def settle(self) -> None:
+        """Wait until every top-up asked for so far is done (tests; `shutdown`)."""
+        self._topper.submit(lambda: None).result()
+
+    def _top_up(self, isolation: Isolation, first_at_normal: bool = False) -> None:
+        """Spawn spares (fresh sandboxes that import and build their REPL at idle priority, then wait for a battle's
+        clock: `CodeSession.begin`) until there are `spares`; on the top-up thread only. `first_at_normal`: the
+        first one spawned here imports at normal priority (`top_up`)."""
+        idle = not first_at_normal
+        while True:
+            with self._spares_lock:
+                if self._shut or len(self._spares) >= self.spares:
+                    return
+            spare = self._new_session(isolation, None)
+            spare.start(idle=idle)
+            idle = True
+            with self._spares_lock:
+                if not self._shut:
+                    self._spares.append(spare)
+                    continue
+            spare.close()  # the gateway stopped while it spawned
+            return
+
+    def _top_up_logged(self, isolation: Isolation) -> None:
+        try:
+            self._top_up(isolation)
+        except Exception as exc:  # noqa: BLE001 - no spare now: the next battle spawns its own REPL
+            logger.error("could not spawn a spare REPL: %s", exc)
 
     def _claim_spare(self, battle: BattleState) -> CodeSession | None:
         """The oldest spare that takes `battle` (back at normal priority), or None; dead ones are discarded."""
-        while self._spares:
-            spare = self._spares.popleft()
+        while True:
+            with self._spares_lock:
+                if not self._spares:
+                    return None
+                spare = self._spares.popleft()
             try:
                 spare.begin(battle.task_datetime or "")
                 return spare
@@ -112,15 +159,20 @@ class CodeRunner:
                 spare.close()
         return None
 
-    def _new_session(self, isolation: Isolation) -> CodeSession:
-        return CodeSession(python=self.python, isolation=isolation, task_datetime="", apis=self.apis,
+    def _new_session(self, isolation: Isolation, task_datetime: str | None) -> CodeSession:
+        return CodeSession(python=self.python, isolation=isolation, task_datetime=task_datetime, apis=self.apis,
                            relay=_no_relay, limits=self.limits)
 
     def shutdown(self) -> None:
-        """Kill the running REPL and the spare (the gateway is stopping)."""
+        """Kill the running REPL and the spares (the gateway is stopping), after any spawn under way."""
+        with self._spares_lock:
+            self._shut = True
+        self._topper.shutdown(wait=True)
         self.stop()
-        while self._spares:
-            self._spares.popleft().close()
+        with self._spares_lock:
+            spares, self._spares = list(self._spares), deque()
+        for spare in spares:
+            spare.close()
 
     def stop(self) -> None:
         """Kill the REPL (its whole sandbox), if any. Idempotent."""

@@ -38,6 +38,8 @@ class GatewayConfig(BaseModel):
         "Run a code-mode battle's REPL without a sandbox where no sandbox can run (unsafe; recorded)."))
     code_sandbox: SandboxChoice = Field(default="auto", description=(
         "The REPL's sandbox: auto (bubblewrap, else landlock) | bubblewrap | landlock (forced)."))
+    code_spares_at_start: bool = Field(default=False, description=(
+        "Spawn the spare REPLs at start (a code-mode run), not at the first code battle (a tools run keeps none)."))
 
 
 MIN_TOKEN_LENGTH = 32

@@ -104,8 +104,9 @@ def _token_of(ctx: Any) -> str | None:
     return token if isinstance(token, str) else None
 
 
-def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
-    """The Blue-facing ASGI app: both MCP transports, at the token URL and the launch URL, and `/health`."""
+def build_app(gateway: Gateway, host: str = "127.0.0.1", spares_at_start: bool = False) -> Starlette:
+    """The Blue-facing ASGI app: both MCP transports, at the token URL and the launch URL, and `/health`.
+    `spares_at_start`: spawn the code runner's spare REPLs before serving (a code-mode run)."""
     server = build_mcp_server(gateway)
     security = _security_settings(host)
     manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
@@ -123,6 +124,8 @@ def build_app(gateway: Gateway, host: str = "127.0.0.1") -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        if spares_at_start and gateway.code is not None:
+            await anyio.to_thread.run_sync(_ready_spares, gateway.code)
         async with manager.run():
             yield
         gateway.forwarder.close()
@@ -225,6 +228,15 @@ def _completing_wait_s(gateway: Gateway) -> float:
     return min(COMPLETING_WAIT_S, (timeout + GRACE_S + 5.0) if timeout else COMPLETING_WAIT_S)
 
 
+def _ready_spares(code: CodeRunner) -> None:
+    """Spawn the spares now (they import at idle priority while the slot starts); where code cannot run here
+    the first code battle is refused as before, so this only logs."""
+    try:
+        code.top_up()
+    except SandboxUnavailable as exc:
+        logger.warning("no spare REPLs at start: %s", exc)
+
+
 async def _stop_code(gateway: Gateway) -> None:
     """Kill the running code-mode battle's REPL, if any (off the event loop: it waits for its processes)."""
     if gateway.code is not None:
@@ -247,7 +259,8 @@ def serve(config: GatewayConfig) -> None:
         logger.info("AppWorld MCP gateway: %d tools, APIs server %s, log %s, http://%s:%d/mcp and /sse; control "
                     "on 127.0.0.1:%d", len(gateway.specs), config.remote_apis_url, config.log_path, config.host,
                     config.port, credentials.control_port)
-        blue = uvicorn.Server(uvicorn.Config(build_app(gateway, config.host), host=config.host, port=config.port,
+        blue = uvicorn.Server(uvicorn.Config(build_app(gateway, config.host, config.code_spares_at_start),
+                                             host=config.host, port=config.port,
                                              log_level="warning", timeout_graceful_shutdown=3))
         control = _ControlServer(uvicorn.Config(
             build_control_app(gateway, credentials.control_secret.get_secret_value()), log_level="warning",

@@ -45,7 +45,8 @@ class LocalExecutor:
         return len(self._specs)
 
     def slot_factory(self) -> SlotFactory:
-        return slot_factory(self._specs, self.plan.settings, self.plan.config.blue, self.plan.out / "logs")
+        return slot_factory(self._specs, self.plan.settings, self.plan.config.blue, self.plan.out / "logs",
+                            code=self.plan.config.interaction == "code")
 
     def battle_fn(self) -> BattleFn:
         return battle_fn(self.plan.config)

@@ -126,8 +126,10 @@ def slot_label(spec: SlotSpec) -> str:
     return f"slot{spec.index}" if spec.index is not None else f"port{spec.env_port}"
 
 
-def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: Path):  # noqa: ANN201
-    """worker index -> context manager starting that worker's slot and Blue (see `SlotFactory`)."""
+def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: Path,  # noqa: ANN201
+                 code: bool = False):
+    """worker index -> context manager starting that worker's slot and Blue (see `SlotFactory`); `code`: the run
+    is in code mode, so each slot's gateway readies its spare REPLs while the slot starts."""
 
     @contextmanager
     def start(index: int) -> Iterator[SlotEnv]:
@@ -138,7 +140,7 @@ def slot_factory(specs: list[SlotSpec], settings: Settings, blue: str, log_dir: 
         world = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
                           launch=settings.appworld_server_launch,
                           log_dir=slot_logs, mcp_log_path=slot_settings.agentbeats_mcp_log_path,
-                          lock_dir=SLOT_LOCK_DIR)
+                          lock_dir=SLOT_LOCK_DIR, code_spares_at_start=code)
         with ExitStack() as stack:
             if blue in BLUES_WITHOUT_GATEWAY:  # start the Blue while the world starts (it needs no slot URL)
                 blue_stack = stack.enter_context(ExitStack())

@@ -157,7 +157,8 @@ class WorldSlot:
 
     def __init__(self, spec: SlotSpec | None, *, appworld_root: Path, appworld_python: Path, log_dir: Path,
                  mcp_log_path: Path, lock_dir: Path, with_gateway: bool = True, urls: SlotUrls | None = None,
-                 launch: Literal["fork", "exec"] = "fork") -> None:
+                 launch: Literal["fork", "exec"] = "fork", code_spares_at_start: bool = False) -> None:
+        """`code_spares_at_start`: a code-mode run's slot; its gateway spawns its spare REPLs as it starts."""
         self.spec = spec
         self.owned = spec is not None
         self.urls = urls if urls is not None else spec.urls(with_gateway)  # type: ignore[union-attr]
@@ -175,7 +176,8 @@ class WorldSlot:
                     f"MCP gateway :{spec.gateway_port}",
                     [str(Path(sys.executable).parent / "appworld-green"), "mcp", "--remote-apis-url", self.urls.apis_url,
                      "--host", spec.gateway_host, "--port", str(spec.gateway_port), "--log-path", str(mcp_log_path),
-                     "--appworld-root", str(appworld_root)],
+                     "--appworld-root", str(appworld_root)]
+                    + (["--code-spares-at-start"] if code_spares_at_start else []),
                     log_dir / f"gateway-{spec.gateway_port}.log")
 
     @classmethod

@@ -6,8 +6,11 @@ Before any agent code runs, fds 0, 1 and 2 are pointed at /dev/null, so what the
 captured (as AppWorld captures it) and what it writes to fd 1/2 directly goes nowhere.
 
 Protocol (one JSON object a line; the parent reads every line with a byte limit and trusts none):
-- parent -> child, once: `{"init": {"datetime": ISO, "apis": {app: [api, ...]}, "timeout_s": int | null,
-  "max_interactions": int, "max_output_chars": int}}`; child -> parent: `{"ready": true}`.
+- parent -> child, once: `{"init": {"datetime": ISO | null, "apis": {app: [api, ...]}, "timeout_s": int | null,
+  "max_interactions": int, "max_output_chars": int}}`; child -> parent: `{"ready": true}`. A spare gets
+  `"datetime": null`: it builds its REPL (shell, preamble, `apis`, the frozen clock: AppWorld's time freezer
+  walks every loaded module, ~0.2 s) before any battle is known, then waits for `{"clock": ISO}`, moves the
+  frozen clock there (freezegun's `move_to`: the same frozen time as freezing at ISO) and says it is ready.
 - parent -> child: `{"execute": code}`; child -> parent, any number of `{"call": {"app", "api",
   "arguments"}}`, each answered by `{"reply": {"status_code": int | null, "body": any, "error": str | null,
   "text": str | null}}` (`text`: a 200 whose body is not JSON, decoded here so that decoding fails),
@@ -45,6 +48,7 @@ from appworld.common.utils import TimeoutError as AppWorldTimeout  # noqa: E402
 from appworld.common.utils import CustomErrorMessageMunch, get_stack_trace_from_exception, timeout_call  # noqa: E402
 from appworld.environment import TRUE_AVAILABLE_IMPORTS  # noqa: E402
 from appworld.requester import NumRequestsLimitError  # noqa: E402
+from freezegun.api import freeze_factories  # noqa: E402
 
 PREAMBLE_OVERRIDES = dedent("""
 def print(*args, **kwargs):
@@ -57,6 +61,8 @@ def print(*args, **kwargs):
 def input(*args, **kwargs):
     raise Exception("input(..) is not allowed. All decisions must be made autonomously.")
 """)
+SPARE_DATETIME = "2000-01-01T00:00:00"
+"""Where a spare's clock is frozen until its battle's clock arrives (no code runs before it does)."""
 REQUESTER_MESSAGE = ("requester is not available here: every API call goes through apis.<app>.<api>(**kwargs), "
                      "which the referee relays and logs.")
 
@@ -142,7 +148,12 @@ class Repl:
         self.shell.run_cell(TRUE_AVAILABLE_IMPORTS + "\n\n" + PREAMBLE_OVERRIDES)
         self.shell.user_ns["apis"] = build_apis(init["apis"])
         self.shell.user_ns["requester"] = Unavailable()
-        set_local_date_and_time(init["datetime"])
+        set_local_date_and_time(init["datetime"] or SPARE_DATETIME)  # AppWorld's own freezer, last, as its REPL
+        self.clock = freeze_factories[-1]
+
+    def move_clock(self, task_datetime):
+        """A spare's battle time: the frozen clock moved, not frozen again (no second walk of every module)."""
+        self.clock.move_to(task_datetime)
 
     def execute(self, code):
         is_safe, safety_message = self.guard.is_syntax_safe(code)
@@ -229,8 +240,11 @@ def seal_writes():
 
 
 def main():
-    repl = Repl(receive()["init"])
+    init = receive()["init"]
+    repl = Repl(init)
     seal_writes()
+    if init.get("datetime") is None:  # a spare: ready once a battle claims it and gives it its clock
+        repl.move_clock(str(receive()["clock"]))
     send({"ready": True})
     while True:
         request = receive()

@@ -128,11 +128,12 @@ Relay = Callable[[ApiCall], ApiAnswer]
 class CodeSession:
     """The REPL of one battle (module docstring)."""
 
-    def __init__(self, *, python: Path, isolation: Isolation, task_datetime: datetime | str,
+    def __init__(self, *, python: Path, isolation: Isolation, task_datetime: datetime | str | None,
                  apis: dict[str, list[str]], relay: Relay, limits: SandboxLimits | None = None) -> None:
         self.python, self.isolation, self.relay = python, isolation, relay
         self.limits = limits or SandboxLimits()
-        self.init = {"datetime": str(task_datetime), "apis": apis, "timeout_s": self.limits.timeout_s,
+        self.init = {"datetime": None if task_datetime is None else str(task_datetime), "apis": apis,
+                     "timeout_s": self.limits.timeout_s,
                      "max_interactions": self.limits.max_interactions,
                      "max_output_chars": self.limits.max_output_chars}
         self._process: subprocess.Popen[bytes] | None = None
@@ -141,6 +142,8 @@ class CodeSession:
         self._buffer = b""
         self._ready = False
         self._idle = False
+        self._awaits_clock = False
+        """A spare given its init without a datetime: its REPL is built and waits for `begin`'s clock."""
         self._death: Death | None = None
         self._ran_code = False
         """The agent's code was sent to the running process: a death without evidence is then the agent's."""
@@ -164,9 +167,10 @@ class CodeSession:
         return self._process.pid if self._process else None
 
     def start(self, send_init: bool = True, idle: bool = False) -> None:
-        """Spawn the child (returns once it runs; `execute` waits for it to be ready). `send_init` False: a spare
-        that imports now and gets its battle (`begin`) later; `idle`: it imports at idle CPU priority until then
-        (where the priority can be restored: `priority.py`)."""
+        """Spawn the child (returns once it runs; `execute` waits for it to be ready). A session made without a
+        datetime is a spare: it imports and builds its REPL now and gets its battle's clock (`begin`) later;
+        `send_init` False sends nothing until `begin`; `idle`: it imports at idle CPU priority until then (where
+        the priority can be restored: `priority.py`)."""
         started = time.perf_counter()
         self._closed_by_us = False
         if self.isolation.process_cap == "cgroup_v1":
@@ -196,11 +200,13 @@ class CodeSession:
             self._confinement.spawned()
         self.spawn_s = time.perf_counter() - started
         self._started_at = started
+        self._awaits_clock = False
         if send_init:
             self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
+            self._awaits_clock = self.init["datetime"] is None
 
     def begin(self, task_datetime: datetime | str) -> None:
-        """Give a spare (`start(send_init=False)`) its battle's clock; raises ChildFault if it died meanwhile."""
+        """Give a spare its battle's clock (its init, if `start` sent none); ChildFault if it died meanwhile."""
         if self._process is None or self._process.poll() is not None:
             raise ChildFault("the spare sandbox is not running")
         if self._idle:
@@ -209,8 +215,10 @@ class CodeSession:
             except OSError as exc:
                 raise ChildFault(f"the spare sandbox's priority could not be restored: {exc}") from None
             self._idle = False
-        self.init["datetime"] = str(task_datetime)
-        self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
+        self.init["datetime"] = str(task_datetime)  # a REPL restarted later in the battle gets it in its init
+        message = {"clock": self.init["datetime"]} if self._awaits_clock else {"init": self.init}
+        self._awaits_clock = False
+        self._send(message, time.monotonic() + WRITE_TIMEOUT_S)
 
     def wait_ready(self) -> None:
         """Block until the REPL said it is ready (at most `READY_TIMEOUT_S`); ChildFault if it does not (ours)."""

@@ -161,7 +161,8 @@ class SlotActor:
                             gateway_host=gateway_host)
             stack = ExitStack()
             try:
-                env = stack.enter_context(slot_factory([spec], self.settings, self.job.config.blue, log_dir)(0))
+                env = stack.enter_context(slot_factory([spec], self.settings, self.job.config.blue, log_dir,
+                                                       code=self.job.config.interaction == "code")(0))
                 return stack, env
             except (SlotBusyError, InfrastructureError) as exc:  # a port raced away: draw again
                 stack.close()
