@@ -1,6 +1,7 @@
 """What each pytest-xdist worker of the suite owns, so that two workers never collide (docs/testing.md).
 
-`make test` runs the suite on two workers (`-n 2 --dist loadgroup`), then the tests marked `serial` alone.
+`make test` runs the suite on two workers (`-n 2 --dist loadfile`, whose unit is `unit_of` below), then the
+tests marked `serial` alone.
 A worker (`PYTEST_XDIST_WORKER`: gw0, gw1, ...) owns:
 
 - a port band: every `free_port()` of the worker and of its children (CLIs, servers, Blues, Ray nodes) draws
@@ -11,7 +12,7 @@ A worker (`PYTEST_XDIST_WORKER`: gw0, gw1, ...) owns:
 - scratch folders: pytest's per-worker basetemp (every `tmp_path`, `tmp_path_factory`); the slot locks and
   credentials are keyed by port, so disjoint bands never share one;
 - Ray: every test cluster is its own, in a private network namespace (tests/ray_support.py), its nodes on
-  the worker's band; the Ray tests are one group, so one worker runs them one after the other.
+  the worker's band; the Ray tests are one file, so one worker runs them one after the other.
 
 Outside xdist (the serial phase, one file run by hand) the process is worker 0 of 1 and keeps the kernel's
 ephemeral ports, as before.
