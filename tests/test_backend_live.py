@@ -116,6 +116,26 @@ def _post(backend: str, battle_id: str, event: dict[str, Any]) -> None:
     assert response.status_code == 204, response.text
 
 
+def _until_waiting_for_ready(ws: Any, battle_id: str) -> list[dict[str, Any]]:
+    """The battle's updates up to the processor's "Waiting for agents to be ready" (where it stays, writing nothing).
+
+    Upstream's processor and `POST /battles/{id}` each read the battle, append to its history and write it back,
+    unlocked, on different threads: posts made while the processor still logs its first steps can each write a
+    history that misses the other's entries (a loaded machine showed lengths 1, 2, 1, 2, 3). A real Green posts
+    only once the processor has notified it, after its last step; so do we."""
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 60
+    def waiting() -> bool:
+        return any(e.get("message") == "Waiting for agents to be ready" for e in seen[-1]["interact_history"])
+
+    while not (seen and waiting()):
+        assert time.monotonic() < deadline, [len(b["interact_history"]) for b in seen]
+        update = json.loads(ws.recv(timeout=RECV_TIMEOUT_S))
+        if update["type"] == "battle_update" and update["battle"]["battle_id"] == battle_id:
+            seen.append(update["battle"])
+    return seen
+
+
 def _watch_one_battle(backend: str, ws_url: str, stand_in: str) -> None:
     green = _register(backend, stand_in, "Green", True)
     blue = _register(backend, stand_in, "Blue", False)
@@ -129,12 +149,12 @@ def _watch_one_battle(backend: str, ws_url: str, stand_in: str) -> None:
         listed = json.loads(ws.recv(timeout=RECV_TIMEOUT_S))  # the list with the new battle in it
         assert listed["type"] == "battles_update", listed
         assert battle_id in [b["battle_id"] for b in listed["battles"]]
+        seen = _until_waiting_for_ready(ws, battle_id)
         sent = [f"Step {k}: entry {k}" for k in range(1, 6)]
         for message in sent:
             _post(backend, battle_id, {"is_result": False, "message": message, "reported_by": "green_agent"})
         _post(backend, battle_id, {"is_result": True, "message": "Blue wins: done", "winner": "blue_agent",
                                    "reported_by": "green_agent", "detail": {"winner": "blue_agent"}})
-        seen: list[dict[str, Any]] = []
         deadline = time.monotonic() + 60
         while not (seen and seen[-1]["state"] == "finished"):
             assert time.monotonic() < deadline, [b.get("state") for b in seen]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from datetime import datetime, timezone
@@ -159,6 +160,28 @@ def test_bubblewraps_own_failure_is_ours(unprivileged_work: Path,  # noqa: F811
         outcome = session.execute("print(1)")
         assert outcome.fault and "did not become ready" in outcome.fault, outcome
         assert outcome.killed is None and "referee's side" in outcome.output
+
+
+def test_a_sandbox_gone_before_its_init_is_written_is_ours_at_its_first_execution(
+        unprivileged_work: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The race a loaded machine runs: bubblewrap fails its set-up and exits before the gateway writes the REPL's
+    init. Starting the session must not raise (the battle's set-up would fail on a broken pipe); its first
+    execution says, as ours, that the sandbox did not become ready and why (it used to raise ChildFault out of
+    `start`)."""
+    bubblewrap = sandbox_of("bubblewrap", unprivileged_work)
+    monkeypatch.setattr(session_module, "python_prefixes", lambda python: [Path("/nonexistent-prefix-of-the-test")])
+    popen = subprocess.Popen
+
+    def exited_before_returning(*args: object, **kwargs: object) -> subprocess.Popen:
+        process = popen(*args, **kwargs)  # type: ignore[call-overload]
+        process.wait(timeout=30)  # the child is gone before `start` writes its init
+        return process
+
+    monkeypatch.setattr(subprocess, "Popen", exited_before_returning)
+    with bubblewrap.session(no_calls, timeout_s=5) as session:
+        outcome = session.execute("print(1)")
+    assert outcome.fault and "did not become ready" in outcome.fault and "status 1" in outcome.fault, outcome
+    assert outcome.killed is None and not outcome.counted and "referee's side" in outcome.output
 
 
 def test_the_evidence_names_the_limit() -> None:

@@ -334,8 +334,11 @@ def test_a_selective_dodger_is_charged_over_the_whole_task_set(appworld_root: Pa
                 "ground_truth", "--workers", "1", "--out", str(out), "--slot-ports", ports_arg, "--deadline", "60"]
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    agg = EvalResults.model_validate_json((out / "results.json").read_text()).aggregates
-    assert (agg.passed, agg.judged, agg.infra_errors, agg.outcome_counts["blue_error"]) == (1, 3, 0, 2)
+    results = EvalResults.model_validate_json((out / "results.json").read_text())
+    agg = results.aggregates
+    rows = [(r.task_id, r.outcome, r.reason(), r.duration_s, r.attempts,
+             json.loads((out / r.result_path).read_text()).get("completion")) for r in results.rows]
+    assert (agg.passed, agg.judged, agg.infra_errors, agg.outcome_counts["blue_error"]) == (1, 3, 0, 2), rows
     assert agg.tgc == pytest.approx(33.33, abs=0.01) and not agg.incomplete
     board = json.loads((out / "agentbeats_results.json").read_text())["results"][0]
     assert board["tgc"] == pytest.approx(33.33, abs=0.01)

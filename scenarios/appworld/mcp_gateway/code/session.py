@@ -148,6 +148,7 @@ class CodeSession:
         self._ran_code = False
         """The agent's code was sent to the running process: a death without evidence is then the agent's."""
         self._closed_by_us, self._ran_code = False, False
+        self._start_fault: ChildFault | None = None
         self.executions = 0
         self.interactions = 0
         """Executions that count toward `max_interactions`, counted here (`limits.py`)."""
@@ -172,7 +173,7 @@ class CodeSession:
         `send_init` False sends nothing until `begin`; `idle`: it imports at idle CPU priority until then (where
         the priority can be restored: `priority.py`)."""
         started = time.perf_counter()
-        self._closed_by_us = False
+        self._closed_by_us, self._start_fault = False, None
         if self.isolation.process_cap == "cgroup_v1":
             self._cgroup = Cgroup(f"appworld-code-{os.getpid()}-{secrets.token_hex(6)}", self.limits)
         command = in_process_command(self.python)
@@ -202,8 +203,11 @@ class CodeSession:
         self._started_at = started
         self._awaits_clock = False
         if send_init:
-            self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
             self._awaits_clock = self.init["datetime"] is None
+            try:
+                self._send({"init": self.init}, time.monotonic() + WRITE_TIMEOUT_S)
+            except ChildFault as fault:  # gone already (a sandbox that could not be set up): `wait_ready` says so
+                self._start_fault = fault
 
     def begin(self, task_datetime: datetime | str) -> None:
         """Give a spare its battle's clock (its init, if `start` sent none); ChildFault if it died meanwhile."""
@@ -224,6 +228,8 @@ class CodeSession:
         """Block until the REPL said it is ready (at most `READY_TIMEOUT_S`); ChildFault if it does not (ours)."""
         if self._ready:
             return
+        if self._start_fault is not None:
+            raise self._start_fault
         message = self._receive(time.monotonic() + READY_TIMEOUT_S, starting=True)
         if message.get("ready") is not True:
             raise ChildFault("the sandbox did not start")
