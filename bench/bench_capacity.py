@@ -1,7 +1,7 @@
 """Capacity: how many battles one machine holds in flight, and the memory per slot that bounds it.
 
 Run: `.venv/bin/python bench/bench_capacity.py [--slots 4,8,16] [--modes tools,code] [--think-s 5]
-[--battles-per-slot 2] [--task-id ID] [--interval-s 2] [--quick] [--root DIR]`.
+[--battles-per-slot 2] [--task-id ID] [--interval-s 2] [--code-spares 2,0] [--quick] [--root DIR]`.
 
 Each measurement is a fresh `appworld-green eval --task-ids T --trials K --blue reference --predictor
 ground_truth --workers N` subprocess on free ports, K = N x `--battles-per-slot`: the same task every
@@ -12,6 +12,9 @@ a sampler (`capacity_probe.py`) reads the PSS (/proc/PID/smaps_rollup) of every 
 `--interval-s`, by slot and role: AppWorld's APIs and environment servers, the gateway, the REPLs under it
 (code mode); the fork server, which every slot's AppWorld servers are forked from, is the machine's; the
 Blue and the eval process are apart. The 1-slot run comes first in each mode; every N follows.
+
+Code mode is measured once per `--code-spares` count K (the setting `CODE_SPARES`: spare REPLs each gateway keeps
+importing, ~95 MiB each); M is `code` for the default (2) and `code_spares{K}` for another K.
 
 Figures per mode M and slot count N (one JSON line each, see bench/common.py):
 - `capacity_pss_per_slot_{M}_{N}`: memory each slot beyond the first adds, (peak total at N - peak total at
@@ -49,6 +52,7 @@ from pathlib import Path
 
 from capacity_probe import Sample, Sampler, SlotPorts
 from common import built_world, emit, figure, free_ports, print_machine
+from kernel.settings import DEFAULT_CODE_SPARES
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = REPO / ".venv" / "bin" / "appworld-green"
@@ -61,14 +65,14 @@ MARGIN_KIB = 2 * 2**20
 
 
 def run_eval(root: Path, mode: str, task_id: str, workers: int, battles: int, think_s: float, tmp: Path,
-             interval_s: float) -> dict:
+             interval_s: float, spares: int | None = None) -> dict:
     """One eval; returns its per-battle rows (from result.json and events.jsonl) and the sampler's samples.
 
     Its ports are free when picked, but on a shared machine another process may take one before the eval
     binds it: an eval that failed for a port in use is run once more on fresh ports."""
     for attempt in range(2):
-        out = tmp / f"{mode}-w{workers}-{attempt}"
-        code, stdout, samples = _eval(root, mode, task_id, workers, battles, think_s, tmp, interval_s, out)
+        out = tmp / f"{label(mode, spares)}-w{workers}-{attempt}"
+        code, stdout, samples = _eval(root, mode, task_id, workers, battles, think_s, tmp, interval_s, out, spares)
         tail = out.with_suffix(".stderr").read_text(errors="replace")[-2000:]
         if code == 0 or attempt == 1 or "already in use" not in tail:
             break
@@ -84,12 +88,12 @@ def run_eval(root: Path, mode: str, task_id: str, workers: int, battles: int, th
 
 
 def _eval(root: Path, mode: str, task_id: str, workers: int, battles: int, think_s: float, tmp: Path,
-          interval_s: float, out: Path) -> tuple[int, bytes, list[Sample]]:
+          interval_s: float, out: Path, spares: int | None) -> tuple[int, bytes, list[Sample]]:
     """Run the eval subprocess into `out` (its stderr beside it) while sampling; (exit code, stdout, samples)."""
     ports = free_ports(3 * workers)
     slots = [SlotPorts(*ports[i:i + 3]) for i in range(0, len(ports), 3)]
     env = {**os.environ, "APPWORLD_ROOT": str(root), "RUNS_DIR": str(tmp / "runs"), "OPENAI_API_KEY": "",
-           "REFERENCE_BLUE_THINK_S": str(think_s)}
+           "REFERENCE_BLUE_THINK_S": str(think_s), **({} if spares is None else {"CODE_SPARES": str(spares)})}
     argv = [str(CLI), "eval", "--task-ids", task_id, "--trials", str(battles), "--blue", "reference",
             "--predictor", "ground_truth", "--workers", str(workers), "--interaction", mode, "--out", str(out),
             "--slot-ports", ",".join(f"{s.env}:{s.apis}:{s.gateway}" for s in slots), "--json"]
@@ -161,47 +165,55 @@ def by_role_mib(sample: Sample, workers: int) -> dict:
             "repl_processes": repls}
 
 
-def measure_mode(args: argparse.Namespace, root: Path, mode: str, tmp: Path) -> None:
-    base = run_eval(root, mode, args.task_id, 1, args.battles_per_slot, args.think_s, tmp, args.interval_s)
+def label(mode: str, spares: int | None) -> str:
+    """A measurement's name in its figures: the mode, and in code mode a spare count other than the default."""
+    return mode if spares is None or spares == DEFAULT_CODE_SPARES else f"{mode}_spares{spares}"
+
+
+def measure_mode(args: argparse.Namespace, root: Path, mode: str, tmp: Path, spares: int | None = None) -> None:
+    name = label(mode, spares)
+    base = run_eval(root, mode, args.task_id, 1, args.battles_per_slot, args.think_s, tmp, args.interval_s, spares)
     base_peak = peak(base["samples"], 1)
-    _log(mode, 1, base, base_peak)
+    _log(name, 1, base, base_peak)
     holds: list[int] = [1]
     base_referee = warm_median(base, "referee_s")
     for workers in args.slots:
         need = base_peak.slot_total_kib() * workers + MARGIN_KIB
         available = _available_kib()
         if need > available:
-            print(json.dumps({"skipped": f"{mode} {workers} slots", "need_mib": need // 1024,
+            print(json.dumps({"skipped": f"{name} {workers} slots", "need_mib": need // 1024,
                               "available_mib": available // 1024}), file=sys.stderr, flush=True)
             continue
         run = run_eval(root, mode, args.task_id, workers, workers * args.battles_per_slot, args.think_s, tmp,
-                       args.interval_s)
+                       args.interval_s, spares)
         top = peak(run["samples"], workers)
-        _log(mode, workers, run, top)
-        emit_pair(mode, workers, base, base_peak, run, top, args)
+        _log(name, workers, run, top)
+        emit_pair(mode, workers, base, base_peak, run, top, args, spares)
         if warm_median(run, "referee_s") <= OVERHEAD_HOLD * base_referee:
             holds.append(workers)
     referee = {"1": round(base_referee, 3)}
-    emit(figure(f"capacity_max_slots_holding_overhead_{mode}", "slots", max(holds), 1, holds, [1],
+    emit(figure(f"capacity_max_slots_holding_overhead_{name}", "slots", max(holds), 1, holds, [1],
                 f"largest measured slot count whose median referee time per battle (battle minus the agent's turn) "
-                f"is within {OVERHEAD_HOLD}x the 1-slot median, {mode} mode",
+                f"is within {OVERHEAD_HOLD}x the 1-slot median, {name}",
                 ratio="value/baseline", target=f"referee time at N <= {OVERHEAD_HOLD}x 1 slot",
                 meets_target=max(holds) >= max(args.slots),
                 extra={"slots_measured": args.slots, "slots_holding": holds, "referee_s_median_1_slot": referee,
-                       "loadavg": _load()}))
+                       "code_spares": spares, "loadavg": _load()}))
 
 
 def emit_pair(mode: str, workers: int, base: dict, base_peak: Sample, run: dict, top: Sample,
-              args: argparse.Namespace) -> None:
+              args: argparse.Namespace, spares: int | None = None) -> None:
+    name = label(mode, spares)
     first_mib, total_mib = base_peak.slot_total_kib() / 1024, top.slot_total_kib() / 1024
     marginal = (total_mib - first_mib) / (workers - 1)
     context = {"task_id": args.task_id, "think_s": args.think_s, "battles": len(run["rows"]),
                "loadavg": _load(), "total_mib_at_n": round(total_mib, 1), "first_slot_mib": round(first_mib, 1),
                "by_role_at_n": by_role_mib(top, workers), "by_role_at_1": by_role_mib(base_peak, 1),
-               "samples": len(run["samples"])}
-    emit(figure(f"capacity_pss_per_slot_{mode}_{workers}", "MiB", marginal, first_mib, [marginal], [first_mib],
+               "samples": len(run["samples"]), "code_spares": spares}
+    emit(figure(f"capacity_pss_per_slot_{name}_{workers}", "MiB", marginal, first_mib, [marginal], [first_mib],
                 f"PSS each {mode} slot beyond the first adds with {workers} in flight (AppWorld's two servers, "
-                "gateway, REPLs); baseline = the first slot with the fork server",
+                "gateway, REPLs" + ("" if spares is None else f", {spares} spare REPLs a gateway") +
+                "); baseline = the first slot with the fork server",
                 ratio="value/baseline", target=f"<= {TARGET_MIB[mode]:.0f} MiB per slot beyond the first",
                 meets_target=marginal <= TARGET_MIB[mode], extra=context))
     rate = len(run["rows"]) / run["phase_s"] * 60
@@ -210,9 +222,10 @@ def emit_pair(mode: str, workers: int, base: dict, base_peak: Sample, run: dict,
     want = workers * SCALING_TARGET
     extra = {"steady_ratio": round(workers * warm_median(base, "duration_s") / warm_median(run, "duration_s"), 3),
              "battle_s": {"median": round(statistics.median(durations), 3), "max": round(max(durations), 3)},
-             "referee_s_median": round(warm_median(run, "referee_s"), 3), "loadavg": _load(), "think_s": args.think_s}
-    emit(figure(f"capacity_tasks_per_minute_{mode}_{workers}", "tasks/min", rate, base_rate, [rate], [base_rate],
-                f"battles per minute with {workers} {mode} slots vs 1 (first start to last finish)",
+             "referee_s_median": round(warm_median(run, "referee_s"), 3), "loadavg": _load(), "think_s": args.think_s,
+             "code_spares": spares}
+    emit(figure(f"capacity_tasks_per_minute_{name}_{workers}", "tasks/min", rate, base_rate, [rate], [base_rate],
+                f"battles per minute with {workers} {name} slots vs 1 (first start to last finish)",
                 ratio="value/baseline", target=f">= {want:g}x 1 slot", meets_target=rate / base_rate >= want,
                 extra=extra))
 
@@ -243,6 +256,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--interval-s", type=float, default=2.0, help="seconds between memory samples")
     parser.add_argument("--quick", action="store_true", help="2 slots, 1 battle per slot, 2 s think")
     parser.add_argument("--root", help="AppWorld root (default: the built world, APPWORLD_ROOT)")
+    parser.add_argument("--code-spares", help=f"code mode: spare REPL counts a gateway keeps (CODE_SPARES), each "
+                                              f"measured (default {DEFAULT_CODE_SPARES},0; --quick "
+                                              f"{DEFAULT_CODE_SPARES})")
     args = parser.parse_args(argv)
     try:
         args.slots = sorted({int(n) for n in args.slots.split(",") if n.strip()})
@@ -253,6 +269,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--slots needs counts >= 2; --modes takes tools and/or code")
     if args.quick:
         args.slots, args.battles_per_slot, args.think_s = [2], 1, min(args.think_s, 2.0)
+    default_spares = f"{DEFAULT_CODE_SPARES}" if args.quick else f"{DEFAULT_CODE_SPARES},0"
+    try:
+        args.code_spares = [int(n) for n in (args.code_spares or default_spares).split(",") if n.strip()]
+    except ValueError:
+        parser.error(f"--code-spares takes comma-separated whole numbers, got {args.code_spares!r}")
+    if not args.code_spares or not all(0 <= n <= 8 for n in args.code_spares):
+        parser.error("--code-spares takes counts from 0 to 8")
     return args
 
 
@@ -264,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         args.task_id = (root / "data" / "datasets" / "dev.txt").read_text().split()[0]
     with tempfile.TemporaryDirectory(prefix="bench-capacity-") as tmp:
         for mode in args.modes:
-            measure_mode(args, root, mode, Path(tmp))
+            for spares in (args.code_spares if mode == "code" else [None]):
+                measure_mode(args, root, mode, Path(tmp), spares)
     return 0
 
 

@@ -97,11 +97,18 @@ def test_peak_takes_the_largest_sample_with_every_slot_up() -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    for argv in (["--slots", "1"], ["--slots", "x"], ["--modes", "mcp"]):
+    for argv in (["--slots", "1"], ["--slots", "x"], ["--modes", "mcp"], ["--code-spares", "9"],
+                 ["--code-spares", "x"], ["--code-spares", ","]):
         with pytest.raises(SystemExit) as raised:
             bench_capacity.parse_args(argv)
         assert raised.value.code == 2
     assert bench_capacity.parse_args(["--quick"]).slots == [2]
+    # code mode is measured with the default spares and with none (CODE_SPARES=0); --quick only the default
+    assert bench_capacity.parse_args([]).code_spares == [2, 0]
+    assert bench_capacity.parse_args(["--quick"]).code_spares == [2]
+    assert bench_capacity.parse_args(["--code-spares", "1"]).code_spares == [1]
+    names = [bench_capacity.label(mode, spares) for mode, spares in (("tools", None), ("code", 2), ("code", 0))]
+    assert names == ["tools", "code", "code_spares0"]  # the default's figure names unchanged
 
 
 @pytest.mark.e2e

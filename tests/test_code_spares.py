@@ -172,3 +172,39 @@ def test_a_code_runs_gateway_readies_its_spares_before_it_serves(tmp_path: Path)
                 assert len(code._spares) == expected  # a tools run keeps none
         finally:
             code.shutdown()
+
+
+def test_the_code_spares_setting_sizes_each_gateways_pool_and_zero_still_runs_battles(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CODE_SPARES travels: the environment -> Settings -> the gateway's command line -> GatewayConfig -> its
+    # CodeRunner. With 0, a code run's gateway spawns none at its start, and each battle starts its own REPL.
+    import argparse
+
+    from pydantic import ValidationError
+
+    from kernel.settings import Settings
+    from mcp_gateway.cli import add_arguments, gateway_config
+    from mcp_gateway.server import build_gateway
+
+    (tmp_path / "data" / "api_docs" / "standard").mkdir(parents=True)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--code-spares-at-start", "--appworld-root", str(tmp_path), "--log-path",
+                              str(tmp_path / "calls.jsonl")])
+    assert gateway_config(args, Settings()).code_spares == 2  # the default
+    monkeypatch.setenv("CODE_SPARES", "0")
+    config = gateway_config(args, Settings())
+    assert config.code_spares == 0 and config.code_spares_at_start
+    runner = build_gateway(config).code
+    assert runner is not None and runner.spares == 0
+    try:
+        runner.top_up()
+        assert not runner._spares
+        runner.start(battle(1))
+        out = runner.execute(battle(1), "print(datetime.datetime.now())", relay)
+        assert out is not None and out.output == "2023-05-18 12:00:00\n" and not runner._spares
+    finally:
+        runner.shutdown()
+    monkeypatch.setenv("CODE_SPARES", "-1")
+    with pytest.raises(ValidationError, match="code_spares"):
+        Settings()

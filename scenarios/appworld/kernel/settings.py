@@ -53,6 +53,7 @@ SandboxChoice = Literal["auto", "bubblewrap", "landlock"]
 """Which sandbox code mode runs agent code in: auto (bubblewrap where it can make its namespaces, else the
 landlock fallback) | bubblewrap | landlock (forced: for tests and diagnosis; refused if it cannot run here)."""
 DEFAULT_CONFIDENCE_LEVEL = 0.95
+DEFAULT_CODE_SPARES = 2
 
 
 class Settings(BaseSettings):
@@ -82,6 +83,11 @@ class Settings(BaseSettings):
     code_sandbox: SandboxChoice = Field(default="auto", description=(
         "Code mode's sandbox: auto (bubblewrap, else the landlock fallback: an unprivileged uid + Landlock + "
         "seccomp + rlimits, for containers without namespaces) | bubblewrap | landlock (forced)."))
+    code_spares: int = Field(default=DEFAULT_CODE_SPARES, ge=0, le=8, description=(
+        "Code mode: spare REPLs each gateway keeps importing for its next battles (~95 MiB each). 2: a battle's "
+        "first execution finds its REPL ready even when battles follow each other within a second; 0: a battle's "
+        "REPL starts importing as the battle starts (~1.5 CPU-s), ready before an agent that thinks for seconds "
+        "first calls `execute`; the memory a code slot needs falls by a spare's share (docs/eval.md)."))
     scope_model: str = Field(default=DEFAULT_SCOPE_MODEL, description="Model of the LLM scope predictor.")
     max_predicted_apis: int = Field(default=DEFAULT_MAX_PREDICTED_APIS, ge=1, le=457, description="Scope size cap.")
     completion_deadline_s: float = Field(default=DEFAULT_COMPLETION_DEADLINE_S, gt=0, description="How long Blue may work.")

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel.entry import configure_logging, run_entry_point
 from kernel.settings import DEFAULT_GATEWAY_PORT, REPO_ROOT, Settings
+
+if TYPE_CHECKING:
+    from mcp_gateway.models import GatewayConfig
 
 DESCRIPTION = ("Serve one MCP tool per AppWorld API, forwarded to an AppWorld APIs server; "
                "every call is appended to the JSONL call log.")
@@ -39,22 +43,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Serve until stopped, then leave the process at once (`exit_without_teardown`)."""
     from kernel.process_exit import exit_without_teardown
-    from mcp_gateway.models import GatewayConfig
     from mcp_gateway.server import serve
 
+    serve(gateway_config(args, settings))
+    exit_without_teardown(0)
+    return 0  # not reached
+
+
+def gateway_config(args: argparse.Namespace, settings: Settings) -> GatewayConfig:
+    """The gateway's configuration: the command line over the settings."""
+    from mcp_gateway.models import GatewayConfig
+
     apps = [a.strip() for a in (args.app_names or "").split(",") if a.strip()] or None
-    config = GatewayConfig(
+    return GatewayConfig(
         remote_apis_url=args.remote_apis_url or settings.appworld_apis_url,
         appworld_root=args.appworld_root or settings.appworld_root,
         log_path=args.log_path or settings.agentbeats_mcp_log_path,
         app_names=apps, host=args.host, port=args.port, output_type=args.output_type,
         appworld_python=settings.appworld_python,
         unsafe_code_in_process=args.unsafe_code_in_process or settings.unsafe_code_in_process,
-        code_sandbox=settings.code_sandbox, code_spares_at_start=args.code_spares_at_start,
+        code_sandbox=settings.code_sandbox, code_spares=settings.code_spares,
+        code_spares_at_start=args.code_spares_at_start,
     )
-    serve(config)
-    exit_without_teardown(0)
-    return 0  # not reached
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ import mcp_types as types
 
 from kernel.call_log import append_line
 from kernel.execution_record import ExecutionRecord, executions_log_path
-from kernel.settings import SandboxChoice
+from kernel.settings import DEFAULT_CODE_SPARES, SandboxChoice
 from mcp_gateway.code.sandbox import Isolation, SandboxLimits, default_python, require_isolation
 from mcp_gateway.code.session import ChildFault, CodeSession, ExecutionOutcome, Relay
 from mcp_gateway.models import BattleState
@@ -48,9 +48,9 @@ EXECUTE_DEFINITION = types.Tool(
     input_schema={"type": "object", "properties": {"code": {"type": "string", "description": "Python code to run."}},
                   "required": ["code"]},
 )
-SPARES = 2
-"""Spare REPLs kept importing per gateway: two give back-to-back battles a ready one (one is still
-importing when a quick battle ends)."""
+SPARES = DEFAULT_CODE_SPARES
+"""Spare REPLs kept importing per gateway by default (the setting `code_spares`): two give back-to-back battles a
+ready one (one is still importing when a quick battle ends)."""
 NOT_CODE_TOOL = "This battle is in code mode: its only tool is `execute` ({\"code\": \"...\"})."
 
 

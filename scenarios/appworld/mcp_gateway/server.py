@@ -79,7 +79,7 @@ def build_gateway(config: GatewayConfig, credentials: SlotCredentials | None = N
                              read_timeout_s=config.read_timeout_s,
                              guard_headers=credentials.guard_headers() if credentials else None)
     code = CodeRunner(specs, config.log_path, config.appworld_python, config.unsafe_code_in_process,
-                      sandbox=config.code_sandbox)
+                      sandbox=config.code_sandbox, spares=config.code_spares)
     return Gateway(specs, forwarder, CallLogWriter(config.log_path), output_type=config.output_type, code=code)
 
 
