@@ -52,7 +52,7 @@ from pathlib import Path
 
 from capacity_probe import Sample, Sampler, SlotPorts
 from common import built_world, emit, figure, free_ports, print_machine
-from kernel.settings import DEFAULT_CODE_SPARES
+from kernel.settings import DEFAULT_CODE_SPARES, MAX_CODE_SPARES
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = REPO / ".venv" / "bin" / "appworld-green"
@@ -274,8 +274,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.code_spares = [int(n) for n in (args.code_spares or default_spares).split(",") if n.strip()]
     except ValueError:
         parser.error(f"--code-spares takes comma-separated whole numbers, got {args.code_spares!r}")
-    if not args.code_spares or not all(0 <= n <= 8 for n in args.code_spares):
-        parser.error("--code-spares takes counts from 0 to 8")
+    if not args.code_spares or not all(0 <= n <= MAX_CODE_SPARES for n in args.code_spares):
+        parser.error(f"--code-spares takes counts from 0 to {MAX_CODE_SPARES}")
     return args
 
 

@@ -125,6 +125,7 @@ def _until_waiting_for_ready(ws: Any, battle_id: str) -> list[dict[str, Any]]:
     only once the processor has notified it, after its last step; so do we."""
     seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + 60
+
     def waiting() -> bool:
         return any(e.get("message") == "Waiting for agents to be ready" for e in seen[-1]["interact_history"])
 

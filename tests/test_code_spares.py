@@ -191,6 +191,7 @@ def test_the_code_spares_setting_sizes_each_gateways_pool_and_zero_still_runs_ba
     add_arguments(parser)
     args = parser.parse_args(["--code-spares-at-start", "--appworld-root", str(tmp_path), "--log-path",
                               str(tmp_path / "calls.jsonl")])
+    monkeypatch.delenv("CODE_SPARES", raising=False)  # the default, whatever the shell running the tests set
     assert gateway_config(args, Settings()).code_spares == 2  # the default
     monkeypatch.setenv("CODE_SPARES", "0")
     config = gateway_config(args, Settings())

@@ -222,9 +222,7 @@ def scrub_data(value: Any, battle_id: str | None = None) -> Any:
     every battle's gateway token)."""
     texts: list[str] = []
     _collect_texts(value, texts)
-    if not texts:
-        return _scrubbed_data(value, battle_id, scrub)
-    if _holds_value("\0".join(texts), battle_id):
+    if not texts or _holds_value("\0".join(texts), battle_id):
         return _scrubbed_data(value, battle_id, scrub)
     return _scrubbed_data(value, battle_id, lambda text, _: redact_credential_shapes(text) if text else text)
 

@@ -54,6 +54,7 @@ SandboxChoice = Literal["auto", "bubblewrap", "landlock"]
 landlock fallback) | bubblewrap | landlock (forced: for tests and diagnosis; refused if it cannot run here)."""
 DEFAULT_CONFIDENCE_LEVEL = 0.95
 DEFAULT_CODE_SPARES = 2
+MAX_CODE_SPARES = 8
 
 
 class Settings(BaseSettings):
@@ -83,7 +84,7 @@ class Settings(BaseSettings):
     code_sandbox: SandboxChoice = Field(default="auto", description=(
         "Code mode's sandbox: auto (bubblewrap, else the landlock fallback: an unprivileged uid + Landlock + "
         "seccomp + rlimits, for containers without namespaces) | bubblewrap | landlock (forced)."))
-    code_spares: int = Field(default=DEFAULT_CODE_SPARES, ge=0, le=8, description=(
+    code_spares: int = Field(default=DEFAULT_CODE_SPARES, ge=0, le=MAX_CODE_SPARES, description=(
         "Code mode: spare REPLs each gateway keeps importing for its next battles (~95 MiB each). 2: a battle's "
         "first execution finds its REPL ready even when battles follow each other within a second; 0: a battle's "
         "REPL starts importing as the battle starts (~1.5 CPU-s), ready before an agent that thinks for seconds "

@@ -127,17 +127,21 @@ class WorldData:
         return "\n".join(line for line in lines if not line.startswith(_CANARY_PREFIX)) + "\n"
 
     @cached_property
-    def api_docs(self) -> dict[str, dict[str, ApiDoc]]:
-        """`{app: {api: ApiDoc}}` for every app with standard docs (parsed once per process and docs version)."""
+    def _docs_version(self) -> tuple[tuple[Path, int, int], ...]:
+        """The standard docs' files with their mtime and size: the key of everything parsed from them."""
         directory = self.data / "api_docs" / "standard"
         if not directory.is_dir():
             raise InfrastructureError(f"no API docs at {directory}: run `appworld-green world build`")
-        files = tuple((path, path.stat().st_mtime_ns, path.stat().st_size) for path in sorted(directory.glob("*.json")))
-        return _parse_api_docs(files)
+        return tuple((path, path.stat().st_mtime_ns, path.stat().st_size) for path in sorted(directory.glob("*.json")))
+
+    @cached_property
+    def api_docs(self) -> dict[str, dict[str, ApiDoc]]:
+        """`{app: {api: ApiDoc}}` for every app with standard docs (parsed once per process and docs version)."""
+        return _parse_api_docs(self._docs_version)
 
     def paginated_apis(self) -> list[str]:
-        """`app.api` of every API with a `page_index` parameter (found once per parsed docs, not once per battle)."""
-        return list(_paginated_apis(self.api_docs))
+        """`app.api` of every API with a `page_index` parameter (found once per docs version, not once per battle)."""
+        return list(_paginated_apis(self._docs_version))
 
     def api_doc(self, dotted: str) -> ApiDoc | None:
         app, _, api = dotted.partition(".")
@@ -148,18 +152,9 @@ class WorldData:
         return [doc.dotted for app, apis in self.api_docs.items() if app not in skip_apps for doc in apis.values()]
 
 
-_PAGINATED: dict[int, tuple[dict[str, dict[str, ApiDoc]], tuple[str, ...]]] = {}
-"""`id(docs)` -> (docs, their paginated APIs); the docs are held so their id is never reused while cached."""
-
-
-def _paginated_apis(docs: dict[str, dict[str, ApiDoc]]) -> tuple[str, ...]:
-    cached = _PAGINATED.get(id(docs))
-    if cached is None or cached[0] is not docs:
-        if len(_PAGINATED) >= 4:  # as many as `_parse_api_docs` keeps
-            _PAGINATED.clear()
-        cached = _PAGINATED[id(docs)] = (docs, tuple(doc.dotted for apis in docs.values() for doc in apis.values()
-                                                     if doc.is_paginated))
-    return cached[1]
+@lru_cache(maxsize=4)
+def _paginated_apis(files: tuple[tuple[Path, int, int], ...]) -> tuple[str, ...]:
+    return tuple(doc.dotted for apis in _parse_api_docs(files).values() for doc in apis.values() if doc.is_paginated)
 
 
 @lru_cache(maxsize=4)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from kernel.fault_spec import FaultSpec
 from kernel.scrubber import MAX_BATTLE_VALUES
-from kernel.settings import DEFAULT_CODE_SPARES, Interaction, SandboxChoice, ScopePolicy
+from kernel.settings import DEFAULT_CODE_SPARES, MAX_CODE_SPARES, Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
 
 OutputType = Literal["both", "content_only", "structured_data_only"]
@@ -38,7 +38,7 @@ class GatewayConfig(BaseModel):
         "Run a code-mode battle's REPL without a sandbox where no sandbox can run (unsafe; recorded)."))
     code_sandbox: SandboxChoice = Field(default="auto", description=(
         "The REPL's sandbox: auto (bubblewrap, else landlock) | bubblewrap | landlock (forced)."))
-    code_spares: int = Field(default=DEFAULT_CODE_SPARES, ge=0, le=8, description=(
+    code_spares: int = Field(default=DEFAULT_CODE_SPARES, ge=0, le=MAX_CODE_SPARES, description=(
         "Spare REPLs kept importing for the next code battles (setting `code_spares`)."))
     code_spares_at_start: bool = Field(default=False, description=(
         "Spawn the spare REPLs at start (a code-mode run), not at the first code battle (a tools run keeps none)."))
