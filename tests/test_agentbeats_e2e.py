@@ -395,6 +395,10 @@ def test_code_mode_blue_entries_are_its_executions_with_their_code(platform: dic
     assert "`supervisor__complete_task` · in scope · ok" in markdown, markdown
     assert_page(record, "Reference Blue", platform["tmp"], platform["world"], blue_entry="execution #")
     run_dir = platform["tmp"] / "runs" / battle_id  # the whole code and output: in the battle's trace
+    # the Green posts its result to the backend (the "finished" read above) before it writes the trace page
+    page_by = time.monotonic() + 30
+    while not (run_dir / "trace.html").is_file() and time.monotonic() < page_by:
+        time.sleep(0.1)
     executions = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()
                   if json.loads(line)["kind"] == "execution"]
     assert len(executions) == 1 and first.strip() in executions[0]["text"] and (run_dir / "trace.html").is_file()
