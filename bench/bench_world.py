@@ -19,11 +19,18 @@ Run: `.venv/bin/python bench/bench_world.py [--builds K] [--root DIR] [--slot-st
   slot of a process, which warms the fork server, is in `first_forked_slot_s`), and
   `appworld_servers_pss_forked`: PSS (private + fair share of shared pages) of the two AppWorld
   servers of a forked slot vs an exec'd one, idle (ratio = value/baseline).
+- What a gateway forked from a warm parent could share (issue 49, not built): `gateway_import_share`, the
+  private (anonymous) memory a fresh interpreter holds once it has imported the gateway's modules (value,
+  measured in a subprocess of this virtualenv), against the slot's running gateway's private anonymous memory
+  after the battle (baseline); ratio = value/baseline. A warm parent holding those imports (the garbage
+  collector frozen, as the AppWorld fork server does) would share that much with every gateway it forks,
+  before copy-on-write; exec'd gateways share only library code.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import statistics
@@ -34,7 +41,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids, start_slot, tree_rss_mib)
+from import_probe import anonymous_mib  # noqa: E402
+from common import (BENCH_DIR, bench_settings, dev_tasks, emit, figure, print_machine, pss_mib, slot_pids,  # noqa: E402
+                    start_slot, tree_rss_mib)
 
 SAMPLES = 3
 SAMPLE_EVERY_S = 1.0
@@ -98,6 +107,21 @@ def sample(pids: dict[str, int]) -> dict[str, float]:
     return {role: round(statistics.median(s[role] for s in samples), 1) for role in pids}
 
 
+GATEWAY_IMPORTS = ("mcp_gateway.cli", "mcp_gateway.server", "mcp_gateway.gateway", "mcp_gateway.code_mode")
+"""What a gateway has imported by the time it serves (`python -m mcp_gateway` -> cli.run -> server)."""
+
+
+def imported_gateway_anonymous_mib() -> float:
+    """Anonymous memory of a fresh interpreter of this virtualenv once it imported `GATEWAY_IMPORTS` (import_probe)."""
+    appworld_dir = Path(BENCH_DIR).parent / "scenarios" / "appworld"
+    proc = subprocess.run([sys.executable, str(Path(BENCH_DIR) / "import_probe.py"), *GATEWAY_IMPORTS],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(appworld_dir)})
+    if proc.returncode != 0:
+        raise SystemExit(f"importing the gateway's modules failed: {proc.stderr[-1500:]}")
+    return float(proc.stdout.split()[-1])
+
+
 def memory_figures(root: str | None, tmp: Path) -> list[dict]:
     from bench_overhead import run_one
     from green_agent.local_battle import open_blue
@@ -114,8 +138,10 @@ def memory_figures(root: str | None, tmp: Path) -> list[dict]:
             row = run_one(settings, slot.urls, blue_url, dev_tasks(settings)[0], 0, "ground_truth", tmp)
         time.sleep(SETTLE_S)
         after = sample(pids)
+        gateway_anonymous = anonymous_mib(pids["gateway"])
     finally:
         slot.stop()
+    imported = imported_gateway_anonymous_mib()
     idle_total, after_total = sum(idle.values()), sum(after.values())
     appworld_idle = idle["apis"] + idle["environment"]
     return [
@@ -127,6 +153,10 @@ def memory_figures(root: str | None, tmp: Path) -> list[dict]:
         figure("gateway_memory_share", "MiB", idle["gateway"], appworld_idle, [idle["gateway"]], [appworld_idle],
                "idle RSS of our MCP gateway (value) vs AppWorld's two servers (baseline); ratio = value/baseline",
                ratio="value/baseline"),
+        figure("gateway_import_share", "MiB", imported, gateway_anonymous, [imported], [gateway_anonymous],
+               "anonymous memory of a fresh interpreter that imported the gateway's modules (value) vs the running "
+               "gateway's after a battle (baseline): what a warm parent forking the gateways could share with each, "
+               "before copy-on-write (not built); ratio = value/baseline", ratio="value/baseline"),
     ]
 
 
