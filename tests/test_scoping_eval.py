@@ -12,6 +12,7 @@ import pytest
 from kernel.errors import BadInputError
 from green_agent.scoping.appworld_agents import AppWorldAgentsPredictor
 from green_agent.scoping.evaluate import evaluate_split
+from green_agent.scoping.lexical import LexicalPredictor
 from green_agent.scoping.select import predict_scope
 from kernel.settings import Settings
 from kernel.world_data import WorldData
@@ -79,6 +80,23 @@ def test_all_and_none_mean_every_api(world: WorldData, offline_settings: Setting
     prediction = predict_scope("any_1", "anything", offline_settings, world, name)
     assert prediction.predictor == "all" and prediction.requested == name
     assert sorted(prediction.apis) == sorted(world.all_apis()) and prediction.apis[0] == "supervisor.complete_task"
+
+
+def test_the_lexical_index_is_built_once_per_docs_version_and_again_for_rebuilt_docs(tmp_path: Path) -> None:
+    """Every battle builds a fresh WorldData: its lexical predictor finds the index its run already built, and the
+    same scope; docs rewritten (another mtime or size) are indexed again."""
+    root = write_tiny_world(tmp_path / "w")
+    first, second = LexicalPredictor(WorldData(root)), LexicalPredictor(WorldData(root))
+    assert first.index is second.index and first.docs is second.docs
+    instruction = "Add the songs I liked to a new playlist"
+    assert first.choose(instruction) == second.choose(instruction) and first.choose(instruction)
+    docs_file = root / "data" / "api_docs" / "standard" / "spotify.json"
+    docs = json.loads(docs_file.read_text())
+    docs["add_song_to_playlist"]["description"] += " Appends one track."
+    docs_file.write_text(json.dumps(docs))
+    rebuilt = LexicalPredictor(WorldData(root))
+    assert rebuilt.index is not first.index and "append" in rebuilt.index.idf  # the new words are indexed
+    assert LexicalPredictor(WorldData(root)).index is rebuilt.index
 
 
 def test_unknown_predictor_and_missing_gold_are_bad_input(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from kernel import api_names
 
 _GOLD_API_PATTERN = re.compile(r"apis\.(\w+\.\w+)")
 _CANARY_PREFIX = "# Canary String:"
+DocsVersion = tuple[tuple[Path, int, int], ...]
+"""Each standard docs file with its mtime and size (`WorldData.docs_version`)."""
 
 
 class ApiDoc(BaseModel):
@@ -127,8 +129,9 @@ class WorldData:
         return "\n".join(line for line in lines if not line.startswith(_CANARY_PREFIX)) + "\n"
 
     @cached_property
-    def _docs_version(self) -> tuple[tuple[Path, int, int], ...]:
-        """The standard docs' files with their mtime and size: the key of everything parsed from them."""
+    def docs_version(self) -> DocsVersion:
+        """The standard docs' files with their mtime and size: the key of everything parsed or built from them
+        (a rebuilt world has a new one; a battle's fresh `WorldData` of the same world, the same)."""
         directory = self.data / "api_docs" / "standard"
         if not directory.is_dir():
             raise InfrastructureError(f"no API docs at {directory}: run `appworld-green world build`")
@@ -137,11 +140,11 @@ class WorldData:
     @cached_property
     def api_docs(self) -> dict[str, dict[str, ApiDoc]]:
         """`{app: {api: ApiDoc}}` for every app with standard docs (parsed once per process and docs version)."""
-        return _parse_api_docs(self._docs_version)
+        return parse_api_docs(self.docs_version)
 
     def paginated_apis(self) -> list[str]:
         """`app.api` of every API with a `page_index` parameter (found once per docs version, not once per battle)."""
-        return list(_paginated_apis(self._docs_version))
+        return list(_paginated_apis(self.docs_version))
 
     def api_doc(self, dotted: str) -> ApiDoc | None:
         app, _, api = dotted.partition(".")
@@ -153,13 +156,13 @@ class WorldData:
 
 
 @lru_cache(maxsize=4)
-def _paginated_apis(files: tuple[tuple[Path, int, int], ...]) -> tuple[str, ...]:
-    return tuple(doc.dotted for apis in _parse_api_docs(files).values() for doc in apis.values() if doc.is_paginated)
+def _paginated_apis(files: DocsVersion) -> tuple[str, ...]:
+    return tuple(doc.dotted for apis in parse_api_docs(files).values() for doc in apis.values() if doc.is_paginated)
 
 
 @lru_cache(maxsize=4)
-def _parse_api_docs(files: tuple[tuple[Path, int, int], ...]) -> dict[str, dict[str, ApiDoc]]:
-    """Parse the standard docs; keyed by (path, mtime, size) so a rebuilt world is read again.
+def parse_api_docs(files: DocsVersion) -> dict[str, dict[str, ApiDoc]]:
+    """Parse the standard docs of `files` (a `WorldData.docs_version`); cached by it, so a rebuilt world is read again.
 
     A battle builds a fresh `WorldData`; parsing 457 docs each time cost 0.05-0.2 s of Green time.
     Callers must treat the result as read-only.

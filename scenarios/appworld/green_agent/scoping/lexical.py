@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from green_agent.models.scope import ScopePrediction
 from green_agent.scoping import vocabulary as vocab
 from green_agent.scoping.base import PLUMBING_APIS, complete_task_first
-from kernel.world_data import ApiDoc, WorldData
+from kernel.world_data import ApiDoc, DocsVersion, WorldData, parse_api_docs
 
 NAME_WEIGHT = 3
 BM25_K1 = 1.2
@@ -69,6 +70,16 @@ class Bm25Index:
         return total
 
 
+@lru_cache(maxsize=4)
+def indexed_docs(docs_version: DocsVersion) -> tuple[dict[str, ApiDoc], Bm25Index]:
+    """The APIs a scope may hold (`{app.api: ApiDoc}`) and their BM25 index, built once per docs version: every
+    battle of a run scopes against the same docs, and building the index (tokenising and stemming 457 docs) was
+    the scope step's largest cost. Read-only for the callers."""
+    docs = {doc.dotted: doc for app, apis in parse_api_docs(docs_version).items() if app not in SKIP_APPS
+            for doc in apis.values()}
+    return docs, Bm25Index({api: api_document(doc) for api, doc in docs.items()})
+
+
 def api_document(doc: ApiDoc) -> list[str]:
     """The tokens one API is indexed under."""
     name = vocab.tokens(doc.api_name, drop_stopwords=False) * NAME_WEIGHT
@@ -108,9 +119,7 @@ class LexicalPredictor:
 
     def __init__(self, world: WorldData, cap: int = 20) -> None:
         self.cap = cap
-        self.docs = {doc.dotted: doc for app, apis in world.api_docs.items() if app not in SKIP_APPS
-                     for doc in apis.values()}
-        self.index = Bm25Index({api: api_document(doc) for api, doc in self.docs.items()})
+        self.docs, self.index = indexed_docs(world.docs_version)
 
     def predict(self, task_id: str, instruction: str) -> ScopePrediction:
         """Scope one task; `task_id` is only recorded, never used to look anything up."""
