@@ -330,8 +330,8 @@ def _median_ms(rows: list[dict], key: str) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=5, help="measured battles after one warm-up (default 5)")
-    parser.add_argument("--predictor", default="ground_truth",
-                        help="scope predictor (default ground_truth: deterministic, no LLM; lexical is the no-key default)")
+    parser.add_argument("--predictor", default="lexical",
+                        help="scope predictor (default lexical: what an eval without a model key scopes with; deterministic)")
     parser.add_argument("--root", help="AppWorld root (default: settings / APPWORLD_ROOT)")
     parser.add_argument("--quick", action="store_true", help="smoke mode: 1 measured battle")
     parser.add_argument("--profile", type=Path, help="write a pyinstrument profile (text) of the measured battles here")
