@@ -131,7 +131,8 @@ class LexicalPredictor:
         fixed = list(PLUMBING_APIS) + [f"{app}.login" for app in sorted(apps) if f"{app}.login" in self.docs]
         if vocab.CLOCK_API in self.docs and vocab.TEMPORAL_WORDS & set(instruction.lower().split()):
             fixed.append(vocab.CLOCK_API)
-        covered = [s.api for s in ranked if s.score > 0 and self.name_covered(s.api, query_terms(instruction))]
+        query = query_terms(instruction)
+        covered = [s.api for s in ranked if s.score > 0 and self.name_covered(s.api, query)]
         return complete_task_first(fixed + covered + [s.api for s in ranked if s.score > 0], self.cap)
 
     def name_covered(self, api: str, query: Counter[str]) -> bool:
