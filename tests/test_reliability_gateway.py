@@ -66,7 +66,7 @@ def gateway(tmp_path: Path, faults: str | None, interaction: str = "tools") -> t
     gw = Gateway(dict(SPECS), forwarder, CallLogWriter(tmp_path / "calls.jsonl"))  # type: ignore[arg-type]
     gw.scope.set_battle(BattleScope(battle_id="B", task_id="t_1", launch_url_allowed=True, interaction=interaction,
                                     task_datetime="2023-05-18T12:00:00",
-                                    faults=parse_fault_spec(faults) if faults else None))
+                                    faults=parse_fault_spec(faults).salted() if faults else None))
     return gw, forwarder
 
 

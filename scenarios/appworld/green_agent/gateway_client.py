@@ -73,7 +73,7 @@ class GatewayClient:
                                                    "launch_url_allowed": launch_url_allowed,
                                                    "interaction": interaction, "task_datetime": task_datetime,
                                                    "secrets": battle_secrets(battle_id),
-                                                   "faults": faults.model_dump(mode="json") if faults else None,
+                                                   "faults": faults.wire() if faults else None,
                                                    "trial": trial})
         self.isolation = state.get("isolation") if isinstance(state, dict) else None
         return f"{self.base_url}/b/{token}"

@@ -130,13 +130,15 @@ def open_blue(blue: str, settings: Settings, urls: SlotUrls, log_dir: Path) -> I
 
 
 def run_on_slot(task: TaskRef | str, choices: BattleChoices, settings: Settings, urls: SlotUrls, blue_url: str,
-                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None, trial: int = 1) -> BattleResult:
-    """Build and run one battle (`trial` of its task) on a ready slot and Blue."""
+                run_dir: Path, battle_id: str, reporters: list[Reporter] | None = None, trial: int = 1,
+                publish_salt: bool | None = None) -> BattleResult:
+    """Build and run one battle (`trial` of its task) on a ready slot and Blue (`publish_salt`: `build_battle`'s)."""
     if choices.blue == "llm":  # the built-in LLM Blue calls through its --mcp launch URL
         choices = choices.model_copy(update={"launch_url_allowed": True})
     config, deps = build_battle(task, choices, settings, battle_id=battle_id, blue_url=blue_url, run_dir=run_dir,
                                 env_url=urls.env_url, apis_url=urls.apis_url, gateway_url=urls.gateway_url,
-                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters, trial=trial)
+                                call_log_path=settings.agentbeats_mcp_log_path, reporters=reporters, trial=trial,
+                                publish_salt=publish_salt)
     return run_battle(config, deps)
 
 
@@ -154,7 +156,8 @@ def run_battle_request(request: BattleRequest, settings: Settings, reporters: li
         check_output_file(settings.agentbeats_mcp_log_path, "the call log (AGENTBEATS_MCP_LOG_PATH)")
     blue = request.choices.blue
     with open_slot(request, settings, log_dir) as urls, open_blue(blue, settings, urls, log_dir) as blue_url:
-        return run_on_slot(task, request.choices, settings, urls, blue_url, run_dir, battle_id, reporters)
+        return run_on_slot(task, request.choices, settings, urls, blue_url, run_dir, battle_id, reporters,
+                           publish_salt=True)  # one battle is the whole run: its secret is published when it ends
 
 
 def _answers(url: str) -> bool:

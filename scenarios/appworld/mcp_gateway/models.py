@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from kernel.fault_spec import FaultSpec
 from kernel.scrubber import MAX_BATTLE_VALUES
@@ -83,8 +83,16 @@ class BattleScope(BaseModel):
         "gateway writes about it (`kernel.scrubber`). Never echoed: not in the battle's state or any reply."))
     faults: FaultSpec | None = Field(default=None, description=(
         "A reliability run's fault spec: the gateway answers the planned calls with a fault (`mcp_gateway.faults`); "
-        "None: every call is forwarded."))
+        "None: every call is forwarded. It must carry the run's secret (`salt`): a plan drawn from the published "
+        "seed alone is one an agent can predict."))
     trial: int = Field(default=1, ge=1, le=10_000, description="The battle's trial of its task (the fault plan's input).")
+
+    @field_validator("faults")
+    @classmethod
+    def _salted(cls, value: FaultSpec | None) -> FaultSpec | None:
+        if value is not None and value.salt is None:
+            raise ValueError("a fault spec without the run's secret (salt) is refused: its plan would be predictable")
+        return value
 
 
 class BattleState(BattleScope):

@@ -86,7 +86,8 @@ class ScopeController:
             self.clear_battle()
         self.generation += 1
         unknown = sorted(set(request.scope or ()) - self.tool_names)
-        self.battle = BattleState(**request.model_dump(), set_at=datetime.now(timezone.utc), unknown_tools=unknown)
+        self.battle = BattleState(**{**request.model_dump(), "faults": request.faults},  # the spec keeps its salt
+                                  set_at=datetime.now(timezone.utc), unknown_tools=unknown)
         self._allowed = None if request.scope is None else frozenset(request.scope) & self.tool_names
         self._advise = request.scope is not None and request.policy == "advise"
         self._completions.pop(request.battle_id, None)

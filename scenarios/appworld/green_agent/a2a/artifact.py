@@ -97,7 +97,11 @@ class TaskResult(BaseModel):
 class ArtifactFaults(FaultAggregates):
     """A reliability run's faults: the spec, and what was injected and recovered by kind."""
 
-    spec: FaultSpec = Field(description="The fault spec the gateway applied (docs/reliability.md).")
+    spec: FaultSpec = Field(description=(
+        "The fault spec the gateway applied (docs/reliability.md), with the commitment to the run's secret."))
+    salt: str | None = Field(default=None, description=(
+        "The run's secret, published once the run is over: with `spec` it reproduces the plan, and its SHA-256 is "
+        "`spec.commitment`. None if the run was interrupted."))
 
 
 class DifficultyFigures(BaseModel):
@@ -232,7 +236,7 @@ def _faults(results: EvalResults | None) -> ArtifactFaults | None:
     if results is None or results.faults is None:
         return None
     totals = results.aggregates.faults or FaultAggregates(injected=0, recovered=0)
-    return ArtifactFaults(spec=results.faults, **totals.model_dump())
+    return ArtifactFaults(spec=results.faults, salt=results.fault_salt, **totals.model_dump())
 
 
 def _earlier(result_path: Path) -> list[str]:

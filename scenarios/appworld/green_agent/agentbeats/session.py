@@ -105,7 +105,7 @@ class BattleSession:
                                     run_dir=resolved.runs_dir / run_dir_name(battle_id), env_url=resolved.env_url,
                                     apis_url=resolved.apis_url, gateway_url=resolved.gateway_url,
                                     call_log_path=resolved.call_log_path, reporters=[reporter],
-                                    slot_lock=self.slot_lock)
+                                    slot_lock=self.slot_lock, publish_salt=True)  # a v1 battle is the whole run
         blue_label = resolved.choices.blue  # its registration alias, as the battle page names it
 
         def post(message: str, detail: dict[str, Any], markdown: str) -> None:

@@ -3,7 +3,8 @@
 `run_eval` is the Python API `appworld-green eval` calls (and tests use): it resolves the task set
 from the world (refusing damaged task folders), checks that `out` is a writable directory, takes its
 writer lock (`green_agent.batch.run_lock`; a second writer gets `RunDirLockedError`), writes or
-checks the run manifest (`--resume`), skips judged battles, runs the rest on a pool of world slots,
+checks the run manifest (`--resume`; a reliability run's secret is drawn, kept and, once the run is over,
+published by `green_agent.batch.fault_secret`), skips judged battles, runs the rest on a pool of world slots,
 and always (also after Ctrl-C) writes `results.json`, `agentbeats_results.json` and `report.html`
 from the files on disk.
 """
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from green_agent.batch.checkpoint import BattleKey, battle_keys, digest, fingerprint, finished, prepare_run, record_nodes
 from green_agent.batch.executor import open_executor
+from green_agent.batch.fault_secret import publish, salted_manifest
 from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.live import battle_fn
 from green_agent.batch.progress import Progress
@@ -109,7 +111,7 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        interaction=choices.interaction or "tools",
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
-                       executor=request.executor, faults=choices.faults)
+                       executor=request.executor, faults=choices.faults.salted() if choices.faults else None)
     isolation = check_code_sandbox(choices.interaction, settings)
     split, shard = (request.shard_of[0], request.shard_of[1:]) if request.shard_of else (request.split, None)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
@@ -142,7 +144,9 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
                 progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None,
                 on_result: Callable[[BattleResult], None] | None = None) -> EvalOutcome:
     """`run_eval` once the run directory is checked and locked by this process."""
-    manifest = prepare_run(out, build_manifest(request, settings, task_ids), request.resume)
+    built = build_manifest(request, settings, task_ids)
+    manifest = prepare_run(out, built, request.resume)
+    manifest = salted_manifest(out, manifest, manifest.run_id == built.run_id, request.choices.faults)
     for task_id in task_ids:
         if load_task_info(out, task_id) is None:
             save_task_info(out, task_info(world, task_id))
@@ -161,6 +165,8 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
             outcome = _run_pending(request, settings, manifest, out, pending, workers, progress, factory, battle,
                                    on_result)
             interrupted, ran = outcome.interrupted, len(outcome.results)
+        if not interrupted:
+            publish(out, manifest)  # the run is over: its fault plan's secret is no longer one
     finally:
         progress.close()
         results = write_outputs(out, IntervalOptions(level=request.confidence_level or settings.confidence_level))

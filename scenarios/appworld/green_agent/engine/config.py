@@ -73,6 +73,8 @@ class BattleConfig(BaseModel):
     run_dir: Path = Field(description="Where result.json and the evidence go.")
     max_interactions: int = Field(default=DEFAULT_MAX_INTERACTIONS, description="/execute cap per world.")
     trial: int = Field(default=1, ge=1, description="The battle's trial of its task (an input of the fault plan).")
+    publish_salt: bool = Field(default=False, description=(
+        "The battle is the whole run: its finished result.json publishes the fault plan's secret (`build_battle`)."))
     authority_every_s: float = Field(default=AUTHORITY_EVERY_S, description="/task_completed period with a gateway.")
     fallback_poll_s: float = Field(default=FALLBACK_POLL_S, description="/task_completed period without one.")
 
@@ -108,11 +110,20 @@ def world_data(settings: Settings) -> WorldData | None:
 def build_battle(task: TaskRef | str, choices: BattleChoices, settings: Settings, *, battle_id: str, blue_url: str,
                  run_dir: Path, env_url: str, apis_url: str, gateway_url: str | None, call_log_path: Path | None,
                  reporters: list[Reporter] | None = None, slot_lock: SlotLock | None = None,
-                 trial: int = 1) -> tuple[BattleConfig, BattleDeps]:
+                 trial: int = 1, publish_salt: bool | None = None) -> tuple[BattleConfig, BattleDeps]:
     """The config and live clients of one battle (`trial` of its task) on the world slot at
-    `env_url`/`apis_url`/`gateway_url`."""
+    `env_url`/`apis_url`/`gateway_url`.
+
+    A fault spec without the run's secret gets a fresh one here: the battle is then the whole run, and its
+    result.json publishes the secret once it is over (`publish_salt`; None: exactly when the secret was drawn here).
+    A run of many battles (`eval`) draws its secret once, keeps it across `--resume`, and publishes it itself."""
+    faults = choices.faults
+    drawn = faults is not None and faults.salt is None
+    if faults is not None and drawn:
+        choices = choices.model_copy(update={"faults": faults.salted()})
     config = BattleConfig(battle_id=battle_id, task=task, choices=resolve_choices(choices, settings),
-                          blue_url=blue_url, run_dir=run_dir, trial=trial)
+                          blue_url=blue_url, run_dir=run_dir, trial=trial,
+                          publish_salt=drawn if publish_salt is None else publish_salt)
     deps = BattleDeps(
         client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world_data(settings),
         appworld_root=settings.appworld_root, gateway=slot_gateway(gateway_url, apis_url),

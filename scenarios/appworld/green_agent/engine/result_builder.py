@@ -19,8 +19,10 @@ from kernel.fault_spec import FaultSpec
 
 def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: float, run_dir: Path,
                  appworld_python: Path | None, started: datetime, finished: bool = False,
-                 interaction: str = "tools", faults: FaultSpec | None = None) -> BattleResult:
-    """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now).
+                 interaction: str = "tools", faults: FaultSpec | None = None,
+                 publish_salt: bool = False) -> BattleResult:
+    """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now; with
+    `publish_salt`, the finished record also publishes the fault plan's secret: the battle was the whole run).
 
     With no verdict yet (an error before the judge ran) the record is an unjudged infra_error."""
     verdict = state.judgement or judge(None, False, True)
@@ -30,6 +32,7 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
     return explained(BattleResult(
         battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
         interaction=interaction, isolation=state.isolation, faults=faults,
+        fault_salt=faults.salt if faults is not None and publish_salt and finished else None,
         instruction=state.setup.task.instruction if state.setup else None,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,
         status=verdict.status, winner=verdict.winner, outcome=verdict.outcome,

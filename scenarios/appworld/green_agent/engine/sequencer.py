@@ -123,6 +123,7 @@ class Battle:
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
                             interaction=config.choices.interaction or "tools", faults=config.choices.faults,
+                            publish_salt=config.publish_salt,
                             deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
                             started=self.started, finished=finished)

@@ -85,6 +85,10 @@ class RunManifest(BaseModel):
     provenance: Provenance | None = Field(default=None, description=(
         "What the run's numbers rest on, gathered when it started (`green_agent.models.provenance`); None in files "
         "written before it existed."))
+    fault_salt: str | None = Field(default=None, description=(
+        "A reliability run's secret the fault plan drew on, published once the run is over (its commitment, in "
+        "`config.faults`, was recorded when it started); None while the run goes on, and without faults "
+        "(`green_agent.batch.fault_secret`)."))
 
 
 class RunLockHolder(BaseModel):
@@ -282,6 +286,9 @@ class EvalResults(BaseModel):
     aggregates: EvalAggregates = Field(description="The run's numbers.")
     faults: FaultSpec | None = Field(default=None, description=(
         "The fault spec of a reliability run (docs/reliability.md); None when the gateway forwarded every call."))
+    fault_salt: str | None = Field(default=None, description=(
+        "The fault plan's secret, published once the run is over: with `faults` it reproduces the plan "
+        "(`--faults <faults>,salt=<fault_salt>`); None while the run goes on."))
     standard: bool | None = Field(default=None, description=(
         "True when the run used the defaults that make its numbers comparable (`green_agent.batch.standard`); "
         "None in files written before it existed."))

@@ -169,7 +169,11 @@ class BattleResult(BaseModel):
         "Code mode: the isolation the agent's code ran under (a bubblewrap sandbox, the landlock fallback where "
         "namespaces are not allowed, or NO sandbox when the operator passed --unsafe-code-in-process)."))
     faults: FaultSpec | None = Field(default=None, description=(
-        "A reliability run's fault spec the gateway applied to this battle (None: no faults; docs/reliability.md)."))
+        "A reliability run's fault spec the gateway applied to this battle (None: no faults; docs/reliability.md): "
+        "its public parameters and the commitment to the run's secret, never the secret."))
+    fault_salt: str | None = Field(default=None, description=(
+        "The run's secret the plan drew on, published here when the battle was the whole run (`battle`, a v1 "
+        "session) and it is over; an eval's battles leave it to results.json, written once the run is over."))
     status: BattleStatus = Field(description="completed | timeout | infra_error.")
     winner: BattleWinner | None = Field(default=None, description="None when the battle could not be judged.")
     outcome: BattleOutcome = Field(description="Graded outcome (see green_agent.steps.judge).")

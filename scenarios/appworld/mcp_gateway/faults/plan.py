@@ -1,10 +1,12 @@
 """The fault plan: which of a battle's calls the gateway answers with a fault, and with which kind.
 
-`draw(spec, task_id, trial, position, kinds)` is the plan itself, a pure function: the SHA-256 of
-`seed:task_id:trial:position` gives two numbers in [0, 1); the call is faulted when the first is below
-`spec.rate`, with the kind the second picks (uniformly) among `kinds`, the spec's kinds this call admits.
-So the same run twice faults the same calls in the same way, `--resume` keeps the plan, and nothing is
-drawn from a global random state.
+`draw(spec, task_id, trial, position, kinds)` is the plan itself, a pure function: HMAC-SHA256 keyed by the run's
+secret (`spec.salt`, `kernel.fault_spec`) over `seed:task_id:trial:position` gives two numbers in [0, 1); the call
+is faulted when the first is below `spec.rate`, with the kind the second picks (uniformly) among `kinds`, the
+spec's kinds this call admits. So the same run twice faults the same calls in the same way, `--resume` keeps the
+plan (it keeps the secret), nothing is drawn from a global random state, and no agent can predict the plan from
+the published seed: the secret is published only once the run is over, and then anyone reproduces the plan. The
+gateway never plans without a secret (`mcp_gateway.models`); an empty key here is for unit tests alone.
 
 `FaultPlan` walks one battle through it: `next(tool)` counts the battle's faultable calls (`position`,
 from 1: every call about to be forwarded, except the benchmark's scaffolding, `supervisor` and `api_docs`,
@@ -17,6 +19,7 @@ never drawn for it: `empty` only for a GET whose docs answer a list (an empty pa
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -39,7 +42,8 @@ def draw(spec: FaultSpec, task_id: str, trial: int, position: int,
     """The kind of fault for the `position`-th faultable call of (`task_id`, `trial`), or None (forward it).
 
     `kinds`: the kinds this call admits (default: the spec's); none admitted means no fault."""
-    digest = hashlib.sha256(f"{spec.seed}:{task_id}:{trial}:{position}".encode()).digest()
+    key = bytes.fromhex(spec.salt) if spec.salt else b""
+    digest = hmac.new(key, f"{spec.seed}:{task_id}:{trial}:{position}".encode(), hashlib.sha256).digest()
     if int.from_bytes(digest[:8], "big") / 2**64 >= spec.rate:
         return None
     admitted = list(spec.kinds if kinds is None else kinds)
