@@ -13,10 +13,13 @@ Bad specs are refused before anything starts (tests/test_fault_plan.py, also on 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from green_agent.steps.archive import state_digest
 from green_agent.trace.reader import read_trace
 from kernel.call_log_reader import read_call_log
 from kernel.fault_spec import parse_fault_spec
@@ -38,7 +42,10 @@ from kernel.task_ids import TaskRef
 pytestmark = pytest.mark.e2e
 
 TASK = "f0a7c07_2"
-SPEC = "rate=0.3,seed=1,timeout_s=1"
+SALT = "4f1c8a30f32f36a5a8cac12b82f36c0fafbf958bcfb6f4bbfdf8abf1780fafe9"
+"""A published run's secret, fixed so the plan is known (`kernel.fault_spec`): under it and seed 1 the first call
+(amazon's login) gets a 503, and 5 of the first 18 calls are faulted."""
+SPEC = f"rate=0.3,seed=1,timeout_s=1,salt={SALT}"
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +75,7 @@ def battle(settings: Settings, slot: tuple[SlotUrls, dict[str, str]], name: str,
     choices = BattleChoices(blue=blue, predictor="all", interaction=interaction,  # type: ignore[arg-type]
                             faults=parse_fault_spec(spec) if spec else None)
     return run_on_slot(TaskRef(task_id=TASK, source="id"), choices, settings, urls, blues[blue],
-                       settings.runs_dir / name, f"rel-{name}")
+                       settings.runs_dir / name, f"rel-{name}", publish_salt=True)  # as `battle` does
 
 
 def faults_of(result: BattleResult) -> list[tuple[int, str, str]]:
@@ -126,6 +133,17 @@ def test_each_faulted_call_records_what_the_agent_received_and_the_trace_shows_i
     assert (Path(won.run_dir) / "trace.html").read_text().count('class="tag injected"') == len(faulted)
 
 
+def test_the_secret_is_in_nothing_the_agent_saw_and_published_once_the_battle_is_over(
+        tools_runs: dict[str, BattleResult]) -> None:
+    won = tools_runs["retry"]
+    folder = Path(won.run_dir)
+    holding = {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+               if p.is_file() and SALT in p.read_text("latin-1")}
+    assert holding == {"result.json"}  # not the task message, no answer, no call record, no trace: only the verdict's
+    assert won.fault_salt == SALT and won.faults.commitment == hashlib.sha256(SALT.encode()).hexdigest()
+    assert tools_runs["plain"].fault_salt is None
+
+
 def test_code_mode_raises_appworlds_requester_exception_and_the_retrying_code_passes(
         e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]]) -> None:
     lost = battle(e2e_settings, slot, "code-reference", "reference", SPEC, "code")
@@ -149,7 +167,7 @@ def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env
     purple, url, _ = start(["purple", "--kind", "reference-retry"], env, tmp_path / "purple.log")
     try:
         outcome = assess(green.url, {"participants": {"agent": url}, "config": {
-            "task_ids": [TASK], "predictor": "all", "faults": {"rate": 0.3, "seed": 1, "timeout_s": 1}}})
+            "task_ids": [TASK], "predictor": "all", "faults": {"rate": 0.3, "seed": 1, "timeout_s": 1, "salt": SALT}}})
     finally:
         purple.stop()
     assert outcome.state == "completed", outcome.statuses
@@ -157,6 +175,8 @@ def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env
     assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["standard"] is False
     assert data["faults"]["spec"]["seed"] == 1 and data["faults"]["injected"] >= 3
     assert data["faults"]["recovered"] == data["faults"]["injected"]
+    assert data["faults"]["salt"] == SALT and data["faults"]["spec"]["commitment"] == hashlib.sha256(
+        SALT.encode()).hexdigest() and "salt" not in data["faults"]["spec"]  # published once the run is over
     assert data["rows"][0]["faults_injected"] == data["faults"]["injected"]
     assert any(c.startswith("faults rate=0.3,seed=1") for c in data["custom"])
     assert "A reliability run under rate=0.3,seed=1" in outcome.texts[0]
@@ -172,3 +192,55 @@ def test_a_faulted_battle_rejudges_equal_its_faults_never_replayed(tools_runs: d
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "call logs replayed: 1 of 1 give the saved end state" in done.stdout
     assert done.stdout.rstrip().endswith("1 of 1 verdicts re-judged equal")
+
+
+def _forged(source: BattleResult, folder: Path, mark: Callable[[list[dict]], None], unwrite: str | None = None) -> Path:
+    """A copy of `source`'s battle folder whose call log `mark` edits; `unwrite`: a statement taken out of the
+    saved supervisor state, result.json's digest of the state recomputed (what the marked call wrote, hidden)."""
+    shutil.copytree(source.run_dir, folder)
+    log = folder / "mcp_calls.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    mark(records)
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if unwrite is not None:
+        dbs = folder / "appworld" / "dbs"
+        lines = (dbs / "supervisor.jsonl").read_text().splitlines(keepends=True)
+        (dbs / "supervisor.jsonl").write_text("".join(line for line in lines if not line.startswith(unwrite)))
+        record = json.loads((folder / "result.json").read_text())
+        record["archive"]["dbs_digest"] = state_digest(dbs)
+        (folder / "result.json").write_text(json.dumps(record))
+    return folder
+
+
+def _rejudged(folder: Path, settings: Settings) -> subprocess.CompletedProcess:
+    env = {**os.environ, "APPWORLD_ROOT": str(settings.appworld_root), "OPENAI_API_KEY": ""}
+    return subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "rejudge", str(folder)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_fault_marker_the_plan_does_not_account_for_is_a_forged_folder(tools_runs: dict[str, BattleResult],
+                                                                        e2e_settings: Settings,
+                                                                        tmp_path: Path) -> None:
+    """The replay skips records marked as injected faults, so a forger would mark a real call as one: each such
+    record must be where the run's spec, its published secret and the plan put a fault of that kind. The red
+    team's case: in a run without faults, complete_task marked faulted and its write taken out of the saved state
+    (re-judged "1 of 1 equal" before the check)."""
+    def on_complete_task(records: list[dict]) -> None:  # a run without faults: supervisor is never faulted anyway
+        (last,) = [r for r in records if r["tool_name"] == "supervisor__complete_task"]
+        last["fault"] = {"kind": "error", "position": 3, "delivered": "Service temporarily unavailable"}
+
+    def on_a_read(records: list[dict]) -> None:  # a faulted run: a read the plan never faulted
+        read = next(r for r in records if r["tool_name"].startswith("amazon__show") and r["fault"] is None)
+        read["fault"] = {"kind": "timeout", "position": 40, "delivered": "Gateway timeout"}
+
+    cases = (  # before the check, the last two re-judged equal (the first differed only by AppWorld's own test)
+        (_forged(tools_runs["plain"], tmp_path / "complete", on_complete_task, unwrite='["UPDATE tasks SET status=?'),
+         "(supervisor__complete_task) is marked as an injected fault, but the run ran without faults"),
+        (_forged(tools_runs["plain"], tmp_path / "plain-read", on_a_read),
+         "is marked as an injected fault, but the run ran without faults"),
+        (_forged(tools_runs["retry"], tmp_path / "faulted-read", on_a_read),
+         "the plan puts no timeout fault at its position 40"))
+    for folder, says in cases:
+        done = _rejudged(folder, e2e_settings)
+        assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+        assert says in done.stdout and done.stdout.rstrip().endswith("0 of 1 verdicts re-judged equal")

@@ -25,6 +25,7 @@ from pathlib import Path
 from green_agent.batch.world_digest import task_digests
 from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
 from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
+from green_agent.rejudge.faults import run_faults
 from green_agent.rejudge.judging import DEFAULT_TIMEOUT_S, BattleJudge
 from green_agent.rejudge.state import work_root
 from green_agent.rejudge.verdict import not_rejudgeable, tests_text
@@ -48,7 +49,9 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
     _check_world(run, settings, [b.task_id for b in battles if b.task_id])
     judged: list[RejudgedBattle] = []
     with tempfile.TemporaryDirectory(prefix="rejudge-") as tmp:
-        with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s) as judge:
+        faults = run_faults(RunFolder(run.root).manifest() if run.kind == "eval" else None, run.results,
+                            run.battles[0].result if run.kind == "battle" else None)
+        with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s, faults) as judge:
             for index, saved in enumerate(battles):
                 judged.append(_without_evaluator(saved) or judge.judge(saved, f"rejudge-{index}"))
     rejudged = [b for b in judged if b.status != "not_rejudgeable"]

@@ -12,7 +12,8 @@ Which records count: only calls the gateway forwarded to AppWorld's APIs server,
 status and no refusal. Refused calls (no battle, a wrong token, after the episode ended, too many in flight),
 calls outside an enforced scope, unknown tools and arguments the gateway refused before forwarding carry no
 status and never reached the world, so they are skipped; so is a call the gateway answered with a fault on
-purpose (a reliability run: its record's `fault`), which carries the status the agent was shown. A record that says it was forwarded must be
+purpose (a reliability run: its record's `fault`), which carries the status the agent was shown; those are kept
+apart (`ReplayPlan.faulted`) to be checked against the run's plan (`green_agent.rejudge.faults`). A record that says it was forwarded must be
 replayable: a log capped by the gateway (`log_capped`), a forwarded call whose arguments the log left out
 (too large to log), an unknown tool, or a redacted argument that cannot be re-derived raise `NotReplayable`.
 
@@ -79,6 +80,9 @@ class ReplayPlan(BaseModel):
     calls: list[ReplayCall] = Field(description=(
         "The forwarded calls in the order they reached the world (their `seq`, taken under the forwarder's lock)."))
     records: int = Field(description="All of the battle's records in the log (refused ones included).")
+    faulted: list[CallRecord] = Field(default_factory=list, description=(
+        "The records marked as a planned fault: skipped by the replay, so checked against the plan "
+        "(`green_agent.rejudge.faults`)."))
 
 
 class _Capture(requests.Session):
@@ -110,7 +114,7 @@ def replay_plan(log: Path, battle_id: str, interaction: Literal["tools", "code"]
     nonce = secrets.token_hex(8)
     forwarded = sorted((record for record in records if _forwarded(record)), key=lambda record: record.seq)
     calls = [_call(record, interaction, specs, nonce) for record in forwarded]
-    return ReplayPlan(calls=calls, records=len(records))
+    return ReplayPlan(calls=calls, records=len(records), faulted=[r for r in records if r.fault is not None])
 
 
 def _forwarded(record: CallRecord) -> bool:

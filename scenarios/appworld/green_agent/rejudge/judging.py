@@ -6,7 +6,8 @@ experiment)` re-judges one battle that holds a verdict to check:
    of it runs);
 2. replays the battle's call log (`calls`) into a fresh world of its task and compares the replayed end state
    with the saved one (`replay`): a saved state its own calls do not produce, a call whose recorded answer the
-   replay does not get, or a log that cannot be replayed is a difference;
+   replay does not get, a log that cannot be replayed, or a record marked as an injected fault that the run's
+   plan does not put there (`faults`: the replay skips such records) is a difference;
 3. has AppWorld's evaluator judge the saved state and compares the verdict (`verdict`).
 Steps 2 and 3 run in an AppWorld process (`evaluator`) under one deadline per battle, `timeout_s` from the
 moment the process is ready: past it the process is stopped (a saved state whose SQL runs forever is stopped
@@ -25,6 +26,7 @@ from types import TracebackType
 from green_agent.models.rejudge import RejudgedBattle
 from green_agent.rejudge.calls import NotReplayable, ReplayPlan, replay_plan
 from green_agent.rejudge.discover import SavedBattle
+from green_agent.rejudge.faults import RunFaults, fault_differences
 from green_agent.rejudge.evaluator import FreshEvaluator, JobTimedOut, ProcessEnded
 from green_agent.rejudge.replay import REPLAYED_STATE, replay_differences, replay_summary
 from green_agent.rejudge.state import StateError, outputs_dbs, stage_state
@@ -42,8 +44,10 @@ the offline world; the margin is for a loaded machine and the real dataset's lar
 class BattleJudge:
     """Re-judges battles one at a time, each under the time limit (see the module docstring)."""
 
-    def __init__(self, settings: Settings, work: Path, world: WorldData, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, settings: Settings, work: Path, world: WorldData, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 faults: RunFaults = RunFaults(None, None)) -> None:
         self.settings, self.work, self.world, self.timeout_s = settings, work, world, timeout_s
+        self.faults = faults
         self.specs = build_tool_specs(world, list(world.api_docs))
         self.evaluator: FreshEvaluator | None = None
         self.startup_s = 0.0
@@ -94,7 +98,8 @@ class BattleJudge:
         except NotReplayable as exc:
             why = f"the saved end state cannot be checked against its own calls: {exc}"
             return failed.model_copy(update={"replay": f"not replayable: {exc}", "differences": [why]})
-        found = _count_difference(saved, plan)
+        found = _count_difference(saved, plan) + fault_differences(plan.faulted, result, saved.trial, self.faults,
+                                                                   self.specs)
         job = {"task_id": saved.task_id, "experiment": experiment, "state_id": REPLAYED_STATE,
                "calls": [call.model_dump() for call in plan.calls]}
         answer = evaluator.replay(job, deadline)
