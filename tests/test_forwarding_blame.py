@@ -8,7 +8,11 @@ is read whole (head, then `Content-Length` bytes of body) and then, by `mode`:
 - `half`: a 400 head promising a body, then a reset (what `requests` raised as `ChunkedEncodingError`);
 - `silent`: no answer while the connection is held (a call the server cannot serve in time);
 - `reset_and_die`: it stops listening, then resets (its process died under the call);
-- `hang`: it stops answering everything, the health probe included (a stalled server).
+- `hang`: it stops answering everything, the health probe included (a stalled server);
+- `500_then_close`: answered 500 with a keep-alive head (no `Connection: close`), then, `CLOSE_AFTER_S` later,
+  the connection is closed without reading what came meanwhile, as uvicorn closes one after the app raised
+  (a request sent on it in that window, a health probe on the pooled connection, reads as a dropped connection);
+- `500_and_die`: answered 500, then it stops listening and closes the connection (its process died after).
 It records each request line it read (`seen`) and each connection it accepted (`connections`).
 """
 
@@ -34,6 +38,11 @@ SEARCH = ToolSpec(name="amazon__search_products", app_name="amazon", api_name="s
                   path="/amazon/products", description="d", input_schema={"type": "object", "properties": {}})
 CREATE = ToolSpec(name="simple_note__create_note", app_name="simple_note", api_name="create_note", method="POST",
                   path="/simple_note/notes", description="d", input_schema={"type": "object", "properties": {}})
+SHOW = ToolSpec(name="amazon__show_product", app_name="amazon", api_name="show_product", method="GET",
+                path="/amazon/products/{product_id}", path_params=["product_id"], description="d",
+                input_schema={"type": "object", "properties": {}})
+CLOSE_AFTER_S = 0.075
+OVERFLOW = "Python int too large to convert to SQLite INTEGER"
 
 
 class TinyApis:
@@ -100,6 +109,10 @@ class TinyApis:
             if self.mode == "ok":
                 self._answer(conn, 200, {"ok": True})
                 continue
+            if self.mode.startswith("500_"):
+                self._answer(conn, 500, {"message": "Python int too large to convert to SQLite INTEGER"})
+                self._close_after_500(conn)
+                return
             if self.mode == "silent":
                 self._held.append(conn)
                 return
@@ -110,6 +123,13 @@ class TinyApis:
                 self._stop_listening()
             _reset(conn)
             return
+
+    def _close_after_500(self, conn: socket.socket) -> None:
+        if self.mode == "500_and_die":
+            self._stop_listening()
+        else:
+            time.sleep(CLOSE_AFTER_S)
+        _reset(conn)
 
     @staticmethod
     def _answer(conn: socket.socket, status: int, body: dict[str, Any]) -> None:
@@ -206,3 +226,49 @@ def test_a_connection_idle_past_the_servers_keep_alive_is_not_reused(apis: TinyA
     time.sleep(0.5)
     assert forwarder.forward(SEARCH, {"query": "c"}).ok
     assert apis.connections == 2  # past the window: a fresh connection, never one the server may be closing
+
+
+def test_a_500_on_a_connection_the_server_then_closes_is_the_calls_api_error(apis: TinyApis) -> None:
+    """The free re-roll: the probe on the pooled connection raced its close and read as 'no answer' (ours)."""
+    apis.mode = "500_then_close"
+    reply = ApiForwarder(apis.url).forward(SHOW, {"product_id": 10**30})
+    assert (reply.status_code, reply.fault) == (500, None), reply
+    assert reply.agent_message == OVERFLOW and reply.body == {"message": OVERFLOW}
+    assert apis.connections == 2  # the call's, and a new one for the probe: never the one being closed
+
+
+def test_calls_after_a_500_are_never_charged_a_keep_alive_race(apis: TinyApis) -> None:
+    apis.mode = "500_then_close"
+    forwarder = ApiForwarder(apis.url)
+    replies = [forwarder.forward(SHOW, {"product_id": 10**30 + i}) for i in range(10)]
+    assert [(r.status_code, r.fault) for r in replies] == [(500, None)] * 10, replies
+    assert (len(apis.seen), apis.connections) == (10, 20)  # each call and each probe on a connection of its own
+
+
+def test_a_server_that_answers_500_and_dies_is_ours(apis: TinyApis) -> None:
+    apis.mode = "500_and_die"
+    reply = ApiForwarder(apis.url).forward(SHOW, {"product_id": 10**30})
+    assert (reply.status_code, reply.fault) == (500, "HTTP 500, then no answer to a health probe"), reply
+    assert f"APIs server at {apis.url} failed (HTTP 500) and no longer answers" in reply.agent_message
+
+
+def _raising_app() -> Any:
+    """A route that raises: Starlette's error middleware answers 500 (keep-alive), then uvicorn closes the
+    connection, as AppWorld's APIs server (FastAPI on uvicorn) does for an API that raised."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    async def show(request: Any) -> Any:
+        raise OverflowError("Python int too large to convert to SQLite INTEGER")
+
+    return Starlette(routes=[Route("/amazon/products/{product_id}", show)])
+
+
+def test_500s_of_a_real_uvicorn_are_the_calls_api_errors() -> None:
+    from faults_support import InProcessServer
+    with InProcessServer(_raising_app()) as server:
+        forwarder = ApiForwarder(server.url)
+        replies = [forwarder.forward(SHOW, {"product_id": 10**30}) for _ in range(40)]
+    faults = [r.fault for r in replies if r.fault]
+    assert faults == [] and [r.status_code for r in replies] == [500] * 40, faults
+    assert replies[0].agent_message == "Internal Server Error"

@@ -22,16 +22,24 @@ Who failed at the forwarding step (`fault`: ours, the battle is not scored; othe
 caused, the agent's), by evidence:
 1. no byte of the call left: the connection was refused or could not be made in time (urllib3's
    `NewConnectionError`, `ConnectTimeout`): ours;
-2. the call was sent and the server then answered 5xx: ours only if it no longer answers a health probe
-   (`GET /` within `HEALTH_PROBE_TIMEOUT_S`), else the call's own error;
+2. the agent's bytes caused it: the call was sent and the server answered 5xx (e.g. an API that raised on the
+   call's arguments, as SQLite's integer overflow does for an id over 2**63 - 1). That is the call's own API
+   error, delivered as AppWorld delivers it, unless the server has stopped answering: ours only if the health
+   probe gets no answer;
 3. the call was sent and no answer came (a reset, `ChunkedEncodingError`, `ProtocolError`, a `ReadTimeout`,
-   anything else the transport raised): ours only if the server then fails its health probe; while it answers,
-   the call is what it refused or could not serve, the agent's (a `status_code` None reply with no `fault`).
-Rule 3 rests on the forwarder never reusing a connection the server may be closing: a pooled connection idle
-longer than `KEEPALIVE_REUSE_S` (below uvicorn's 5 s keep-alive) is dropped before the next call, so a reset
-after sending is never a keep-alive race of ours. The agent under test must not be able to turn a loss into an
-unscored battle (a free re-roll) by provoking a failure that only looks like ours. The Green scores a battle in
-which a `fault` reached the Blue as an infrastructure error (retried), never as the Blue's loss.
+   anything else the transport raised): ours only if the health probe then gets no answer; while the server
+   answers, the call is what it refused or could not serve, the agent's (a `status_code` None reply, no `fault`).
+The health probe (`GET /`, any status below 500 is an answer) always goes on a NEW connection (`Connection:
+close`, a session of its own), never on a pooled one: uvicorn answers 500 for an app that raised and then closes
+that keep-alive connection without saying so, and a probe riding it read the close as "no answer" (22 of 40 such
+calls were charged to us: a free re-roll). It tries up to `HEALTH_PROBE_ATTEMPTS` times within
+`HEALTH_PROBE_BUDGET_S`; a refused connection ends it at once (nothing listens). After any 5xx the session's pooled
+connections are dropped too, so the agent's next call never rides the connection being closed.
+Rule 3 also rests on the forwarder never reusing a connection the server may be closing: a pooled connection idle
+longer than `KEEPALIVE_REUSE_S` (below uvicorn's 5 s keep-alive) is dropped before the next call,
+so a reset after sending is never a keep-alive race of ours. The agent under test must not be able to turn a loss
+into an unscored battle (a free re-roll) by provoking a failure that only looks like ours. The Green scores a
+battle in which a `fault` reached the Blue as an infrastructure error (retried), never as the Blue's loss.
 
 The APIs server is guarded: every request carries the slot's guard header (`guard_headers`).
 
@@ -60,7 +68,10 @@ from mcp_gateway.tools import ToolSpec
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 15.0
 """Below the 20 s MCP client timeout of AgentBeats SDK agents, so they get our error, not theirs."""
-HEALTH_PROBE_TIMEOUT_S = 2.0
+HEALTH_PROBE_BUDGET_S = 3.0
+"""The health probe's whole time (its attempts' timeouts come out of it): with the read timeout, below 20 s."""
+HEALTH_PROBE_ATTEMPTS = 3
+HEALTH_PROBE_PAUSE_S = 0.1
 KEEPALIVE_REUSE_S = 4.0
 """A pooled connection idle longer than this is not reused: uvicorn closes idle connections after 5 s."""
 POOL_SIZE = 32
@@ -179,11 +190,13 @@ class ApiForwarder:
             return self._after_sending(exc)
         finally:
             self._last_used = time.monotonic()
-        if response.status_code >= 500 and not self._answers():
-            message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
-                       "and no longer answers.")
-            return ApiReply(status_code=response.status_code, error=message, agent_message=message,
-                            fault=f"HTTP {response.status_code}, then no answer to a health probe")
+        if response.status_code >= 500:
+            self.session.close()  # the server may be closing the call's connection: never reuse it (rule 2)
+            if not self._answers():
+                message = (f"The AppWorld APIs server at {self.apis_url} failed (HTTP {response.status_code}) "
+                           "and no longer answers.")
+                return ApiReply(status_code=response.status_code, error=message, agent_message=message,
+                                fault=f"HTTP {response.status_code}, then no answer to a health probe")
         return _reply(response)
 
     def _after_sending(self, exc: BaseException) -> ApiReply:
@@ -206,12 +219,15 @@ class ApiForwarder:
         return ApiReply(status_code=None, error=message, agent_message=message)
 
     def _answers(self) -> bool:
-        """True if the APIs server still answers HTTP (any status below 500) within a short timeout."""
-        try:
-            probe = self.session.get(self.apis_url + "/", timeout=(HEALTH_PROBE_TIMEOUT_S, HEALTH_PROBE_TIMEOUT_S))
-        except requests.RequestException:
-            return False
-        return probe.status_code < 500
+        """True if the APIs server answers a health probe on a new connection (module docstring, rule 2)."""
+        deadline = time.monotonic() + HEALTH_PROBE_BUDGET_S
+        with _probe_session(self.session.headers) as probe:
+            for attempt in range(HEALTH_PROBE_ATTEMPTS):
+                time.sleep(HEALTH_PROBE_PAUSE_S if attempt else 0)
+                verdict = _probe_once(probe, self.apis_url + "/", deadline - time.monotonic())
+                if verdict is not None:
+                    return verdict
+        return False
 
 
 def substitute_path(path: str, path_params: list[str], arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -268,6 +284,28 @@ def error_message(body: Any) -> str:
         if detail is not None:
             return detail if isinstance(detail, str) else json.dumps(detail)[:2000]
     return json.dumps(body)[:2000]
+
+
+def _probe_session(headers: Any) -> requests.Session:
+    """A session of the health probe's own: a new connection each request (`Connection: close`), never a pooled one."""
+    session = requests.Session()
+    session.trust_env = False
+    session.headers.update(headers)  # the slot's guard headers, as every request carries them
+    session.headers["Connection"] = "close"
+    return session
+
+
+def _probe_once(probe: requests.Session, url: str, left_s: float) -> bool | None:
+    """One probe attempt: True (an answer below 500), False (no time left, or refused: nothing listens), None
+    (no answer this time: try again)."""
+    if left_s <= 0:
+        return False
+    try:
+        return True if probe.get(url, timeout=(left_s, left_s)).status_code < 500 else None
+    except requests.ConnectionError as exc:
+        return False if _never_sent(exc) else None
+    except requests.RequestException:
+        return None
 
 
 def _pooled_session() -> requests.Session:
