@@ -7,8 +7,8 @@ fresh world, gives that saved state), `differs` (each difference named in words)
 re-judging passed the time limit per battle, or AppWorld's process ended during it: the reason says which, with
 any difference found before), or
 `not_rejudgeable` (the battle holds no verdict on the agent to check: an infra_error or a scope_error; the
-reason says why). No task content beyond AppWorld's test requirements and short excerpts of the saved
-state's change logs (secrets redacted, as archived), never a secret.
+reason says why). No task content beyond AppWorld's test requirements and the place (file, line, column) where
+a saved state differs from its replay, never a value the replay computed, never a secret.
 """
 
 from __future__ import annotations
