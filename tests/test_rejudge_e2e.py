@@ -9,7 +9,8 @@ tests/test_code_prerequisites.py). Edited copies of a run are re-judged: a verdi
 row changed in one battle's saved dbs, a statement AppWorld never writes (ATTACH) added to another's; a noop
 Blue's failed battle forged consistently into a pass with the reference battle's saved dbs (caught by replaying
 its call log), and forged whole, its call log too (the message names where the state differs, never the replayed
-value the forger lacks); a saved state whose SQL never ends (stopped at the time limit, the next battles re-judged).
+value the forger lacks); a saved state whose SQL never ends (stopped at the time limit, the next battles re-judged);
+a run whose every saved state never ends (stopped at the run's time limit, the rest listed).
 """
 
 from __future__ import annotations
@@ -274,6 +275,57 @@ def test_a_saved_state_whose_sql_never_ends_times_out_and_the_run_goes_on(code_r
     assert f"{battle_id}: could not re-judge: timed out after 10 s" in done.stdout
     assert done.stdout.rstrip().endswith("2 of 3 verdicts re-judged equal (1 could not be re-judged, listed above)")
     assert f"1 battle(s) of {hostile} could not be re-judged: {battle_id}" in done.stderr and time.monotonic() - started < 120
+
+
+ENDLESS = ["UPDATE tasks SET answer = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) "
+           "FROM c) WHERE tasks.id = ?", [1], False]
+
+
+def _our_processes(marker: Path) -> list[str]:
+    """Command lines of live processes that name `marker` (the TMPDIR a rejudge was given: its AppWorld process's
+    work root lies under it)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(marker) in text:
+            found.append(text)
+    return found
+
+
+def test_the_runs_time_limit_stops_the_battle_it_falls_in_and_lists_the_rest(code_run: Path, tmp: Path) -> None:
+    """Every battle's saved state never ends and each battle may take 10 minutes, but the run may take 20 s: the
+    battle the limit falls in is stopped (or AppWorld's start-up, on a loaded box), the rest are listed, not
+    dropped, and no AppWorld process is left."""
+    hostile, scratch = tmp / "endless-run", tmp / "run-limit-tmp"
+    shutil.copytree(code_run, hostile)
+    scratch.mkdir()
+    for task in CODE_TASKS:
+        with open(hostile / "tasks" / task / "appworld" / "dbs" / "supervisor.jsonl", "a") as handle:
+            handle.write(json.dumps(ENDLESS) + "\n")
+    done = _cli("rejudge", str(hostile), "--json", "--timeout-s", "600", "--run-timeout-s", "20",
+                env=_env(tmp, TMPDIR=str(scratch)), timeout=300)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert (report["rejudged"], report["equal"], report["could_not_rejudge"]) == (3, 0, 3)
+    assert report["run_timeout_s"] == 20
+    reasons = {b["battle_id"]: b["reason"] for b in report["battles"]}
+    assert set(reasons.values()) == {"could not re-judge: the run's time limit (20 s, --run-timeout-s) was reached"}
+    assert f"3 battle(s) of {hostile} could not be re-judged" in done.stderr
+    assert _our_processes(scratch) == []
+
+
+def test_a_tiny_run_limit_lists_every_battle_as_not_rejudged(code_run: Path, tmp: Path) -> None:
+    done = _rejudge(code_run, tmp, "--run-timeout-s", "0.001")
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    ids = [json.loads((code_run / "tasks" / task / "result.json").read_text())["battle_id"] for task in CODE_TASKS]
+    for battle_id in ids:
+        assert (f"{battle_id}: could not re-judge: the run's time limit (0.001 s, --run-timeout-s) was reached"
+                in done.stdout)
+    assert done.stdout.rstrip().endswith("0 of 3 verdicts re-judged equal (3 could not be re-judged, listed above)")
+    assert "AppWorld: start-up" not in done.stdout  # the limit was past before any battle: AppWorld never started
 
 
 def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:
