@@ -8,7 +8,9 @@ on a machine made to lack bubblewrap (PATH without `bwrap`, CODE_SANDBOX=bubblew
 tests/test_code_prerequisites.py). Edited copies of a run are re-judged: a verdict flipped in one result.json, a
 row changed in one battle's saved dbs, a statement AppWorld never writes (ATTACH) added to another's; a noop
 Blue's failed battle forged consistently into a pass with the reference battle's saved dbs (caught by replaying
-its call log); a saved state whose SQL never ends (stopped at the time limit, the next battles re-judged).
+its call log), and forged whole, its call log too (the message names where the state differs, never the replayed
+value the forger lacks); a saved state whose SQL never ends (stopped at the time limit, the next battles re-judged);
+a run whose every saved state never ends (stopped at the run's time limit, the rest listed).
 """
 
 from __future__ import annotations
@@ -206,6 +208,56 @@ def test_a_failed_battle_forged_into_a_pass_is_caught_by_its_own_calls(noop_run:
     assert done.stdout.rstrip().endswith("0 of 1 verdicts re-judged equal") and record["battle_id"] in done.stderr
 
 
+FORGED_HASH = "AAAAAAAAAAA="
+_RECORD_HASH = re.compile(r"[A-Za-z0-9+/]{11}=")
+"""The shape of AppWorld's record_hash (a base64 xxh64 of the row)."""
+
+
+def test_a_forgery_of_calls_state_and_verdict_learns_nothing_from_the_message_to_finish_it(
+        noop_run: Path, code_run: Path, tmp: Path) -> None:
+    """The red team's case: the noop Blue's battle forged whole (its call log answers the question, its saved state
+    holds the answer, its result.json and results.json row say passed, its dbs_digest recomputed); what the forger
+    lacks is the record_hash AppWorld computes for the answered row. The difference must name where, never the
+    replay's value: a forger who copies whatever hash-shaped value the message shows into the saved state still
+    differs."""
+    forged, task = tmp / "forged-whole", Path("tasks") / QUESTION
+    shutil.copytree(noop_run, forged)
+    calls = _calls(forged / task)
+    calls[-1]["arguments"] = {"status": "success", "answer": "445.29"}  # the noop's complete_task, now answering
+    (forged / task / "mcp_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    dbs = forged / task / "appworld" / "dbs"
+    lines = (dbs / "supervisor.jsonl").read_text().splitlines()
+    sql, params, many = json.loads(lines[-1])
+    columns = re.findall(r"(\w+)=\?", sql)
+    params[columns.index("answer")], params[columns.index("record_hash")] = "445.29", FORGED_HASH
+    lines[-1] = json.dumps([sql, params, many], separators=(",", ":"))
+    (dbs / "supervisor.jsonl").write_text("\n".join(lines) + "\n")
+    record, good = (json.loads((run / task / "result.json").read_text()) for run in (forged, code_run))
+    record.update({k: good[k] for k in ("outcome", "winner", "status", "reason", "evaluation", "explanation")})
+    results = _results(forged)
+    (row,) = [r for r in _results(code_run)["rows"] if r["task_id"] == QUESTION]
+    results["rows"][0].update({k: row[k] for k in ("outcome", "passed", "tests_passed", "tests_total")})
+    (forged / "results.json").write_text(json.dumps(results))
+
+    def rejudged() -> str:
+        record["archive"]["dbs_digest"] = state_digest(dbs)
+        (forged / task / "result.json").write_text(json.dumps(record))
+        done = _rejudge(forged, tmp)
+        assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+        (message,) = [line for line in done.stdout.splitlines() if "its own calls do not produce" in line]
+        return message
+
+    message = rejudged()
+    offered = [value for value in _RECORD_HASH.findall(message) if value != FORGED_HASH]
+    for value in offered[:1]:  # what the forger copies (the replayed row's hash, where a message printed it)
+        (dbs / "supervisor.jsonl").write_text((dbs / "supervisor.jsonl").read_text().replace(FORGED_HASH, value))
+    again = rejudged()  # still differs: exit 4
+    assert offered == [], message
+    for text in (message, again):
+        assert (f"gives another supervisor.jsonl (line {len(lines)}, UPDATE tasks: column record_hash differs)"
+                in text), text
+
+
 def _calls(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "mcp_calls.jsonl").read_text().splitlines()]
 
@@ -223,6 +275,57 @@ def test_a_saved_state_whose_sql_never_ends_times_out_and_the_run_goes_on(code_r
     assert f"{battle_id}: could not re-judge: timed out after 10 s" in done.stdout
     assert done.stdout.rstrip().endswith("2 of 3 verdicts re-judged equal (1 could not be re-judged, listed above)")
     assert f"1 battle(s) of {hostile} could not be re-judged: {battle_id}" in done.stderr and time.monotonic() - started < 120
+
+
+ENDLESS = ["UPDATE tasks SET answer = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) "
+           "FROM c) WHERE tasks.id = ?", [1], False]
+
+
+def _our_processes(marker: Path) -> list[str]:
+    """Command lines of live processes that name `marker` (the TMPDIR a rejudge was given: its AppWorld process's
+    work root lies under it)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(marker) in text:
+            found.append(text)
+    return found
+
+
+def test_the_runs_time_limit_stops_the_battle_it_falls_in_and_lists_the_rest(code_run: Path, tmp: Path) -> None:
+    """Every battle's saved state never ends and each battle may take 10 minutes, but the run may take 20 s: the
+    battle the limit falls in is stopped (or AppWorld's start-up, on a loaded box), the rest are listed, not
+    dropped, and no AppWorld process is left."""
+    hostile, scratch = tmp / "endless-run", tmp / "run-limit-tmp"
+    shutil.copytree(code_run, hostile)
+    scratch.mkdir()
+    for task in CODE_TASKS:
+        with open(hostile / "tasks" / task / "appworld" / "dbs" / "supervisor.jsonl", "a") as handle:
+            handle.write(json.dumps(ENDLESS) + "\n")
+    done = _cli("rejudge", str(hostile), "--json", "--timeout-s", "600", "--run-timeout-s", "20",
+                env=_env(tmp, TMPDIR=str(scratch)), timeout=300)
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert (report["rejudged"], report["equal"], report["could_not_rejudge"]) == (3, 0, 3)
+    assert report["run_timeout_s"] == 20
+    reasons = {b["battle_id"]: b["reason"] for b in report["battles"]}
+    assert set(reasons.values()) == {"could not re-judge: the run's time limit (20 s, --run-timeout-s) was reached"}
+    assert f"3 battle(s) of {hostile} could not be re-judged" in done.stderr
+    assert _our_processes(scratch) == []
+
+
+def test_a_tiny_run_limit_lists_every_battle_as_not_rejudged(code_run: Path, tmp: Path) -> None:
+    done = _rejudge(code_run, tmp, "--run-timeout-s", "0.001")
+    assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
+    ids = [json.loads((code_run / "tasks" / task / "result.json").read_text())["battle_id"] for task in CODE_TASKS]
+    for battle_id in ids:
+        assert (f"{battle_id}: could not re-judge: the run's time limit (0.001 s, --run-timeout-s) was reached"
+                in done.stdout)
+    assert done.stdout.rstrip().endswith("0 of 3 verdicts re-judged equal (3 could not be re-judged, listed above)")
+    assert "AppWorld: start-up" not in done.stdout  # the limit was past before any battle: AppWorld never started
 
 
 def test_a_battle_folder_rejudges_equal(tmp: Path) -> None:

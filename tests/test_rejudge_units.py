@@ -159,11 +159,63 @@ def test_the_replayed_state_is_compared_as_archived_and_the_difference_named(tmp
                                           [answer_line[0], ["success", "null", 1], False]])
     found = replay_differences(saved, outputs, {"mismatch_count": 3, "mismatches": [
         {"call": 1, "tool": "supervisor__complete_task", "recorded": 200, "replayed": 422}]}, plan)
-    assert found[0].startswith("its own calls do not produce the saved end state: replaying the 1 forwarded call(s) "
-                               "of mcp_calls.jsonl gives another supervisor.jsonl (line 2: saved ")
-    assert '"445.29", 1]' in found[0] and '"null", 1]' in found[0]
-    assert found[1:] == ["call 1 (supervisor__complete_task): the log records HTTP 200, the replay got HTTP 422",
+    assert found[0] == ("its own calls do not produce the saved end state: replaying the 1 forwarded call(s) of "
+                        "mcp_calls.jsonl gives another supervisor.jsonl (line 2, UPDATE tasks: column answer differs)")
+    assert found[1:] == ["call 1 (supervisor__complete_task): the log records HTTP 200, the replay got another status",
                          "2 more call(s) got another HTTP status when replayed"]
+
+
+REPLAYED_HASH = "58kwyIUS6ho="
+"""The record_hash AppWorld computes for the replayed row: what a forger lacks to make the saved state match."""
+
+
+@pytest.mark.parametrize("saved_lines,replayed_lines,named", [
+    ([["UPDATE tasks SET status=?, record_hash=?, answer=? WHERE tasks.id = ?", ["success", "AAAAAAAAAAA=", "1", 1],
+       False]], [["UPDATE tasks SET status=?, record_hash=?, answer=? WHERE tasks.id = ?",
+                  ["success", REPLAYED_HASH, "1", 1], False]], "line 1, UPDATE tasks: column record_hash differs"),
+    ([[INSERT, [["AAAAAAAAAAA=", 1, "a", REDACTED], ["BBBBBBBBBBB=", 1, "b", REDACTED]], True]],  # as archived
+     [[INSERT, [["AAAAAAAAAAA=", 1, "a", "p"], [REPLAYED_HASH, 1, "b", "q"]], True]],
+     "line 1, INSERT INTO account_passwords, row 2: column record_hash differs"),
+    ([[INSERT, ["AAAAAAAAAAA=", 1, "a", "p"], False]],
+     [["INSERT INTO notes (record_hash, title) VALUES (?, ?)", [REPLAYED_HASH, "t"], False]],
+     "line 1: another statement than the saved INSERT INTO account_passwords"),
+    ([], [[INSERT, [REPLAYED_HASH, 1, "a", "p"], False]], "the replay has 1 more line(s), from line 1"),
+    ([{"note": "x", "hash": "AAAAAAAAAAA="}], [{"note": "x", "hash": REPLAYED_HASH}], 'line 1: key "hash" differs'),
+])
+def test_a_difference_names_the_line_and_field_never_the_replayed_value(tmp_path: Path, specs: dict,
+                                                                         saved_lines: list, replayed_lines: list,
+                                                                         named: str) -> None:
+    """A forger who edits the saved state to match the replay lacks only what AppWorld computes (a row's
+    record_hash): a message that printed the replayed row would hand it over (the next run re-judges equal)."""
+    saved, outputs = tmp_path / "saved", tmp_path / "outputs"
+    _write(saved, "supervisor.jsonl", saved_lines)
+    _write(outputs / "checkpoints" / "replayed", "supervisor.jsonl", replayed_lines)
+    plan = replay_plan(_log(tmp_path / "mcp_calls.jsonl", {"tool_name": "supervisor__complete_task",
+                                                           "status_code": 200, "arguments": {"answer": "1"}}),
+                       BATTLE, "tools", specs)
+    found = replay_differences(saved, outputs, {"mismatch_count": 1, "mismatches": [
+        {"call": 1, "tool": "supervisor__complete_task", "recorded": 200, "replayed": 409}]}, plan)
+    text = " ".join(found)
+    assert f"supervisor.jsonl ({named})" in text, text
+    pieces = {REPLAYED_HASH[i:i + 4] for i in range(len(REPLAYED_HASH) - 3)} | {"409", "notes", "title"}
+    assert not [piece for piece in pieces if piece in text], text
+
+
+def test_model_hashes_that_do_not_cover_the_replays_are_named_by_the_saved_keys_only(tmp_path: Path,
+                                                                                      specs: dict) -> None:
+    saved, outputs = tmp_path / "saved", tmp_path / "outputs"
+    replayed = outputs / "checkpoints" / "replayed"
+    for folder, counts in ((saved, {"supervisor": {"Task": 1}}), (replayed, {"supervisor": {"Task": 7},
+                                                                             "venmo": {"Payment": 5}})):
+        folder.mkdir(parents=True)
+        (folder / "model_hashes.json").write_text(json.dumps(counts, indent=4))
+    plan = replay_plan(_log(tmp_path / "mcp_calls.jsonl", {"tool_name": "supervisor__complete_task",
+                                                           "status_code": 200, "arguments": {"answer": "1"}}),
+                       BATTLE, "tools", specs)
+    (found,) = replay_differences(saved, outputs, {"mismatch_count": 0, "mismatches": []}, plan)
+    assert found.endswith("gives another model_hashes.json (the saved count of supervisor Task does not cover the "
+                          "replay's)"), found
+    assert "7" not in found and "venmo" not in found and "Payment" not in found
 
 
 def _provenance(split: str | None, count: int, shard: tuple[int, int] | None = None,

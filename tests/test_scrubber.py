@@ -104,6 +104,36 @@ def test_a_secret_with_a_quote_a_backslash_and_unicode_is_removed_in_each_form_i
     assert scrubbed == f"before {REDACTED} after", scrubbed
 
 
+def _percent(text: str, lower: bool = False, every: int = 1) -> str:
+    """`text` with every `every`-th character percent-encoded (all of its UTF-8 bytes), the others as they are."""
+    hexed = lambda c: "".join(f"%{b:02x}" if lower else f"%{b:02X}" for b in c.encode())  # noqa: E731
+    return "".join(hexed(c) if i % every == 0 else c for i, c in enumerate(text))
+
+
+@pytest.mark.parametrize("form", [
+    _percent("952a54b1ecd0"),  # %39%35%32...: every character, as a URL encoder that escapes all would
+    _percent("952a54b1ecd0", lower=True),
+    _percent("952a54b1ecd0", every=2),  # mixed: some characters as they are, some encoded
+    _percent(ODD),  # the non-ASCII letters as their UTF-8 bytes
+    _percent(ODD, lower=True).replace("%c3", "%C3"),  # hex in both cases
+    _percent(ODD, lower=True, every=2),
+])
+def test_a_secret_percent_encoded_in_any_way_is_removed(form: str) -> None:
+    b = battle(ODD, "952a54b1ecd0", "pw12")
+    assert scrub(f"GET /notes?query={form}&page=1 HTTP/1.1", b) == f"GET /notes?query={REDACTED}&page=1 HTTP/1.1"
+    assert scrub(f"q={form}") == f"q={REDACTED}"  # unscoped text (a child's log): every value known
+    assert scrub_data({"url": f"/x?q={form}", "n": 1}, b) == {"url": f"/x?q={REDACTED}", "n": 1}
+    assert scrub(f"%2F{form}%2F", b) == f"%2F{REDACTED}%2F"  # the encoded characters around it are kept
+
+
+def test_a_short_value_percent_encoded_follows_the_short_values_rule() -> None:
+    b = battle("pw12")
+    assert scrub(f"q={_percent('pw12')}&r=1", b) == f"q={REDACTED}&r=1"
+    assert scrub(f"q=x{_percent('pw12')}y", b) == f"q=x{_percent('pw12')}y"  # inside a longer word: kept
+    assert scrub("100%25 sure %zz %4", b) == "100%25 sure %zz %4"  # text with stray or partial escapes: unchanged
+    assert scrub(f"%C3{_percent('pw12')}%zz", b) == f"%C3{REDACTED}%zz"  # after a byte that is no UTF-8 alone
+
+
 def test_a_json_line_scrubbed_as_data_stays_json_and_holds_no_form_of_the_secret() -> None:
     b = battle(ODD)
     result = json.dumps({"response": [{"account_name": "gmail", "pw": ODD}]})  # a tool's JSON result text

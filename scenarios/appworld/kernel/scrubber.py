@@ -16,7 +16,9 @@ a traceback. Each process registers what it knows, in two scopes:
 
 `scrub(text, battle_id)` replaces every occurrence of each form a known value takes in the texts we write (as is,
 JSON-escaped, ASCII or not, once or twice for a JSON result inside a JSON line; inside a Python repr, a REPL's
-printed dict; HTML-escaped; URL-encoded) with `[REDACTED]`, overlapping occurrences merged into one marker so
+printed dict; HTML-escaped; URL-encoded, wholly or in part: any of its characters as the `%XX` of its UTF-8 bytes,
+hex in either case, since the text is also searched with its runs of `%XX` decoded, in one more pass over a text
+that holds one) with `[REDACTED]`, overlapping occurrences merged into one marker so
 no part of either value is left; then JWTs and Bearer credentials. With a battle id: the process's values and
 that battle's; without one: every value this process knows. `scrub_data` does it on every string of a
 JSON-like value but a whole timestamp: writers of JSON scrub the data before encoding it (a replace inside
@@ -26,8 +28,8 @@ battle's on its own meanwhile (a long-lived process knows up to `KEPT_BATTLES` b
 after every registration was its largest cost per battle).
 
 Not removed (say so to whoever reads a run): a secret the agent transformed before it was written (base64,
-hex, reversed, split, spaced, hashed), a value the referee never learned, and one cut by a bound before the
-scrub saw it whole (writers scrub before they cut where they can).
+hex, reversed, split, spaced, hashed, percent-encoded twice over), a value the referee never learned, and one cut
+by a bound before the scrub saw it whole (writers scrub before they cut where they can).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from kernel.percent import PercentDecoded, unquoted
 from kernel.redaction import REDACTED, redact_credential_shapes
 
 MIN_PROCESS_CHARS = 8
@@ -89,7 +92,28 @@ def _apply(compiled: _Compiled, text: str) -> str:
 
 
 def _replace(anywhere: Iterable[str], alone: Iterable["re.Pattern[str]"], text: str) -> str:
-    """`_apply` over forms found anywhere and several patterns of forms standing alone, spans merged as one."""
+    """`_apply` over forms found anywhere and several patterns of forms standing alone, spans merged as one; in the
+    text as it is and with its runs of `%XX` decoded (`kernel.percent`: a value percent-encoded in any way)."""
+    anywhere, alone = tuple(anywhere), tuple(alone)
+    spans = _spans(anywhere, alone, text)
+    plain = unquoted(text)
+    found = _spans(anywhere, alone, plain) if plain is not None else []
+    if found:  # where it came from, only when a value is there (the decoded text is built once more, slower)
+        decoded = PercentDecoded.of(text)
+        assert decoded is not None
+        if decoded.text != plain:
+            found = _spans(anywhere, alone, decoded.text)
+        spans += [decoded.original(start, end) for start, end in found]
+    if not spans:
+        return text
+    parts, done = [], 0
+    for start, end in _merged(spans):
+        parts += [text[done:start], REDACTED]
+        done = end
+    return "".join(parts) + text[done:]
+
+
+def _spans(anywhere: Iterable[str], alone: Iterable["re.Pattern[str]"], text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for form in anywhere:
         start = text.find(form)
@@ -98,13 +122,7 @@ def _replace(anywhere: Iterable[str], alone: Iterable["re.Pattern[str]"], text: 
             start = text.find(form, start + 1)
     for pattern in alone:
         spans.extend(match.span() for match in pattern.finditer(text))
-    if not spans:
-        return text
-    parts, done = [], 0
-    for start, end in _merged(spans):
-        parts += [text[done:start], REDACTED]
-        done = end
-    return "".join(parts) + text[done:]
+    return spans
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -252,14 +270,16 @@ def _scrubbed_data(value: Any, battle_id: str | None, clean: Any) -> Any:
 
 def _holds_value(text: str, battle_id: str | None) -> bool:
     """True if `text` holds a form of a value `scrub(text, battle_id)` would replace (the credential shapes apart)."""
+    plain = unquoted(text)
+    texts = (text,) if plain is None else (text, plain)
     if battle_id is None:
-        anywhere, alone = _everything()
-        return any(form in text for form in anywhere) or any(pattern.search(text) for pattern in alone)
-    scope = _battles.get(battle_id)
-    for anywhere, pattern in [_process.compiled] + ([scope.compiled] if scope is not None else []):
-        if any(form in text for form in anywhere) or (pattern is not None and pattern.search(text)):
-            return True
-    return False
+        unions = [_everything()]
+    else:
+        scope = _battles.get(battle_id)
+        unions = [(anywhere, (pattern,) if pattern is not None else ())
+                  for anywhere, pattern in [_process.compiled] + ([scope.compiled] if scope is not None else [])]
+    return any(any(form in one for form in anywhere) or any(pattern.search(one) for pattern in alone)
+               for anywhere, alone in unions for one in texts)
 
 
 def secrets_in_environment(environ: dict[str, str]) -> list[str]:

@@ -3,7 +3,10 @@
 Prints a table (battle, recorded outcome and tests, re-judged ones, equal or what differs) and one line:
 "N of N verdicts re-judged equal", or each difference (or only the `RejudgeReport` JSON with --json).
 Each battle's re-judging, its call log's replay included, has `--timeout-s` seconds (default
-`DEFAULT_TIMEOUT_S`); past it the battle "could not re-judge: timed out" and the next one goes on.
+`DEFAULT_TIMEOUT_S`); past it the battle "could not re-judge: timed out" and the next one goes on. The whole run
+has `--run-timeout-s` seconds (default `default_run_timeout`: 600 s, 10 s per battle to re-judge or one battle's
+limit, whichever is more); past it AppWorld's process is stopped and the battle it fell in and every later one
+"could not re-judge: the run's time limit ... was reached".
 Exit codes: 0 when every re-judged verdict equals the recorded one, 4 when any differs or could not be re-judged
 (`VerdictsDifferError`), 2 for a folder that is not a run, a world that is not the run's or a bad flag, 3 when
 AppWorld's evaluator cannot run.
@@ -15,7 +18,7 @@ import argparse
 from pathlib import Path
 
 from green_agent.models.rejudge import RejudgeReport
-from green_agent.rejudge import DEFAULT_TIMEOUT_S, rejudge_run
+from green_agent.rejudge import DEFAULT_RUN_TIMEOUT_S, DEFAULT_TIMEOUT_S, RUN_TIMEOUT_PER_BATTLE_S, rejudge_run
 from kernel.errors import BadInputError, VerdictsDifferError
 from kernel.settings import Settings
 from kernel.untrusted import one_line
@@ -33,13 +36,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                         help=f"seconds each battle's re-judging may take (default {DEFAULT_TIMEOUT_S:g}); past them "
                              "the battle could not be re-judged (timed out) and the next one goes on")
+    parser.add_argument("--run-timeout-s", type=float, default=None, metavar="S",
+                        help=f"seconds the whole run's re-judging may take, AppWorld's start-up included (default "
+                             f"{DEFAULT_RUN_TIMEOUT_S:g}, {RUN_TIMEOUT_PER_BATTLE_S:g} per battle to re-judge or "
+                             "--timeout-s, whichever is more); past them AppWorld is stopped and the remaining "
+                             "battles are listed as not re-judged (exit 4)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    if not 0 < args.timeout_s <= MAX_TIMEOUT_S:
-        raise BadInputError(f"--timeout-s {args.timeout_s:g}: give seconds above 0 and at most {MAX_TIMEOUT_S:g}")
-    report = rejudge_run(args.run, settings, battle=args.battle, timeout_s=args.timeout_s)
+    for flag, value in (("--timeout-s", args.timeout_s), ("--run-timeout-s", args.run_timeout_s)):
+        if value is not None and not 0 < value <= MAX_TIMEOUT_S:
+            raise BadInputError(f"{flag} {value:g}: give seconds above 0 and at most {MAX_TIMEOUT_S:g}")
+    report = rejudge_run(args.run, settings, battle=args.battle, timeout_s=args.timeout_s,
+                         run_timeout_s=args.run_timeout_s)
     print(report.model_dump_json(indent=2) if args.json else table(report))
     if not report.all_equal:
         differing = [b.battle_id for b in report.battles if b.status == "differs"]

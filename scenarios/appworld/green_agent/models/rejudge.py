@@ -4,11 +4,11 @@
 fresh process on the saved end state, gives the recorded success, the same tests passed and failed, and the
 outcome rule gives the recorded outcome, winner and status; and the battle's own call log, replayed into a
 fresh world, gives that saved state), `differs` (each difference named in words), `could_not_rejudge` (its
-re-judging passed the time limit per battle, or AppWorld's process ended during it: the reason says which, with
-any difference found before), or
+re-judging passed the time limit per battle or the run's, or AppWorld's process ended during it: the reason says
+which, with any difference found before), or
 `not_rejudgeable` (the battle holds no verdict on the agent to check: an infra_error or a scope_error; the
-reason says why). No task content beyond AppWorld's test requirements and short excerpts of the saved
-state's change logs (secrets redacted, as archived), never a secret.
+reason says why). No task content beyond AppWorld's test requirements and the place (file, line, column) where
+a saved state differs from its replay, never a value the replay computed, never a secret.
 """
 
 from __future__ import annotations
@@ -54,10 +54,12 @@ class RejudgeReport(BaseModel):
     rejudged: int = Field(description="Battles re-judged (equal, differing or not to the end).")
     equal: int = Field(description="Of which equal.")
     not_rejudgeable: int = Field(description="Battles holding no verdict to check (infra_error, scope_error).")
-    could_not_rejudge: int = Field(default=0, description="Of which not to the end (timed out, or AppWorld's process "
-                                   "ended): not equal.")
+    could_not_rejudge: int = Field(default=0, description="Of which not to the end (timed out, the run's time limit "
+                                   "reached, or AppWorld's process ended): not equal.")
     startup_s: float = Field(description="Seconds to start AppWorld's evaluator process (imports).")
     elapsed_s: float = Field(description="Wall seconds of the whole re-judge.")
+    run_timeout_s: float | None = Field(default=None, description="The whole re-judge's time limit (--run-timeout-s); "
+                                        "battles past it could not be re-judged (None: a report from before it).")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (e.g. another outcome-rule "
                              "version, results.json rows that disagree with result.json).")
 

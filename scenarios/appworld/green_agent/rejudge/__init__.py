@@ -1,16 +1,18 @@
 """Re-judge a saved run: AppWorld's own evaluator, in a fresh process, on each battle's saved end state, and
 each battle's call log replayed into a fresh world beside it.
 
-`rejudge_run(path, settings, battle=None, timeout_s=DEFAULT_TIMEOUT_S)` is the Python API `appworld-green
-rejudge` calls:
+`rejudge_run(path, settings, battle=None, timeout_s=DEFAULT_TIMEOUT_S, run_timeout_s=None)` is the Python API
+`appworld-green rejudge` calls:
 1. finds the run folder's battles and their recorded verdicts (`discover`);
 2. refuses a world that is not the run's (a task folder digest in run.json that differs here: the verdicts
    would be judged against other ground truth);
 3. for each battle with a verdict on the agent: checks and stages its saved end state (`state`), replays its
    call log and compares the replayed state with the saved one, has AppWorld's evaluator judge the saved state
    and compares the verdict (`judging`: one AppWorld process, started only when needed, each battle under
-   `timeout_s`, past which it is `could_not_rejudge` and the next battle gets a new process); infra_error and
-   scope_error battles are listed as not re-judgeable, with why;
+   `timeout_s`, past which it is `could_not_rejudge` and the next battle gets a new process; the whole run under
+   `run_timeout_s` from the call, start-ups included, default `default_run_timeout`: past it the battle it falls
+   in is stopped with the process and the remaining battles are `could_not_rejudge`, listed with the run's limit
+   as the reason); infra_error and scope_error battles are listed as not re-judgeable, with why;
 4. returns a `RejudgeReport`. A saved state that cannot be judged (missing, edited into something AppWorld's
    change logs never hold, or refused by AppWorld's evaluator) is a difference: the recorded verdict cannot be
    reproduced from what the run saved.
@@ -26,7 +28,8 @@ from green_agent.batch.world_digest import task_digests
 from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
 from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
 from green_agent.rejudge.faults import run_faults
-from green_agent.rejudge.judging import DEFAULT_TIMEOUT_S, BattleJudge
+from green_agent.rejudge.judging import (DEFAULT_RUN_TIMEOUT_S, DEFAULT_TIMEOUT_S, RUN_TIMEOUT_PER_BATTLE_S,
+                                         BattleJudge, default_run_timeout)
 from green_agent.rejudge.state import work_root
 from green_agent.rejudge.verdict import not_rejudgeable, tests_text
 from green_agent.runfolder.reader import RunFolder
@@ -35,23 +38,28 @@ from kernel.errors import BadInputError
 from kernel.settings import Settings
 from kernel.world_data import WorldData
 
-__all__ = ["DEFAULT_TIMEOUT_S", "rejudge_run"]
+__all__ = ["DEFAULT_RUN_TIMEOUT_S", "DEFAULT_TIMEOUT_S", "RUN_TIMEOUT_PER_BATTLE_S", "default_run_timeout",
+           "rejudge_run"]
 
 
-def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
-                timeout_s: float = DEFAULT_TIMEOUT_S) -> RejudgeReport:
+def rejudge_run(path: Path, settings: Settings, battle: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                run_timeout_s: float | None = None) -> RejudgeReport:
     """Re-judge the run folder at `path` (see the module docstring); `battle`: only this battle id or task id;
-    `timeout_s`: each battle's limit once AppWorld is ready."""
+    `timeout_s`: each battle's limit once AppWorld is ready; `run_timeout_s`: the whole run's (None: the default
+    for its number of battles, `default_run_timeout`)."""
     started = time.monotonic()
     run = discover(path)
     world = WorldData(settings.appworld_root).require()
     battles = _selected(run, battle)
     _check_world(run, settings, [b.task_id for b in battles if b.task_id])
+    if run_timeout_s is None:
+        run_timeout_s = default_run_timeout(sum(_without_evaluator(b) is None for b in battles), timeout_s)
     judged: list[RejudgedBattle] = []
     with tempfile.TemporaryDirectory(prefix="rejudge-") as tmp:
         faults = run_faults(RunFolder(run.root).manifest() if run.kind == "eval" else None, run.results,
                             run.battles[0].result if run.kind == "battle" else None)
-        with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s, faults) as judge:
+        with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s, run_timeout_s,
+                         run_started=started, faults=faults) as judge:
             for index, saved in enumerate(battles):
                 judged.append(_without_evaluator(saved) or judge.judge(saved, f"rejudge-{index}"))
     rejudged = [b for b in judged if b.status != "not_rejudgeable"]
@@ -59,7 +67,8 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None,
                          equal=sum(b.status == "equal" for b in rejudged),
                          could_not_rejudge=sum(b.status == "could_not_rejudge" for b in rejudged),
                          not_rejudgeable=len(judged) - len(rejudged), startup_s=round(judge.startup_s, 2),
-                         elapsed_s=round(time.monotonic() - started, 2), notes=_notes(run))
+                         elapsed_s=round(time.monotonic() - started, 2), run_timeout_s=run_timeout_s,
+                         notes=_notes(run))
 
 
 def _notes(run: SavedRun) -> list[str]:

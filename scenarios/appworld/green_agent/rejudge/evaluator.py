@@ -3,7 +3,9 @@
 `FreshEvaluator(settings, work)` starts one process for a re-judge (AppWorld pins pydantic<2, so it never runs
 in our virtualenv; nothing of the run's servers is reused), whose AppWorld root is the prepared `work` folder
 (`green_agent.rejudge.state`). Entering the block waits until the process has imported AppWorld (its
-`{"ready": true}` line; `startup_s`), so a job's deadline measures the job alone.
+`{"ready": true}` line; `startup_s`), so a job's deadline measures the job alone; at most `STARTUP_TIMEOUT_S`
+(past it, ours failed: InfrastructureError), or until the caller's `ready_by` if that comes first (past it,
+`JobTimedOut`, the process stopped).
 `evaluate(task_id, experiment, deadline)` sends one job and returns AppWorld's evaluation as our
 `EvaluationRecord` (the same parse as the env server's `/evaluate` answer), with the seconds AppWorld spent;
 `replay(job, deadline)` sends a call log's replay (`green_agent.rejudge.calls`) and returns its answer. Answers
@@ -16,6 +18,7 @@ job raises `ProcessEnded`. Its stderr goes to a log in
 from __future__ import annotations
 
 import json
+import math
 import select
 import subprocess
 import time
@@ -69,9 +72,10 @@ class Replayed(NamedTuple):
 class FreshEvaluator:
     """One AppWorld evaluator process (see the module docstring)."""
 
-    def __init__(self, settings: Settings, work: Path) -> None:
+    def __init__(self, settings: Settings, work: Path, ready_by: float = math.inf) -> None:
         self.python = Path(settings.appworld_python)
         self.work = work
+        self.ready_by = ready_by
         self.log_path = work / "evaluator.log"
         self.popen: subprocess.Popen | None = None
         self.jobs = 0
@@ -98,9 +102,12 @@ class FreshEvaluator:
 
     def _wait_ready(self) -> None:
         started = time.monotonic()
+        limit = started + STARTUP_TIMEOUT_S
         try:
-            ready = self._answer(started + STARTUP_TIMEOUT_S)
+            ready = self._answer(min(limit, self.ready_by))
         except JobTimedOut:
+            if self.ready_by < limit:
+                raise  # the caller's own deadline came first
             raise InfrastructureError(f"AppWorld's evaluator did not start within {STARTUP_TIMEOUT_S:.0f} s; see "
                                       f"{self.log_path}") from None
         if ready.get("ready") is not True:

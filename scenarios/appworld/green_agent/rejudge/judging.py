@@ -15,10 +15,15 @@ here), the battle is `could_not_rejudge` ("could not re-judge: timed out"), with
 next battle gets a new process; so does a battle during which the process ended ("could not re-judge: AppWorld's
 process ended", likely the battle's own input: a start-up that fails is ours, exit 3). The process is started
 when a battle first needs it.
+The whole run has a deadline too (`run_timeout_s` from `run_started`, start-ups included): a battle it falls in
+(its start-up, replay or evaluation) is stopped with the process, and every later battle is `could_not_rejudge`
+without starting anything, each with the reason "could not re-judge: the run's time limit (... s,
+--run-timeout-s) was reached".
 """
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from types import TracebackType
@@ -41,13 +46,27 @@ DEFAULT_TIMEOUT_S = 60.0
 the offline world; the margin is for a loaded machine and the real dataset's larger worlds)."""
 
 
+DEFAULT_RUN_TIMEOUT_S = 600.0
+RUN_TIMEOUT_PER_BATTLE_S = 10.0
+"""The whole run's default limit: `DEFAULT_RUN_TIMEOUT_S`, or this per battle to re-judge, or one battle's limit,
+whichever is more (an honest battle takes under 1 s here; a folder of states that never end is bounded)."""
+
+
+def default_run_timeout(battles: int, timeout_s: float) -> float:
+    """The run's time limit when none is given: see `RUN_TIMEOUT_PER_BATTLE_S`."""
+    return max(DEFAULT_RUN_TIMEOUT_S, RUN_TIMEOUT_PER_BATTLE_S * battles, timeout_s)
+
+
 class BattleJudge:
-    """Re-judges battles one at a time, each under the time limit (see the module docstring)."""
+    """Re-judges battles one at a time, each under the time limit and all under the run's (module docstring)."""
 
     def __init__(self, settings: Settings, work: Path, world: WorldData, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 run_timeout_s: float = math.inf, run_started: float | None = None,
                  faults: RunFaults = RunFaults(None, None)) -> None:
         self.settings, self.work, self.world, self.timeout_s = settings, work, world, timeout_s
         self.faults = faults
+        self.run_timeout_s = run_timeout_s
+        self.run_deadline = (time.monotonic() if run_started is None else run_started) + run_timeout_s
         self.specs = build_tool_specs(world, list(world.api_docs))
         self.evaluator: FreshEvaluator | None = None
         self.startup_s = 0.0
@@ -67,18 +86,25 @@ class BattleJudge:
         failed = RejudgedBattle(battle_id=result.battle_id, task_id=saved.task_id, trial=saved.trial,
                                 result_path=saved.result_path, status="differs", recorded_outcome=result.outcome,
                                 recorded_tests=tests_text(result.evaluation))
+        if time.monotonic() >= self.run_deadline:
+            return self._past_run_limit(failed)
         try:
             stage_state(saved.dbs, self.world.task_dir(saved.task_id) / "dbs",
                         outputs_dbs(self.work, experiment, saved.task_id))
         except StateError as exc:
             return failed.model_copy(update={"differences": [f"the saved end state cannot be re-judged: {exc}"]})
-        evaluator = self._evaluator()
-        deadline = time.monotonic() + self.timeout_s
+        try:
+            evaluator = self._evaluator()
+        except JobTimedOut:  # its start-up reached the run's limit
+            return self._past_run_limit(failed)
+        deadline = min(time.monotonic() + self.timeout_s, self.run_deadline)
         replayed = failed
         try:
             replayed = self._replay(saved, evaluator, f"{experiment}-replay", deadline, failed)
             done = self._evaluate(saved, evaluator, experiment, deadline, failed)
         except (JobTimedOut, ProcessEnded) as exc:
+            if isinstance(exc, JobTimedOut) and deadline == self.run_deadline:
+                return self._past_run_limit(replayed)
             self._stop()
             why = (f"timed out after {self.timeout_s:g} s (the limit per battle, --timeout-s)"
                    if isinstance(exc, JobTimedOut) else f"AppWorld's process ended while judging it (exit code "
@@ -120,9 +146,16 @@ class BattleJudge:
                                                              f"{again.error}"]})
         return compare(saved, again.evaluation).model_copy(update={"seconds": again.seconds})
 
+    def _past_run_limit(self, battle: RejudgedBattle) -> RejudgedBattle:
+        """`battle` (with any difference found before) not re-judged: the run's limit is reached; AppWorld stopped."""
+        self._stop()
+        return battle.model_copy(update={"status": "could_not_rejudge", "reason": f"could not re-judge: the run's "
+                                         f"time limit ({self.run_timeout_s:g} s, --run-timeout-s) was reached"})
+
     def _evaluator(self) -> FreshEvaluator:
+        """The AppWorld process, started if none is (JobTimedOut: its start-up reached the run's limit)."""
         if self.evaluator is None:
-            self.evaluator = FreshEvaluator(self.settings, self.work).__enter__()
+            self.evaluator = FreshEvaluator(self.settings, self.work, ready_by=self.run_deadline).__enter__()
             self.startup_s = self.startup_s or self.evaluator.startup_s
         return self.evaluator
 

@@ -11,27 +11,26 @@ The replay is deterministic (time frozen at the task's datetime, AppWorld's rand
 the same order), so an honest battle's saved state is reproduced exactly.
 
 `replay_differences(saved_dbs, replay_outputs, answer, plan)` returns each difference in words (none: the state
-follows from the calls): a file whose bytes differ (the first differing line of the first such file, with an
-excerpt of both sides around the first differing character, and how many more files differ), and calls whose
-replayed HTTP status is not the one the log records. `replay_summary` is the one-line account a report keeps.
+follows from the calls): a file whose bytes differ (where it first differs, by line and field, and how many more
+files differ: `green_agent.rejudge.state_diff`), and calls whose replayed HTTP status is not the one the log
+records (the recorded status only). Nothing the replay computed is printed: a forger who copied it into the saved
+state (a row's `record_hash`) would make the same forgery re-judge equal. `replay_summary` is the one-line account
+a report keeps.
 """
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from green_agent.rejudge.calls import ReplayPlan
 from green_agent.rejudge.state import HASHES_FILE, MAX_STATE_BYTES
+from green_agent.rejudge.state_diff import first_difference, hashes_shortfall
 from green_agent.steps.archive import CALLS_FILE, copy_redacted
 
 REPLAYED_STATE = "replayed"
 """The state id `world/replay.py` saves the replayed world under (`<outputs>/checkpoints/<id>`)."""
-
-EXCERPT_BEFORE = 20
-EXCERPT_AFTER = 50
 
 
 def replay_differences(saved_dbs: Path, replay_outputs: Path, answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
@@ -50,7 +49,7 @@ def replay_differences(saved_dbs: Path, replay_outputs: Path, answer: dict[str, 
             more = f"; {len(differing) - 1} more file(s) differ" if len(differing) > 1 else ""
             found.insert(0, f"its own calls do not produce the saved end state: replaying the {len(plan.calls)} "
                             f"forwarded call(s) of {CALLS_FILE} gives another {name} "
-                            f"({_first_difference(_read(saved_dbs / name), _read(replayed / name))}){more}")
+                            f"({first_difference(name, _read(saved_dbs / name), _read(replayed / name))}){more}")
     return found
 
 
@@ -68,8 +67,8 @@ def _status_differences(answer: dict[str, Any], plan: ReplayPlan) -> list[str]:
         index = item.get("call") if isinstance(item, dict) else None
         if isinstance(index, int) and 1 <= index <= len(plan.calls):
             call = plan.calls[index - 1]
-            found.append(f"call {call.seq} ({call.tool}): the log records HTTP {call.recorded}, the replay got HTTP "
-                         f"{item.get('replayed')}")
+            found.append(f"call {call.seq} ({call.tool}): the log records HTTP {call.recorded}, the replay got "
+                         "another status")
     count = answer.get("mismatch_count")
     if isinstance(count, int) and count > len(found):
         found.append(f"{count - len(found)} more call(s) got another HTTP status when replayed")
@@ -89,21 +88,7 @@ def _hashes_cover(saved: bytes, replayed: bytes) -> bool:
     order the first touched them), while the replay starts from none. So the saved counters must cover the
     replay's: every model the calls changed counts at least as many changes in the saved state (a forger who zeroes
     a model's counter, so that AppWorld's evaluator would take its table as unchanged, is caught)."""
-    try:
-        saved_counts, replayed_counts = json.loads(saved), json.loads(replayed)
-    except ValueError:
-        return False
-    if not isinstance(saved_counts, dict) or not isinstance(replayed_counts, dict):
-        return False
-    for app, models in replayed_counts.items():
-        kept = saved_counts.get(app)
-        if not isinstance(models, dict) or (models and not isinstance(kept, dict)):
-            return False
-        for model, count in models.items():
-            have = kept.get(model) if isinstance(kept, dict) else None
-            if not isinstance(count, int) or not isinstance(have, int) or have < count:
-                return False
-    return True
+    return hashes_shortfall(saved, replayed) is None
 
 
 def _names(folder: Path) -> set[str]:
@@ -116,26 +101,3 @@ def _read(path: Path) -> bytes | None:
         return None
     with open(path, "rb") as handle:
         return handle.read(MAX_STATE_BYTES + 1)
-
-
-def _first_difference(saved: bytes | None, replayed: bytes | None) -> str:
-    if saved is None or replayed is None:
-        return "the saved state has no such file" if saved is None else "the replay has no such file"
-    saved_lines, replayed_lines = saved.splitlines(), replayed.splitlines()
-    for number, (a, b) in enumerate(zip(saved_lines, replayed_lines), start=1):
-        if a != b:
-            return f"line {number}: saved {_excerpt(a, b)!r}, replayed {_excerpt(b, a)!r}"
-    if len(saved_lines) == len(replayed_lines):
-        return "the same lines, other line endings"
-    longer = saved_lines if len(saved_lines) > len(replayed_lines) else replayed_lines
-    shorter = min(len(saved_lines), len(replayed_lines))
-    who = "the saved state" if longer is saved_lines else "the replay"
-    return f"{who} has {len(longer) - shorter} more line(s), from line {shorter + 1}: {_excerpt(longer[shorter], b'')!r}"
-
-
-def _excerpt(line: bytes, other: bytes) -> str:
-    """`line` around the first character where it differs from `other`."""
-    at = next((i for i, (a, b) in enumerate(zip(line, other)) if a != b), min(len(line), len(other)))
-    start = max(0, at - EXCERPT_BEFORE)
-    text = line[start:at + EXCERPT_AFTER].decode("utf-8", "replace")
-    return ("..." if start else "") + text + ("..." if at + EXCERPT_AFTER < len(line) else "")
