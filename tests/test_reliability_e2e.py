@@ -244,3 +244,25 @@ def test_a_fault_marker_the_plan_does_not_account_for_is_a_forged_folder(tools_r
         done = _rejudged(folder, e2e_settings)
         assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
         assert says in done.stdout and done.stdout.rstrip().endswith("0 of 1 verdicts re-judged equal")
+
+
+def test_a_lost_answer_reaches_the_world_so_a_blind_repeat_writes_twice_and_the_task_fails(
+        e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]], tmp_path: Path) -> None:
+    """`lost_response`: every write's answer lost (up to `max_consecutive` in a row), the call itself forwarded. The
+    reference-retry Blue repeats a 504 blindly, so the same write reaches the world again and AppWorld's tests fail
+    the task; `rejudge` replays the lost calls too (they changed the world) and finds the state equal."""
+    result = battle(e2e_settings, slot, "lost", "reference-retry",
+                    f"rate=1,seed=1,kinds=lost_response,timeout_s=0.2,salt={SALT}")
+    assert result.status == "completed" and result.outcome != "passed" and result.trajectory.upstream_faults == 0
+    records = read_call_log(Path(result.archive.call_log))
+    lost = [r for r in records if r.fault]
+    assert lost and all(r.fault.kind == "lost_response" and r.fault.upstream_status and r.status_code == 504
+                        and "did not answer within 0.2 seconds" in r.fault.delivered for r in lost)
+    reached = [r.call_key for r in records if r.tool_name == lost[0].tool_name and (
+        r.fault is not None or (r.status_code is not None and r.refused is None))]
+    assert len(reached) >= 2 and len(set(reached)) == 1  # the same write reached the world again
+    assert {c.repeated for c in result.trajectory.faulted_calls} == {True}
+    assert result.trajectory.retries_after_fault >= 2
+    done = _rejudged(Path(result.run_dir), e2e_settings)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "call logs replayed: 1 of 1 give the saved end state" in done.stdout

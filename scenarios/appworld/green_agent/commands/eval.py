@@ -157,6 +157,9 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     lines.append(f"  TGC {pct(agg.tgc)}{marker}{ci_text(agg.tgc_ci, figure=agg.tgc)}{wilson} ({agg.passed}/{agg.expected_battles} "
                  f"battles of the task set passed), SGC {pct(agg.sgc)}{marker}{ci_text(agg.sgc_ci, figure=agg.sgc)} "
                  f"({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    calls = agg.mean_trajectory.get("calls")
+    if calls is not None:  # beside TGC: what the score cost (a reckless retrier's calls show here)
+        lines.append(f"  calls per battle {calls:.1f} (mean over the judged battles)")
     if agg.incomplete:
         lines.append(f"  judged only: TGC {pct(agg.tgc_judged)} ({agg.passed}/{agg.judged} judged battles), "
                      f"SGC {pct(agg.sgc_judged)} (the unjudged ones count as not passed above)")
