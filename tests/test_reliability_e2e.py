@@ -27,6 +27,7 @@ import pytest
 
 from a2a_support import assess, env, green, start  # noqa: F401 - fixtures
 from change_log_support import diff_change_logs, read_change_log
+from green_agent.commands.battle import summary as battle_summary
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.models.result import BattleResult
@@ -38,6 +39,7 @@ from kernel.fault_spec import parse_fault_spec
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.task_ids import TaskRef
+from test_batch_e2e import slot_ports
 
 pytestmark = pytest.mark.e2e
 
@@ -266,3 +268,30 @@ def test_a_lost_answer_reaches_the_world_so_a_blind_repeat_writes_twice_and_the_
     done = _rejudged(Path(result.run_dir), e2e_settings)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "call logs replayed: 1 of 1 give the saved end state" in done.stdout
+
+
+def test_a_loss_to_an_unrecovered_fault_is_named_wherever_the_verdict_is_shown(
+        tools_runs: dict[str, BattleResult], e2e_settings: Settings, tmp_path: Path) -> None:
+    """Issue 60: the reference Blue's battle under SPEC lost to the 503 on its first faultable call; the battle's summary, its
+    page's verdict box, `appworld-green trace`, an eval's summary and its report name it, and count the fault as
+    injected, apart from the agent's own failed calls."""
+    lost = tools_runs["reference"]
+    why = "lost after an unrecovered 503 on amazon.login (call 3 of 4)"  # after two supervisor calls
+    assert why in lost.explanation.headline
+    assert why in battle_summary(lost) and "1 injected fault(s), 0 recovered; 0 failed" in battle_summary(lost)
+    assert why in (Path(lost.run_dir) / "trace.html").read_text()
+    env = {**os.environ, "APPWORLD_ROOT": str(e2e_settings.appworld_root), "OPENAI_API_KEY": ""}
+    shown = subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "trace", lost.run_dir],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 and why in shown.stdout, shown.stdout[-2000:] + shown.stderr[-2000:]
+    ports, _ = slot_ports(1)
+    out = tmp_path / "eval"
+    done = subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "eval", "--task-ids", TASK,
+                           "--blue", "reference", "--predictor", "all", "--faults", SPEC, "--out", str(out),
+                           "--slot-ports", ports], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "faults injected 1, recovered 0 (by kind, recovered/injected: error 0/1)" in done.stdout
+    assert f"{TASK} (trial 1): Green wins: {why}" in done.stdout
+    report = (out / "report.html").read_text()
+    assert 'id="headline-faults"' in report and ">0/1<" in report and why in report
+    assert json.loads((out / "results.json").read_text())["rows"][0]["failed_calls"] == 0

@@ -50,6 +50,8 @@ class FaultedCall(BaseModel):
     """One fault the gateway injected in a reliability run and the agent received (`green_agent.trajectory.faults`)."""
 
     position: int = Field(ge=1, description="The call's position among the battle's faultable calls (from 1).")
+    call: int | None = Field(default=None, ge=1, description=(
+        "The call's number among the battle's calls (from 1, as the battle page numbers them); None in older files."))
     api: str = Field(description="The API, `app.api`.")
     kind: str = Field(description="error | rate_limit | timeout | empty | malformed | lost_response.")
     silent: bool = Field(default=False, description=(

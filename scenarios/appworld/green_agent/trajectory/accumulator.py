@@ -60,7 +60,7 @@ class TrajectoryAccumulator:
         self.total += 1
         tool = record.tool_name
         self.per_tool[tool] += 1
-        self.faults.add(record)
+        self.faults.add(record, self.total)
         if record.fault is not None:  # injected on purpose: not one of the agent's errors
             self.faulted += 1
         elif not record.success:

@@ -49,7 +49,8 @@ class FaultTracker:
         self._open: dict[str, list[int]] = {}
         self._lost: dict[str, list[int]] = {}
 
-    def add(self, record: CallRecord) -> None:
+    def add(self, record: CallRecord, number: int) -> None:
+        """The battle's `number`-th call (from 1)."""
         key = call_identity(record)
         for index in self._lost.pop(key, []):  # the same write again, after its answer was lost
             self.calls[index].recovered, self.calls[index].repeated = False, True
@@ -66,8 +67,8 @@ class FaultTracker:
         else:
             lost = fault.kind == "lost_response"
             (self._lost if lost else self._open).setdefault(key, []).append(len(self.calls))
-            self.calls.append(FaultedCall(position=fault.position, api=api_name(record.tool_name), kind=fault.kind,
-                                          silent=fault.silent, recovered=lost))
+            self.calls.append(FaultedCall(position=fault.position, call=number, api=api_name(record.tool_name),
+                                          kind=fault.kind, silent=fault.silent, recovered=lost))
 
     def summary(self) -> dict[str, Any]:
         """The fault fields of `TrajectoryMetrics`."""
