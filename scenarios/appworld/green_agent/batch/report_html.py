@@ -109,8 +109,8 @@ def _faults_card(results: EvalResults) -> str:
     if totals and totals.retry_after_ignored:
         parts.append(f"{totals.retry_after_ignored} call(s) within a 429's retry-after")
     detail = f'<div class="ci" id="faults-by-kind">recovered/injected: {html_text(", ".join(parts) or "none")}</div>'
-    return _card("faults", f"injected faults recovered / injected (under {results.faults.text() if results.faults else ''};"
-                 " not the agent's failed calls)", f"{recovered}/{injected}", detail)
+    return _card("faults", "injected faults recovered / injected (the test, not the agent's failed calls)",
+                 f"{recovered}/{injected}", detail)
 
 
 def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None,
