@@ -14,6 +14,7 @@ Bad specs are refused before anything starts (tests/test_fault_plan.py, also on 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.archive import state_digest
 from green_agent.trace.reader import read_trace
+from green_agent.trace.terminal import print_trace
 from kernel.call_log_reader import read_call_log
 from kernel.fault_spec import parse_fault_spec
 from kernel.ports import free_port
@@ -132,7 +134,16 @@ def test_each_faulted_call_records_what_the_agent_received_and_the_trace_shows_i
     for record in faulted:
         assert record.fault.delivered and record.status_code in (429, 503, 504) and not record.success
         assert traced[record.seq].fault == record.fault.kind and traced[record.seq].result == record.fault.delivered
-    assert (Path(won.run_dir) / "trace.html").read_text().count('class="tag injected"') == len(faulted)
+    page = (Path(won.run_dir) / "trace.html").read_text()
+    assert page.count('class="tag injected"') == len(faulted)
+    assert page.count("recovered at call #") == len(faulted) and "recovers call #" in page  # each one redone
+    console = io.StringIO()
+    print_trace(read_trace(Path(won.run_dir) / "trace.jsonl"), file=console)
+    shown = console.getvalue()
+    assert shown.count("recovered at call #") == len(faulted)
+    for record in faulted:  # what the agent received, printed once a fault (it was printed as the error too)
+        same = sum(r.fault.delivered == record.fault.delivered for r in faulted)
+        assert shown.count(record.fault.delivered[:60]) == same
 
 
 def test_the_secret_is_in_nothing_the_agent_saw_and_published_once_the_battle_is_over(

@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from green_agent.trace.reader import call_numbers, read_trace
+from green_agent.trace.reader import call_marks, call_numbers, read_trace
 from kernel.atomic import atomic_write_text
 from kernel.trace_log import scrubbed
 from kernel.trace_record import TraceRecord
@@ -90,25 +90,29 @@ def _end_of(execution: TraceRecord) -> datetime:
     return execution.at + timedelta(milliseconds=(execution.duration_ms or 0) + 1)
 
 
-def _event(record: TraceRecord, numbers: dict[int, int], inner: list[TraceRecord] | None = None) -> str:
+def _event(record: TraceRecord, numbers: dict[int, int], inner: list[TraceRecord] | None = None,
+           marks: dict[int, str] | None = None) -> str:
     """One timeline entry (empty for kinds shown elsewhere); `numbers`: the calls' numbers in the battle
-    (`call_numbers`); `inner`: the calls an execution made."""
+    (`call_numbers`); `inner`: the calls an execution made; `marks`: what became of injected faults (`call_marks`)."""
     if record.kind in ("verdict", "world_changes", "world_start"):
         return ""
     bad = record.kind == "tool_call" and not record.ok and not record.fault or record.kind == "execution" and (
         not record.ok or record.timed_out or record.killed) or record.kind == "agent_reply" and record.error
     css = f"ev {record.kind}{' bad' if bad else ''}{' injected' if record.fault else ''}"
-    head, body = _describe(record, numbers)
+    head, body = _describe(record, numbers, marks or {})
     if inner:
-        calls = "".join(_event(call, numbers) for call in inner)
+        calls = "".join(_event(call, numbers, marks=marks) for call in inner)
         body = body.replace(_OUTPUT_MARK, f'<div class="calls">{calls}</div>{_OUTPUT_MARK}', 1)
     return (f'<div class="{css}" data-kind="{record.kind}"><div class="head">{head}'
             f'<span class="t">{_time(record)} · {html_text(record.source)}</span></div>{body}</div>')
 
 
-def _describe(record: TraceRecord, numbers: dict[int, int]) -> tuple[str, str]:
+def _describe(record: TraceRecord, numbers: dict[int, int], marks: dict[int, str]) -> tuple[str, str]:
     if record.kind == "tool_call":
-        return _call(record, numbers.get(id(record), 0))
+        head, body = _call(record, numbers.get(id(record), 0))
+        mark = marks.get(id(record))
+        css = "bad" if mark and mark.startswith("repeat") else "ok"
+        return head + (f'<span class="tag {css} mark">{html_text(mark)}</span>' if mark else ""), body
     if record.kind == "execution":
         tags = "".join(f'<span class="tag bad">{html_text(t)}</span>' for t in (
             "failed" if not record.ok else "", "timed out" if record.timed_out else "",
@@ -155,8 +159,11 @@ def _injected(record: TraceRecord, number: int) -> tuple[str, str]:
             + (f" {record.status_code}" if record.status_code else "") + "</span>"
             f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>")
     args = json.dumps(record.arguments or {}, ensure_ascii=False)
-    body = ('<div class="muted">the gateway answered this call with a planned fault (a reliability run); it never '
-            "reached AppWorld and is not the agent's error</div>"
+    told = ("the call reached AppWorld and changed the world; the gateway then answered it with a timeout instead "
+            "of AppWorld's answer (a lost answer, planned: a reliability run); not the agent's error"
+            if record.fault == "lost_response" else "the gateway answered this call with a planned fault (a reliability "
+            "run); it never reached AppWorld and is not the agent's error")
+    body = (f'<div class="muted">{html_text(told)}</div>'
             f'{_pre(args)}<div class="muted">what the agent received</div>{_pre(record.result)}')
     return head, body
 
@@ -194,7 +201,9 @@ def render(records: list[TraceRecord]) -> str:
     """The page for a battle's records (in time order)."""
     battle = records[0].battle_id if records else "(empty trace)"
     numbers = call_numbers(records)
-    timeline = "".join(_event(r, numbers, inner) for r, inner in nest_calls(records)) or '<p class="muted">No events.</p>'
+    marks = call_marks(records, numbers)
+    timeline = "".join(_event(r, numbers, inner, marks) for r, inner in nest_calls(records)) or \
+        '<p class="muted">No events.</p>'
     calls = sum(r.kind == "tool_call" for r in records)
     executions = sum(r.kind == "execution" for r in records)
     faults = sum(bool(r.fault) for r in records if r.kind == "tool_call")

@@ -69,6 +69,35 @@ def call_numbers(records: Sequence[TraceRecord]) -> dict[int, int]:
     return numbers
 
 
+def call_marks(records: Sequence[TraceRecord], numbers: dict[int, int]) -> dict[int, str]:
+    """What became of each injected fault, keyed by the record's `id()`: a faulted call the agent later made again
+    (the same `call_key`) and that then succeeded is "recovered at call #k", and the redo "recovers call #j"; a lost
+    answer's call made again is "repeated at call #k" (the write reached the world twice), the repeat "repeats call #j
+    (its answer was lost)" (`green_agent.trajectory.faults` counts the same)."""
+    marks: dict[int, str] = {}
+    open_faults: dict[tuple[str, str], list[TraceRecord]] = {}
+    for record in records:
+        if record.kind != "tool_call" or record.call_key is None:
+            continue
+        key, kept = (record.battle_id, record.call_key), []
+        for faulted in open_faults.pop((record.battle_id, record.call_key), []):
+            if faulted.fault == "lost_response":
+                marks[id(faulted)] = f"repeated at call #{numbers.get(id(record), 0)}"
+                marks[id(record)] = f"repeats call #{numbers.get(id(faulted), 0)} (its answer was lost)"
+            elif record.ok:
+                marks[id(faulted)] = f"recovered at call #{numbers.get(id(record), 0)}"
+                earlier = marks.get(id(record))
+                marks[id(record)] = (f"{earlier}, #{numbers.get(id(faulted), 0)}" if earlier
+                                     else f"recovers call #{numbers.get(id(faulted), 0)}")
+            else:
+                kept.append(faulted)
+        if record.fault:
+            kept.append(record)
+        if kept:
+            open_faults[key] = kept
+    return marks
+
+
 def read_trace(path: Path) -> list[TraceRecord]:
     """A battle's trace file, in time order (see the module docstring)."""
     return in_order(_records(Path(path), None, MAX_READ_BYTES))

@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from green_agent.trace.reader import call_numbers
+from green_agent.trace.reader import call_marks, call_numbers
 from kernel.trace_record import TraceRecord
 from kernel.untrusted import bound, terminal_text
 
@@ -57,9 +57,9 @@ def verdict_panel(records: list[TraceRecord]) -> Panel:
     return Panel(Group(*lines), title="Verdict", border_style=colour)
 
 
-def event(record: TraceRecord, number: int = 0) -> Panel | None:
+def event(record: TraceRecord, number: int = 0, mark: str | None = None) -> Panel | None:
     """One timeline entry (None for the kinds shown elsewhere); `number`: a call's number in its battle
-    (`green_agent.trace.reader.call_numbers`)."""
+    (`green_agent.trace.reader.call_numbers`); `mark`: what became of an injected fault (`call_marks`)."""
     when = record.at.strftime("%H:%M:%S")
     if record.kind in ("verdict", "world_changes", "world_start"):
         return None
@@ -70,8 +70,10 @@ def event(record: TraceRecord, number: int = 0) -> Panel | None:
         colour = "green" if record.ok else "bold yellow" if record.fault else "bold red"
         title = Text(f"{when} call #{number} ") + _text(record.tool, limit=120) + Text(
             f" {status} {record.status_code or ''}", style=colour)
-        body = Group(_text(json.dumps(record.arguments or {}, ensure_ascii=False), "cyan", 600),
-                     _text(record.error, "red", 600) if record.error and not record.ok else Text(""),
+        shown_error = record.error and not record.ok and not record.fault  # a fault's text is its result: once
+        body = Group(Text(mark, style="bold red" if mark.startswith("repeat") else "bold green") if mark else Text(""),
+                     _text(json.dumps(record.arguments or {}, ensure_ascii=False), "cyan", 600),
+                     _text(record.error, "red", 600) if shown_error else Text(""),
                      _text(record.result, "dim", 600))
         return Panel(body, title=title, title_align="left",
                      border_style="green" if record.ok else "yellow" if record.fault else "red")
@@ -106,8 +108,9 @@ def print_trace(records: list[TraceRecord], file: TextIO | None = None, page: st
     console = CleanConsole(file=file)
     console.print(verdict_panel(records))
     numbers = call_numbers(records)
+    marks = call_marks(records, numbers)
     for record in records:
-        panel = event(record, numbers.get(id(record), 0))
+        panel = event(record, numbers.get(id(record), 0), marks.get(id(record)))
         if panel is not None:
             console.print(panel)
     console.print(changes_table(records))
