@@ -72,11 +72,13 @@ def _cart_and_wish_list(apis, kwargs):
 
 
 def _added_to_cart(apis, kwargs, before):
-    return _done("Product added to cart.") if _cart(apis, kwargs) != before else None
+    return _done("Product/s added to the cart.") if _cart(apis, kwargs) != before else None
 
 
 def _moved_to_cart(apis, kwargs, before):
-    return _done("Product moved to cart.") if _cart_and_wish_list(apis, kwargs) != before else None
+    if _cart_and_wish_list(apis, kwargs) == before:
+        return None
+    return _done(f"{int(kwargs.get('quantity', 1))} product/s moved from the wish list to the cart.")
 
 
 # --- file_system -------------------------------------------------------------------------------------------------
@@ -88,14 +90,11 @@ def _file_created(apis, kwargs, before):
     return _done("File created.", file_path=shown["path"])
 
 
-def _exists(apis, kwargs, path):
-    return apis.read("file_system", "file_exists", file_path=path, access_token=kwargs["access_token"])["exists"]
-
-
 def _file_moved(apis, kwargs, before):
-    if _exists(apis, kwargs, kwargs["destination_file_path"]) and not _exists(apis, kwargs, kwargs["source_file_path"]):
-        return _done("File moved.", destination_file_path=kwargs["destination_file_path"])
-    return None
+    token = kwargs["access_token"]
+    moved = apis.look("file_system", "show_file", file_path=kwargs["destination_file_path"], access_token=token)
+    left = apis.read("file_system", "file_exists", file_path=kwargs["source_file_path"], access_token=token)
+    return None if moved is None or left["exists"] else _done("File moved.", destination_file_path=moved["path"])
 
 
 # --- gmail -------------------------------------------------------------------------------------------------------
@@ -106,11 +105,11 @@ def _thread(apis, kwargs):
 
 
 def _labelled(apis, kwargs, before):
-    return _done("Thread labelled.") if _thread(apis, kwargs)["label"] == kwargs["label"] else None
+    return _done("Email thread labeled.") if _thread(apis, kwargs)["label"] == kwargs["label"] else None
 
 
 def _archived(apis, kwargs, before):
-    return _done("Thread archived.") if _thread(apis, kwargs)["archived"] is True else None
+    return _done("Email thread marked as archived.") if _thread(apis, kwargs)["archived"] is True else None
 
 
 def _replies(apis, kwargs):
@@ -119,7 +118,7 @@ def _replies(apis, kwargs):
 
 def _replied(apis, kwargs, before):
     added = _new(_replies(apis, kwargs), before)
-    return None if added is None else _done("Email sent.", sent_email_id=added)
+    return None if added is None else _done("Reply email sent.", sent_email_id=added)
 
 
 # --- phone -------------------------------------------------------------------------------------------------------
@@ -131,12 +130,12 @@ def _alarms(apis, kwargs):
 
 def _alarm_created(apis, kwargs, before):
     added = _new(_alarms(apis, kwargs), before)
-    return None if added is None else _done("Alarm created.", alarm_id=added)
+    return None if added is None else _done("Alarm created successfully.", alarm_id=added)
 
 
 def _alarm_updated(apis, kwargs, before):
     shown = apis.look("phone", "show_alarm", alarm_id=kwargs["alarm_id"], access_token=kwargs["access_token"])
-    return _done("Alarm updated.") if _shows(shown, kwargs) else None
+    return _done("Alarm updated successfully.") if _shows(shown, kwargs) else None
 
 
 def _texts(apis, kwargs):
@@ -163,7 +162,7 @@ def _note_content(apis, kwargs):
 
 
 def _content_added(apis, kwargs, before):
-    return _done("Content added to the note.") if _note_content(apis, kwargs) != before else None
+    return _done(f"Content {kwargs['append_or_prepend']}ed to note.") if _note_content(apis, kwargs) != before else None
 
 
 def _notes(apis, kwargs):
@@ -250,7 +249,7 @@ def _task_created(apis, kwargs, before):
 
 
 def _task_updated(apis, kwargs, before):
-    return _done("Task updated.") if _shows(_task(apis, kwargs), kwargs) else None
+    return _done("Task information updated.") if _shows(_task(apis, kwargs), kwargs) else None
 
 
 # --- venmo -------------------------------------------------------------------------------------------------------
@@ -270,7 +269,7 @@ def _requests(apis, kwargs):
 
 def _requested(apis, kwargs, before):
     added = _new(_requests(apis, kwargs), before)
-    return None if added is None else _done("Payment request sent.", payment_request_id=added)
+    return None if added is None else _done("Payment request created.", payment_request_id=added)
 
 
 def _transactions(apis, kwargs):

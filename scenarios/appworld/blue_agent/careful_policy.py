@@ -14,7 +14,9 @@ call under this policy, which gives up when the API has failed `MAX_FAILURES` ti
   `blue_agent.careful_checks`) reads the app's state and finds that the write did not happen; if it did, the
   check's success-like answer is returned and the write is not repeated. A write without a check is repeated
   once, blindly; a second such failure is raised.
-- A read answering an empty list (`[]`): read once more (an empty page may be a page that came back empty).
+- A read answering an empty list (`[]`): read once more (an empty page may be a page that came back empty). Only
+  once: a list that is really empty (every pagination loop's last page) costs one more call; the price is that a
+  re-read faulted `empty` again (the gateway allows `max_consecutive` faults of an API in a row) is believed.
 - Any other failure (the agent's own wrong arguments, a refusal) is raised at once, as without the policy; so is
   the last failure when the tries run out.
 
