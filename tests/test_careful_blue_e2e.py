@@ -158,3 +158,22 @@ def test_a_write_that_timed_out_is_found_not_done_and_repeated(
         faulted = result.trajectory.faulted_calls
         writes = {c.api for c in faulted if c.api in CHECKS}
         assert writes and all(c.recovered for c in faulted) and {c.kind for c in faulted} == {"timeout"}
+
+
+MIXED = f"rate=0.3,seed=1,kinds=error+rate_limit+timeout+empty+malformed,timeout_s=1,salt={SALT}"
+MIXED_TASKS = ("f0b2d02_2", "f0daa10_2", "f0f6b06_2")
+"""Dev tasks reference-retry loses under `MIXED` (an answer cut short on a write, an empty page and a cut-off login,
+a cut-off directory listing): the dev split under it scored TGC 38.1 with reference-retry, 95.2 with the careful
+Blue, in both modes."""
+
+
+@pytest.mark.parametrize("interaction", ["tools", "code"])
+def test_under_every_kind_of_fault_the_careful_blue_passes_where_reference_retry_loses(
+        e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str], list[Audit]], interaction: str) -> None:
+    for task in MIXED_TASKS:
+        lost = battle(e2e_settings, slot, task, "reference-retry", MIXED, interaction)
+        won = battle(e2e_settings, slot, task, "reference-careful", MIXED, interaction)
+        assert (lost.status, lost.outcome != "passed") == ("completed", True), (task, lost.outcome)
+        assert (won.outcome, won.error) == ("passed", None), (task, won.reason)
+        assert {c.kind for c in won.trajectory.faulted_calls} & {"empty", "malformed"}, task
+        assert won.trajectory.upstream_faults == 0 and lost.trajectory.upstream_faults == 0
