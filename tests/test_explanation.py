@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 from green_agent.models.explanation import explain, plain_lines
 from green_agent.models.result import (BattleResult, BlueFaultRecord, CompletionRecord, ErrorRecord, EvalTestRecord,
                                        EvaluationRecord, ScopeRecord, VersionsRecord)
-from green_agent.models.trajectory import TrajectoryMetrics
+from green_agent.models.trajectory import FaultedCall, TrajectoryMetrics
+from kernel.fault_spec import parse_fault_spec
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ANSWER_REQ = "assert answers match."
@@ -154,3 +155,33 @@ def test_evals_end_summary_gives_the_first_failures_their_why(tmp_path) -> None:
     assert lines[1] == ("    t_1 (trial 1): Green wins: the Blue changed something the task should not have touched: "
                         "no other venmo transactions were created")
     assert lines[2].startswith("    t_2 (trial 1): failed (its result.json could not be read")
+
+
+def _under_faults(outcome: str, calls: list[FaultedCall], **changes: object) -> BattleResult:
+    trajectory = TrajectoryMetrics(log_path="calls.jsonl", log_found=True, total_calls=4, faulted_calls=calls)
+    failures = [EvalTestRecord(requirement=VENMO_REQ, label="no_op_fail")]
+    return result(outcome, "green_agent", passes=[], failures=failures, faults=parse_fault_spec("rate=0.3,seed=1"),
+                  trajectory=trajectory, **changes)
+
+
+def test_a_loss_under_faults_names_the_first_fault_the_agent_did_not_recover_from() -> None:
+    lost = _under_faults("failed", [FaultedCall(position=1, call=1, api="venmo.login", kind="error", recovered=True),
+                                    FaultedCall(position=2, call=3, api="venmo.login", kind="error", recovered=False)])
+    assert explain(lost).headline.startswith("Green wins: lost after an unrecovered 503 on venmo.login (call 3 of 4)")
+    own = _under_faults("blue_error", [FaultedCall(position=1, call=1, api="amazon.login", kind="rate_limit",
+                                                   recovered=False)],
+                        blue_fault=BlueFaultRecord(kind="task_failed", message="boom", after_s=1.0))
+    assert explain(own).headline.startswith("Green wins: lost after an unrecovered 429 on amazon.login (call 1 of 4); "
+                                            "the Blue then stopped with its own error")
+    repeated = _under_faults("failed", [FaultedCall(position=1, call=2, api="venmo.create_transaction",
+                                                    kind="lost_response", recovered=False, repeated=True)])
+    assert "lost after repeating a write on venmo.create_transaction whose answer was lost" in explain(
+        repeated).headline
+
+
+def test_a_loss_after_recovered_faults_is_not_blamed_on_them() -> None:
+    recovered = _under_faults("failed", [FaultedCall(position=1, call=1, api="venmo.login", kind="timeout",
+                                                     recovered=True)])
+    assert explain(recovered).headline == "Green wins: the task was not done; not met: a venmo payment to Oscar of " \
+                                          "$45 was made"
+    assert "fault" not in explain(recovered).headline

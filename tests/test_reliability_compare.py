@@ -28,9 +28,15 @@ SPEC = parse_fault_spec("rate=0.3,seed=1,kinds=error+empty")
 
 def faulted(verdict, injected: dict[str, tuple[int, int]] | None = None) -> EvalResults:  # noqa: ANN001
     results = run(verdict, blue="b")
-    by_kind = {k: KindFaults(injected=i, recovered=r) for k, (i, r) in (injected or {}).items()}
+    silent = {"empty"}  # what the agent received: an empty page arrives as a success
+    by_kind = {k: KindFaults(injected=i, recovered=r, silent=i if k in silent else 0)
+               for k, (i, r) in (injected or {}).items()}
+    heard = {quiet: KindFaults(injected=sum(k.injected for n, k in by_kind.items() if (n in silent) == quiet),
+                               recovered=sum(k.recovered for n, k in by_kind.items() if (n in silent) == quiet))
+             for quiet in (False, True)}
     totals = FaultAggregates(injected=sum(i for i, _ in (injected or {}).values()),
-                             recovered=sum(r for _, r in (injected or {}).values()), by_kind=by_kind)
+                             recovered=sum(r for _, r in (injected or {}).values()), by_kind=by_kind,
+                             loud=heard[False], silent=heard[True])
     aggregates = aggregate(results.rows, len(results.rows), 1, TASKS).model_copy(update={"faults": totals})
     return results.model_copy(update={"faults": SPEC, "aggregates": aggregates, "standard": False,
                                       "custom": [f"faults {SPEC.text()}"]})

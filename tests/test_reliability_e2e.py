@@ -27,6 +27,7 @@ import pytest
 
 from a2a_support import assess, env, green, start  # noqa: F401 - fixtures
 from change_log_support import diff_change_logs, read_change_log
+from green_agent.commands.battle import summary as battle_summary
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.models.result import BattleResult
@@ -38,6 +39,7 @@ from kernel.fault_spec import parse_fault_spec
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.task_ids import TaskRef
+from test_batch_e2e import slot_ports
 
 pytestmark = pytest.mark.e2e
 
@@ -244,3 +246,52 @@ def test_a_fault_marker_the_plan_does_not_account_for_is_a_forged_folder(tools_r
         done = _rejudged(folder, e2e_settings)
         assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
         assert says in done.stdout and done.stdout.rstrip().endswith("0 of 1 verdicts re-judged equal")
+
+
+def test_a_lost_answer_reaches_the_world_so_a_blind_repeat_writes_twice_and_the_task_fails(
+        e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]], tmp_path: Path) -> None:
+    """`lost_response`: every write's answer lost (up to `max_consecutive` in a row), the call itself forwarded. The
+    reference-retry Blue repeats a 504 blindly, so the same write reaches the world again and AppWorld's tests fail
+    the task; `rejudge` replays the lost calls too (they changed the world) and finds the state equal."""
+    result = battle(e2e_settings, slot, "lost", "reference-retry",
+                    f"rate=1,seed=1,kinds=lost_response,timeout_s=0.2,salt={SALT}")
+    assert result.status == "completed" and result.outcome != "passed" and result.trajectory.upstream_faults == 0
+    records = read_call_log(Path(result.archive.call_log))
+    lost = [r for r in records if r.fault]
+    assert lost and all(r.fault.kind == "lost_response" and r.fault.upstream_status and r.status_code == 504
+                        and "did not answer within 0.2 seconds" in r.fault.delivered for r in lost)
+    reached = [r.call_key for r in records if r.tool_name == lost[0].tool_name and (
+        r.fault is not None or (r.status_code is not None and r.refused is None))]
+    assert len(reached) >= 2 and len(set(reached)) == 1  # the same write reached the world again
+    assert {c.repeated for c in result.trajectory.faulted_calls} == {True}
+    assert result.trajectory.retries_after_fault >= 2
+    done = _rejudged(Path(result.run_dir), e2e_settings)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "call logs replayed: 1 of 1 give the saved end state" in done.stdout
+
+
+def test_a_loss_to_an_unrecovered_fault_is_named_wherever_the_verdict_is_shown(
+        tools_runs: dict[str, BattleResult], e2e_settings: Settings, tmp_path: Path) -> None:
+    """Issue 60: the reference Blue's battle under SPEC lost to the 503 on its first faultable call; the battle's summary, its
+    page's verdict box, `appworld-green trace`, an eval's summary and its report name it, and count the fault as
+    injected, apart from the agent's own failed calls."""
+    lost = tools_runs["reference"]
+    why = "lost after an unrecovered 503 on amazon.login (call 3 of 4)"  # after two supervisor calls
+    assert why in lost.explanation.headline
+    assert why in battle_summary(lost) and "1 injected fault(s), 0 recovered; 0 failed" in battle_summary(lost)
+    assert why in (Path(lost.run_dir) / "trace.html").read_text()
+    env = {**os.environ, "APPWORLD_ROOT": str(e2e_settings.appworld_root), "OPENAI_API_KEY": ""}
+    shown = subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "trace", lost.run_dir],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 and why in shown.stdout, shown.stdout[-2000:] + shown.stderr[-2000:]
+    ports, _ = slot_ports(1)
+    out = tmp_path / "eval"
+    done = subprocess.run([str(Path(sys.executable).with_name("appworld-green")), "eval", "--task-ids", TASK,
+                           "--blue", "reference", "--predictor", "all", "--faults", SPEC, "--out", str(out),
+                           "--slot-ports", ports], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "faults injected 1, recovered 0 (by kind, recovered/injected: error 0/1)" in done.stdout
+    assert f"{TASK} (trial 1): Green wins: {why}" in done.stdout
+    report = (out / "report.html").read_text()
+    assert 'id="headline-faults"' in report and ">0/1<" in report and why in report
+    assert json.loads((out / "results.json").read_text())["rows"][0]["failed_calls"] == 0

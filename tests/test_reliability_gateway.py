@@ -50,13 +50,17 @@ class RecordingForwarder:
         pass
 
 
-def _doc(app: str, api: str, method: str, success: Any = None) -> ApiDoc:
-    return ApiDoc(app_name=app, api_name=api, method=method, path=f"/{app}/{api}", parameters=[],
+def _doc(app: str, api: str, method: str, success: Any = None, path: str | None = None,
+         parameters: tuple[str, ...] = ()) -> ApiDoc:
+    return ApiDoc(app_name=app, api_name=api, method=method, path=path or f"/{app}/{api}",
+                  parameters=[{"name": name, "type": "string", "required": False} for name in parameters],
                   response_schemas={"success": success if success is not None else {"x": 1}})
 
 
 SPECS = {s.name: s for s in map(tool_spec, [
-    _doc("spotify", "login", "POST"), _doc("spotify", "show_song_library", "GET", [{"song_id": 1}]),
+    _doc("spotify", "login", "POST", path="/spotify/auth/token", parameters=("username", "password")),
+    _doc("spotify", "show_song_library", "GET", [{"song_id": 1}]),
+    _doc("spotify", "add_song_to_playlist", "POST", parameters=("song_id",)),
     _doc("supervisor", "show_account_passwords", "GET", [{"x": 1}]), _doc("supervisor", "complete_task", "POST"),
     _doc("api_docs", "show_api_doc", "GET")])}
 
@@ -149,3 +153,75 @@ def test_a_timeout_holds_the_call_then_fails_and_one_whose_battle_ended_meanwhil
     assert records[0].fault.delivered is not None
     assert records[1].refused == "battle_ended" and records[1].fault.kind == "timeout"
     assert records[1].fault.delivered is None  # it never reached the agent: not counted
+
+
+def test_a_call_within_a_429s_retry_after_is_answered_429_again_in_tools_mode_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mcp_gateway.faults.battles.RETRY_AFTER_S", 0.3)
+    gw, forwarder = gateway(tmp_path, "rate=1,seed=1,kinds=rate_limit,max_consecutive=1")
+    first = asyncio.run(gw.call_tool("spotify__login", {"username": "u"}))
+    early = asyncio.run(gw.call_tool("spotify__login", {"username": "u"}))  # at once: the retry-after ignored
+    other = asyncio.run(gw.call_tool("spotify__show_song_library", {}))  # another API is not held back
+    time.sleep(0.35)
+    waited = asyncio.run(gw.call_tool("spotify__login", {"username": "u"}))  # after it: the plan again (streak: clear)
+    assert "Retry after 1 second" in first.content[0].text and early.content[0].text == first.content[0].text
+    assert "Retry after" in other.content[0].text and json.loads(waited.content[0].text) == {
+        "response": {"ok": "spotify__login"}}
+    assert forwarder.sent == ["spotify__login"]
+    records = read_call_log(tmp_path / "calls.jsonl")
+    assert [(r.tool_name, r.fault.kind, r.fault.position, r.fault.enforced) for r in records if r.fault] == [
+        ("spotify__login", "rate_limit", 1, False), ("spotify__login", "rate_limit", 1, True),
+        ("spotify__show_song_library", "rate_limit", 2, False)]
+    code_gw, code_forwarder = gateway(tmp_path / "code", "rate=1,seed=1,kinds=rate_limit,max_consecutive=1",
+                                      interaction="code")
+
+    async def login() -> Any:
+        return await code_gw.code_call(ApiCall(app="spotify", api="login", arguments={}), "B", "t_1",
+                                       code_gw.scope.generation)
+
+    assert [asyncio.run(login()).status_code for _ in range(2)] == [429, 200]  # code cannot wait: not enforced
+    assert code_forwarder.sent == ["spotify__login"]
+
+
+def test_a_lost_response_reaches_the_world_and_the_agent_gets_the_timeout_a_timeout_gives(tmp_path: Path) -> None:
+    gw, forwarder = gateway(tmp_path, "rate=1,seed=1,kinds=lost_response,timeout_s=0.1")
+    lost = asyncio.run(gw.call_tool("spotify__add_song_to_playlist", {"song_id": "7"}))
+    read = asyncio.run(gw.call_tool("spotify__show_song_library", {}))  # a read or a login never loses its answer
+    login = asyncio.run(gw.call_tool("spotify__login", {}))
+    timeout_gw, _ = gateway(tmp_path / "timeout", "rate=1,seed=1,kinds=timeout,timeout_s=0.1")
+    timed_out = asyncio.run(timeout_gw.call_tool("spotify__add_song_to_playlist", {"song_id": "7"}))
+    assert lost.content[0].text == timed_out.content[0].text  # the agent cannot tell: it must check its write
+    assert "did not answer within 0.1 seconds" in lost.content[0].text
+    assert not read.structured_content["response"].get("is_error") and not login.structured_content[
+        "response"].get("is_error")
+    assert forwarder.sent == ["spotify__add_song_to_playlist", "spotify__show_song_library", "spotify__login"]
+    record = read_call_log(tmp_path / "calls.jsonl")[0]
+    assert (record.status_code, record.success, record.fault.kind, record.fault.upstream_status) == (
+        504, False, "lost_response", 200)
+    assert record.seq >= 1 and record.fault.delivered == lost.content[0].text
+
+
+@pytest.mark.parametrize("kind, interaction, silent", [
+    ("empty", "tools", True), ("malformed", "tools", True), ("malformed", "code", False), ("error", "tools", False)])
+def test_a_fault_is_silent_when_the_agent_is_not_told(tmp_path: Path, kind: str, interaction: str,
+                                                      silent: bool) -> None:
+    gw, _ = gateway(tmp_path, f"rate=1,seed=1,kinds={kind}", interaction=interaction)
+    if interaction == "code":
+        asyncio.run(gw.code_call(ApiCall(app="spotify", api="show_song_library", arguments={}), "B", "t_1",
+                                 gw.scope.generation))
+    else:
+        asyncio.run(gw.call_tool("spotify__show_song_library", {}))
+    assert read_call_log(tmp_path / "calls.jsonl")[0].fault.silent is silent
+
+
+def test_a_calls_key_is_the_same_for_the_same_call_and_compares_secrets_by_value(tmp_path: Path) -> None:
+    gw, _ = gateway(tmp_path, None)
+    for arguments in ({"username": "u", "password": "pw-one"}, {"password": "pw-one", "username": "u"},
+                      {"username": "u", "password": "pw-two"}, {"username": "u", "password": "pw-one", "x": 1}):
+        asyncio.run(gw.call_tool("spotify__login", arguments))
+    keys = [r.call_key for r in read_call_log(tmp_path / "calls.jsonl")]
+    assert keys[0] == keys[1] == keys[3] != keys[2]  # order and unknown arguments aside; the password's value counts
+    assert all(k and len(k) == 32 for k in keys) and "pw-one" not in (tmp_path / "calls.jsonl").read_text()
+    other, _ = gateway(tmp_path / "other", None)  # another gateway's key: the same call, another hash
+    asyncio.run(other.call_tool("spotify__login", {"username": "u", "password": "pw-one"}))
+    assert read_call_log(tmp_path / "other" / "calls.jsonl")[0].call_key != keys[0]

@@ -43,11 +43,11 @@ def test_core_metrics_retries_selection_and_scope(tmp_path: Path) -> None:
         rec("06", "simple_note__login", True, 20),            # retry 1 (fail -> ok, same tool)
         rec("12", "simple_note__search_notes", False, 30),    # fail
         rec("18", "supervisor__show_profile", True, 40),      # other tool: no retry
-        rec("24", "simple_note__search_notes", False, 50),    # fail
-        rec("30", "simple_note__search_notes", True, 60),     # retry 2; seed run search_notes x2 -> 1 sequence
+        rec("24", "simple_note__search_notes", False, 50),    # retry 2 (the same call, failed again)
+        rec("30", "simple_note__search_notes", True, 60),     # retry 3; seed run search_notes x2 -> 1 sequence
         rec("36", "simple_note__create_note", True, 70),
         rec("42", "spotify__login", False, 80, in_scope=False),  # refused: out of scope
-        rec("48", "spotify__login", False, 90),               # fail -> fail: no retry
+        rec("48", "spotify__login", False, 90),               # retry 4: the same call again, after a failure
         rec("01:00", "supervisor__complete_task", True, 100),
     ])
     scope = ["simple_note.login", "simple_note.create_note", "supervisor.complete_task", "spotify__login"]
@@ -63,7 +63,7 @@ def test_core_metrics_retries_selection_and_scope(tmp_path: Path) -> None:
     assert m.unique_tools == 6
     assert m.calls_per_tool["simple_note__search_notes"] == 3
     assert m.failed_calls_per_tool == {"simple_note__login": 1, "simple_note__search_notes": 2, "spotify__login": 2}
-    assert m.retry_count == 2
+    assert (m.retry_count, m.retries_after_fault) == (4, 0)  # a repeat of the same call after a failure
     assert m.out_of_scope_calls == 1
     assert m.pagination_sequences == 1
     # called ok: login, show_profile, search_notes, create_note, complete_task; 4 of them gold.

@@ -26,6 +26,15 @@ class InjectedFault(BaseModel):
     delivered: str | None = Field(default=None, description=(
         "What the agent received: the tool's result text, or the message of the exception its code raised (a 200: "
         "the text it got). None: the fault never reached the agent (its battle ended while it waited), not counted."))
+    silent: bool = Field(default=False, description=(
+        "The agent was not told: the answer arrived as a success (an `empty` page; a `malformed` answer in tools "
+        "mode). Loud otherwise (an error, or an exception in its code)."))
+    enforced: bool = Field(default=False, description=(
+        "Not a planned fault: a call of the same API within a 429's retry-after, answered 429 again (tools mode); "
+        "`position` is the planned 429's."))
+    upstream_status: int | None = Field(default=None, description=(
+        "`lost_response`: the call WAS forwarded and changed the world; the status AppWorld answered (the agent got "
+        "a 504). None for every other kind (never forwarded)."))
 
 
 class CallRecord(BaseModel):
@@ -55,6 +64,10 @@ class CallRecord(BaseModel):
     upstream_fault: str | None = Field(default=None, description=(
         "An infrastructure fault of the APIs server that reached the caller (unreachable, timed out, or a 5xx "
         "while the server was not answering); None for answers, including API errors caused by the arguments."))
+    call_key: str | None = Field(default=None, description=(
+        "The call's identity: a keyed hash (HMAC under a key the gateway never writes) of its API and the arguments "
+        "it forwards, secrets compared by value, so a repeat of the same call has the same key and the key says "
+        "nothing of the values. None for a call refused before its arguments were checked."))
     fault: InjectedFault | None = Field(default=None, description=(
         "Set when the gateway answered the call with a planned fault instead of forwarding it (a reliability run): "
         "neither ours nor the agent's, never retried; `status_code` is the injected status."))

@@ -8,7 +8,12 @@ the config form is the same keys as a JSON object. Kinds (docs/reliability.md sa
 - `rate_limit`: 429, with a retry-after in seconds in the body;
 - `timeout`: the call waits `timeout_s`, then fails as a timed-out request (504);
 - `empty` (opt-in, silent): a GET whose docs answer a list answers `[]`;
-- `malformed` (opt-in): the answer is cut short and is not valid JSON.
+- `malformed` (opt-in): the answer is cut short and is not valid JSON;
+- `lost_response` (opt-in): a call that changes state is forwarded and changes the world, and the agent receives
+  a timeout (504) instead of the answer, as when a real API times out after committing: the one kind that touches
+  the world, by design (a blind repeat double-writes).
+A fault is silent when the agent is not told (an `empty` page; a `malformed` answer in tools mode, a 200), loud
+when it gets an error; the gateway marks each delivered fault so (`kernel.call_record.InjectedFault.silent`).
 
 The plan also draws on the run's secret, `salt` (`new_salt`: 256 bits from the operating system), so no agent can
 predict it from the published seed: a spec with a salt records only its commitment (`commitment`, the salt's
@@ -29,11 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, f
 
 from kernel.errors import BadInputError
 
-FaultKind = Literal["error", "rate_limit", "timeout", "empty", "malformed"]
+FaultKind = Literal["error", "rate_limit", "timeout", "empty", "malformed", "lost_response"]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 DEFAULT_KINDS: tuple[FaultKind, ...] = ("error", "rate_limit", "timeout")
-SILENT_KINDS: tuple[FaultKind, ...] = ("empty",)
-"""Kinds the agent is not told about (the answer looks like a success); the rest are loud."""
+FORWARDED_KINDS: tuple[FaultKind, ...] = ("lost_response",)
+"""Kinds whose call still reaches the world (the rest are answered by the gateway alone)."""
 DEFAULT_TIMEOUT_S = 5.0
 MAX_TIMEOUT_S = 15.0
 """The most one faulted call may hold a battle: the forwarder's own read timeout (a real hung call ends there), below
@@ -66,7 +71,7 @@ class FaultSpec(BaseModel):
     seed: StrictInt = Field(description="Seed of the plan: the same seed faults the same calls the same way.")
     kinds: tuple[FaultKind, ...] = Field(default=DEFAULT_KINDS, min_length=1, description=(
         "Kinds drawn from, uniformly among those a call admits (error, rate_limit, timeout; opt-in empty, "
-        "malformed)."))
+        "malformed, lost_response)."))
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, description=(
         "How long a `timeout` fault holds the call before it fails."))
     max_consecutive: int = Field(default=DEFAULT_MAX_CONSECUTIVE, ge=1, le=100, description=(

@@ -67,6 +67,9 @@ class TraceRecord(BaseModel):
     seq: int | None = Field(default=None, description="tool_call: the call log record's `seq` (same gateway process).")
     error: str | None = Field(default=None, description="tool_call: the error (an API error, or why it was refused).")
     in_scope: bool | None = Field(default=None, description="tool_call: False if outside the battle's scope.")
+    call_key: str | None = Field(default=None, description=(
+        "tool_call: the call's identity (`kernel.call_record.CallRecord.call_key`): a redo of a faulted call has the "
+        "same key, so a reader marks the fault recovered."))
     fault: str | None = Field(default=None, description=(
         "tool_call: the kind of fault the gateway injected instead of forwarding it (a reliability run), not an "
         "error of the agent's."))

@@ -25,7 +25,12 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
   arguments are logged as their size only, so one call can never write a line the analyzer skips).
 - under an advised scope a tool outside the scope is served as usual and logged with in_scope false;
 - a reliability run (the battle has a fault spec): a call the plan faults is answered here with the fault and never
-  forwarded (`mcp_gateway.faults`), logged with `fault` (its kind, position, what the agent received);
+  forwarded (`mcp_gateway.faults`), logged with `fault` (its kind, position, what the agent received, whether it
+  was silent); but for `lost_response`, forwarded first and its answer replaced by a timeout (`upstream_status`
+  in the record), and for a call within a delivered 429's retry-after (tools mode), answered 429 again
+  (`enforced`);
+- every call whose tool and arguments passed the checks carries `call_key`, its identity for "the same call
+  repeated" (`mcp_gateway.call_keys`);
   `call_api(app_name, api_name, arguments)` is handled as a direct call of `<app>__<api>` with
   `arguments`, and logged under that tool name.
 """
@@ -51,6 +56,8 @@ from mcp_gateway.code_mode import (EXECUTE_DEFINITION, EXECUTE_TOOL, MAX_CODE_BY
 from kernel.call_log import CallLogWriter
 from kernel.logged_arguments import bounded_arguments
 from kernel.mcp_results import EPISODE_OVER_META
+from mcp_gateway.call_keys import CallKeys
+from mcp_gateway.faults.answers import FaultAnswer, fault_answer, is_silent
 from mcp_gateway.faults.battles import BattleFaults, answered
 from mcp_gateway.faults.plan import PlannedFault
 from mcp_gateway.forwarding import ApiForwarder, ApiReply, ArgumentError
@@ -150,6 +157,8 @@ class CallOutcome:
         self.fault = fault
         self.raw_text = raw_text
         """A faulted call's answer that is not JSON (`malformed`): sent as is."""
+        self.call_key: str | None = None
+        """The call's identity (`CallKeys`): set once its tool and arguments were checked."""
 
 
 class Gateway:
@@ -169,6 +178,7 @@ class Gateway:
                        for name, s in specs.items()}
         self._validators: dict[str, Draft202012Validator] = {}
         self.faults = BattleFaults()
+        self.call_keys = CallKeys()
 
     def list_tools(self, token: str | None = None) -> list[types.Tool]:
         """Tools visible now to a caller holding `token` (all, or the active battle's scope; see
@@ -251,6 +261,7 @@ class Gateway:
             result_items=outcome.result_items, seq=outcome.seq if outcome.seq is not None else self.log.next_seq(),
             upstream_fault=outcome.upstream_fault,
             arguments_bytes=omitted_size if omitted_size is not None else logged.total_bytes, fault=outcome.fault,
+            call_key=outcome.call_key,
         )
         self.log.append(record)
         self.trace.call(record, outcome.fault.delivered if outcome.fault else result_text(outcome.payload,
@@ -368,19 +379,30 @@ class Gateway:
         problems = None if code else self._schema_problems(name, spec, cleaned)
         if problems:
             return _refusal(f"Invalid arguments for {name}: {problems}", in_scope=in_scope)
+        outcome = await self._checked(spec, cleaned, battle_id, generation, in_scope, code)
+        outcome.call_key = self.call_keys.of(name, cleaned)
+        return outcome
+
+    async def _checked(self, spec: ToolSpec, cleaned: dict[str, Any], battle_id: str, generation: int,
+                       in_scope: bool, code: bool) -> CallOutcome:
+        """A call whose tool and arguments passed the checks: faulted on purpose, or forwarded."""
+        name = spec.name
         gate = _BattleGate(self.scope, generation, closes_episode=name == COMPLETE_TASK_TOOL, in_execution=code,
                            next_seq=self.log.next_seq)
+        held = self.faults.held_back(self.scope.battle, generation, spec)
+        if held is not None:  # within a 429's retry-after (tools mode): 429 again, no new draw
+            return await self._faulted(held, spec, gate, in_scope, code, generation, enforced=True)
         planned = self.faults.next(self.scope.battle, generation, self.scope.generation, spec)
+        if planned is not None and planned.kind == "lost_response":  # forwarded, then its answer lost
+            return await self._lost(planned, spec, cleaned, gate, in_scope, code)
         if planned is not None:  # a fault on purpose (a reliability run): answered here, never forwarded
-            return await self._faulted(planned, spec, gate, in_scope, code)
+            return await self._faulted(planned, spec, gate, in_scope, code, generation)
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:
             return _refusal(f"Invalid arguments for {name}: {exc}", in_scope=in_scope)
         if reply.refused is not None:
-            outcome = _refusal(REFUSAL_MESSAGES[reply.refused], in_scope=False)  # type: ignore[index]
-            outcome.refused = reply.refused  # type: ignore[assignment]
-            return outcome
+            return _refused_outcome(reply)
         if reply.ok and name == COMPLETE_TASK_TOOL:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
         outcome = _from_reply(reply)
@@ -389,9 +411,10 @@ class Gateway:
         return outcome
 
     async def _faulted(self, planned: PlannedFault, spec: ToolSpec, gate: _BattleGate, in_scope: bool,
-                       code: bool) -> CallOutcome:
+                       code: bool, generation: int, enforced: bool = False) -> CallOutcome:
         """The planned fault's answer (`mcp_gateway.faults`), marked with what the agent receives; refused instead if
-        its battle or episode ended while it waited (a fault that never reached the agent: marked undelivered)."""
+        its battle or episode ended while it waited (a fault that never reached the agent: marked undelivered).
+        `enforced`: a call within a delivered 429's retry-after, answered 429 again."""
         battle = self.scope.battle
         assert battle is not None
         answer = await answered(planned, spec, battle)
@@ -399,13 +422,38 @@ class Gateway:
         if refusal is not None:
             outcome = _refusal(REFUSAL_MESSAGES[refusal], in_scope=False)  # type: ignore[index]
             outcome.refused = refusal  # type: ignore[assignment]
-            outcome.fault = InjectedFault(kind=planned.kind, position=planned.position)
+            outcome.fault = InjectedFault(kind=planned.kind, position=planned.position, enforced=enforced)
             return outcome
-        delivered = answer.code_message() if code else answer.tool_text()
-        return CallOutcome(answer.tool_payload(), is_error=False, success=False, error=answer.message,
-                           status_code=answer.status_code, in_scope=in_scope, body=answer.body,
-                           fault=InjectedFault(kind=planned.kind, position=planned.position, delivered=delivered),
-                           raw_text=answer.text)
+        if planned.kind == "rate_limit" and not enforced:
+            self.faults.rate_limited(generation, spec, planned)
+        return _fault_outcome(answer, InjectedFault(
+            kind=planned.kind, position=planned.position, delivered=answer.code_message() if code else answer.tool_text(),
+            silent=is_silent(planned.kind, code), enforced=enforced), in_scope)
+
+    async def _lost(self, planned: PlannedFault, spec: ToolSpec, cleaned: dict[str, Any], gate: _BattleGate,
+                    in_scope: bool, code: bool) -> CallOutcome:
+        """A `lost_response` fault: the call is forwarded and changes the world, then the agent gets a timeout (504)
+        instead of the answer, as from a real API that timed out after committing. A call the forwarder refused or
+        that met a fault of ours is answered as usual (no fault on purpose)."""
+        battle = self.scope.battle
+        assert battle is not None and battle.faults is not None
+        try:
+            reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
+        except ArgumentError as exc:
+            return _refusal(f"Invalid arguments for {spec.name}: {exc}", in_scope=in_scope)
+        if reply.refused is not None:
+            return _refused_outcome(reply)
+        if reply.fault is not None or reply.status_code is None:
+            outcome = _from_reply(reply)
+            outcome.in_scope, outcome.seq = in_scope, gate.seq
+            return outcome
+        await anyio.sleep(battle.faults.timeout_s)  # the client's wait before it gave up
+        answer = fault_answer(planned.kind, spec, battle.faults.timeout_s)
+        outcome = _fault_outcome(answer, InjectedFault(
+            kind=planned.kind, position=planned.position, delivered=answer.code_message() if code else answer.tool_text(),
+            upstream_status=reply.status_code), in_scope)
+        outcome.seq = gate.seq  # it reached the world: its number under the forwarder's lock, as any forwarded call
+        return outcome
 
     def _schema_problems(self, name: str, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         validator = self._validators.get(name)
@@ -438,6 +486,19 @@ def _marked(result: types.CallToolResult, over: bool) -> types.CallToolResult:
     if over:
         result.meta = {**(result.meta or {}), EPISODE_OVER_META: True}
     return result
+
+
+def _fault_outcome(answer: FaultAnswer, fault: InjectedFault, in_scope: bool) -> CallOutcome:
+    return CallOutcome(answer.tool_payload(), is_error=False, success=False, error=answer.message,
+                       status_code=answer.status_code, in_scope=in_scope, body=answer.body, fault=fault,
+                       raw_text=answer.text)
+
+
+def _refused_outcome(reply: ApiReply) -> CallOutcome:
+    """A call the forwarder's gate refused (its battle or episode ended while it was queued)."""
+    outcome = _refusal(REFUSAL_MESSAGES[reply.refused], in_scope=False)  # type: ignore[index]
+    outcome.refused = reply.refused  # type: ignore[assignment]
+    return outcome
 
 
 def _refusal(message: str, *, in_scope: bool = True) -> CallOutcome:

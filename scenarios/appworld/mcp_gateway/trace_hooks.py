@@ -41,7 +41,8 @@ class GatewayTrace:
             at=record.timestamp, battle_id=record.battle_id, kind="tool_call", source="gateway",
             tool=record.tool_name, arguments=record.arguments, result=result, ok=record.success,
             status_code=record.status_code, seq=record.seq, error=record.error, in_scope=record.in_scope,
-            duration_ms=record.duration_ms, fault=record.fault.kind if record.fault else None))
+            duration_ms=record.duration_ms, fault=record.fault.kind if record.fault else None,
+            call_key=record.call_key))
 
     def execution(self, battle_id: str, started: datetime, code: str, output: str, *, failed: bool,
                   timed_out: bool, killed: str | None, api_calls: int, duration_ms: float) -> None:

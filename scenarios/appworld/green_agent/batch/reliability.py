@@ -15,12 +15,11 @@ from collections.abc import Sequence
 
 from green_agent.batch.scenarios import sgc_units
 from green_agent.models.comparison import TaskComparison
-from green_agent.models.eval_run import EvalResults
+from green_agent.models.eval_run import EvalResults, KindFaults
 from green_agent.models.reliability import KindRecovery, Reliability
 from green_agent.stats.compare import scenario_sums
 from green_agent.stats.intervals import IntervalOptions
 from green_agent.stats.ratio import paired_ratio
-from kernel.fault_spec import SILENT_KINDS
 
 
 def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[TaskComparison], path_a: str,
@@ -32,7 +31,7 @@ def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[
     tgc = paired_ratio(sums_a, sums_b, options)
     sgc = paired_ratio(*_sgc_sums(baseline, faulted, [p.task_id for p in pairs]), options)
     totals = faulted.aggregates.faults
-    by_kind = {kind: KindRecovery(injected=k.injected, recovered=k.recovered, loud=kind not in SILENT_KINDS,
+    by_kind = {kind: KindRecovery(injected=k.injected, recovered=k.recovered, loud=k.silent == 0,
                                   rate=round(k.recovered / k.injected, 4) if k.injected else None)
                for kind, k in (totals.by_kind.items() if totals else [])}
     tgc_a = round(100 * float(sums_a.sum()) / len(pairs), 2)
@@ -43,16 +42,18 @@ def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[
         sgc_baseline=baseline.aggregates.sgc, sgc_faults=faulted.aggregates.sgc, r_fault_sgc=sgc.ratio,
         r_fault_sgc_ci=sgc.interval, faults_injected=totals.injected if totals else 0,
         faults_recovered=totals.recovered if totals else 0, faults_undelivered=totals.undelivered if totals else 0,
-        recovery_by_kind=by_kind, recovery_loud=_rate(by_kind, True), recovery_silent=_rate(by_kind, False),
+        recovery_by_kind=by_kind, recovery_loud=_rate(totals.loud if totals else None),
+        recovery_silent=_rate(totals.silent if totals else None),
         lost_tasks=[p.task_id for p in pairs if p.passed_b / p.trials_b < p.passed_a / p.trials_a],
         gained_tasks=[p.task_id for p in pairs if p.passed_b / p.trials_b > p.passed_a / p.trials_a], message="")
     return found.model_copy(update={"message": in_words(found)})
 
 
-def _rate(by_kind: dict[str, KindRecovery], loud: bool) -> float | None:
-    injected = sum(k.injected for k in by_kind.values() if k.loud == loud)
-    recovered = sum(k.recovered for k in by_kind.values() if k.loud == loud)
-    return round(recovered / injected, 4) if injected else None
+def _rate(totals: KindFaults | None) -> float | None:
+    return round(totals.recovered / totals.injected, 4) if totals and totals.injected else None
+
+
+
 
 
 def _sgc_sums(baseline: EvalResults, faulted: EvalResults, tasks: list[str]) -> tuple[list[float], list[float]]:

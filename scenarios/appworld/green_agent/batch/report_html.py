@@ -26,6 +26,7 @@ TRACE_PAGE = "trace.html"
 COLUMNS = [  # (key, header, numeric)
     ("task", "Task", False), ("trial", "Trial", True), ("difficulty", "Diff.", True), ("outcome", "Outcome", False),
     ("tests", "Tests passed", True), ("calls", "Calls", True), ("errors", "Failed calls", True),
+    ("faults", "Injected faults (recovered)", True),
     ("p50", "p50 ms", True), ("p95", "p95 ms", True), ("recall", "Scope recall", True), ("f1", "API F1", True),
     ("duration", "Duration s", True), ("attempts", "Attempts", True), ("why", "Why", False),
 ]
@@ -97,6 +98,21 @@ def _card(key: str, label: str, value: str, interval: str = "") -> str:
             f'<div class="k">{html_text(label)}</div></div>')
 
 
+def _faults_card(results: EvalResults) -> str:
+    """A reliability run's faults: injected and recovered, by kind, loud and silent, apart from the agent's own
+    failed calls (`green_agent.batch.faults`)."""
+    totals = results.aggregates.faults
+    injected, recovered = (totals.injected, totals.recovered) if totals else (0, 0)
+    parts = [f"{kind} {k.recovered}/{k.injected}" for kind, k in (totals.by_kind.items() if totals else [])]
+    if totals and totals.silent and totals.silent.injected:
+        parts.append(f"silent {totals.silent.recovered}/{totals.silent.injected}")
+    if totals and totals.retry_after_ignored:
+        parts.append(f"{totals.retry_after_ignored} call(s) within a 429's retry-after")
+    detail = f'<div class="ci" id="faults-by-kind">recovered/injected: {html_text(", ".join(parts) or "none")}</div>'
+    return _card("faults", "injected faults recovered / injected (the test, not the agent's failed calls)",
+                 f"{recovered}/{injected}", detail)
+
+
 def _ci_html(key: str, interval: Interval | None, digits: int = 1, reference: Interval | None = None,
              figure: float | None = None) -> str:
     """`95% CI 34.7–83.2` under a card's value (and the Wilson interval beside it, when given); without an
@@ -133,6 +149,8 @@ def _headline(results: EvalResults) -> str:
         _card("cost-per-solved-task", "cost per solved task" + (f" ({agg.cost.unknown_because})" if agg.cost and
               agg.cost.unknown_because else ""), usd(agg.cost.cost_per_solved_task_usd) if agg.cost else "unknown"),
     ]
+    if results.faults is not None:
+        cards.append(_faults_card(results))
     for k, v in (agg.pass_hat_k or {}).items():
         cards.append(_card(f"pass-hat-{k}", f"pass^{k}", _fmt(v, 3),
                            _ci_html(f"pass-hat-{k}", (agg.pass_hat_k_ci or {}).get(k), 3, figure=v)))
@@ -220,6 +238,8 @@ def _table(rows: list[EvalRow], details: list[BattleDetail] | None = None, trace
             + trace_link(r, traces or set()) + "</td>"
             + _cell(r.trial) + _cell(r.difficulty) + _cell(r.outcome, r.outcome, False, f"o-{r.outcome}")
             + _cell(r.tests_passed, tests) + _cell(r.calls) + _cell(r.failed_calls)
+            + _cell(r.faults.injected if r.faults else None,
+                    f"{r.faults.injected} ({r.faults.recovered})" if r.faults else "–")
             + _cell(r.p50_latency_ms, _fmt(r.p50_latency_ms, 1)) + _cell(r.p95_latency_ms, _fmt(r.p95_latency_ms, 1))
             + _cell(r.scope_recall) + _cell(r.api_f1) + _cell(r.duration_s, _fmt(r.duration_s, 1)) + _cell(r.attempts)
             + _cell(_why(by_anchor.get(_anchor(r)), r), numeric=False, css="why") + "</tr>")

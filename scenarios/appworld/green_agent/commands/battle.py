@@ -66,7 +66,10 @@ def summary(result: BattleResult) -> str:
     lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}")
     if result.trajectory:
         t = result.trajectory
-        lines.append(f"  calls {t.total_calls} ({t.failed_calls} failed, {t.out_of_scope_calls} out of scope)")
+        injected = sum(t.faults_injected.values())
+        faults = (f"{injected} injected fault(s), {sum(t.faults_recovered.values())} recovered; " if result.faults
+                  else "")
+        lines.append(f"  calls {t.total_calls} ({faults}{t.failed_calls} failed, {t.out_of_scope_calls} out of scope)")
     lines.append("  timings " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
     for problem in result.report_problems:
         lines.append(f"  not reported: {one_line(problem, 300)}")

@@ -157,6 +157,11 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
     lines.append(f"  TGC {pct(agg.tgc)}{marker}{ci_text(agg.tgc_ci, figure=agg.tgc)}{wilson} ({agg.passed}/{agg.expected_battles} "
                  f"battles of the task set passed), SGC {pct(agg.sgc)}{marker}{ci_text(agg.sgc_ci, figure=agg.sgc)} "
                  f"({agg.scenarios_passed}/{agg.scenarios} scenarios)")
+    calls = agg.mean_trajectory.get("calls")
+    if calls is not None:  # beside TGC: what the score cost (a reckless retrier's calls show here)
+        lines.append(f"  calls per battle {calls:.1f} (mean over the judged battles)")
+    if results.faults is not None:
+        lines.append(fault_line(results))
     if agg.incomplete:
         lines.append(f"  judged only: TGC {pct(agg.tgc_judged)} ({agg.passed}/{agg.judged} judged battles), "
                      f"SGC {pct(agg.sgc_judged)} (the unjudged ones count as not passed above)")
@@ -186,6 +191,18 @@ def summary(results: EvalResults, out: Path, outcome: EvalOutcome | None = None)
 
 
 MAX_FAILURES_SHOWN = 3
+
+
+def fault_line(results: EvalResults) -> str:
+    """A reliability run's injected faults: recovered of injected, by kind, and what never reached the agent."""
+    totals = results.aggregates.faults
+    if totals is None:
+        return f"  faults under {results.faults.text() if results.faults else '?'}: none reached the agent"
+    kinds = ", ".join(f"{kind} {k.recovered}/{k.injected}" for kind, k in totals.by_kind.items())
+    extra = f"; {totals.undelivered} undelivered" if totals.undelivered else ""
+    extra += f"; {totals.retry_after_ignored} call(s) within a 429's retry-after" if totals.retry_after_ignored else ""
+    return (f"  faults injected {totals.injected}, recovered {totals.recovered} (by kind, recovered/injected: "
+            f"{kinds or 'none'}){extra}; not counted as the agent's failed calls")
 
 
 def failure_lines(results: EvalResults, out: Path, limit: int = MAX_FAILURES_SHOWN) -> list[str]:

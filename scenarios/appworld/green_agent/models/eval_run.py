@@ -114,10 +114,15 @@ class RowFaults(BaseModel):
     """A battle's injected faults (a reliability run; `green_agent.trajectory.faults`)."""
 
     injected: int = Field(ge=0, description="Faults that reached the agent.")
-    recovered: int = Field(ge=0, description="Of which the same API later answered without a fault and succeeded.")
+    recovered: int = Field(ge=0, description=(
+        "Of which recovered: the same call redone and succeeded (a lost answer: not repeated; "
+        "`green_agent.trajectory.faults`)."))
     undelivered: int = Field(default=0, ge=0, description="Faults that never reached the agent (not counted).")
+    retry_after_ignored: int = Field(default=0, ge=0, description=(
+        "Calls within a 429's retry-after, answered 429 again (tools mode): not counted as faults."))
+    retries_after_fault: int = Field(default=0, ge=0, description="Repeats of a call whose last attempt was faulted.")
     calls: list[FaultedCall] = Field(default_factory=list, description="Each injected fault: position, API, kind, "
-                                     "recovered or not.")
+                                     "silent or loud, recovered or not.")
 
 
 class KindFaults(BaseModel):
@@ -125,6 +130,7 @@ class KindFaults(BaseModel):
 
     injected: int = Field(ge=0, description="Faults of this kind that reached the agent.")
     recovered: int = Field(ge=0, description="Of which recovered.")
+    silent: int = Field(default=0, ge=0, description="Of which the agent was not told (the answer looked a success).")
 
 
 class FaultAggregates(BaseModel):
@@ -133,7 +139,13 @@ class FaultAggregates(BaseModel):
     injected: int = Field(ge=0, description="Faults that reached the agent.")
     recovered: int = Field(ge=0, description="Of which recovered.")
     undelivered: int = Field(default=0, ge=0, description="Faults that never reached the agent (not counted).")
+    retry_after_ignored: int = Field(default=0, ge=0, description=(
+        "Calls within a 429's retry-after, answered 429 again (tools mode): not counted as faults."))
     by_kind: dict[str, KindFaults] = Field(default_factory=dict, description="The same per kind.")
+    loud: KindFaults | None = Field(default=None, description=(
+        "The faults the agent was told of (an error, an exception in its code); None in older files."))
+    silent: KindFaults | None = Field(default=None, description=(
+        "The faults the agent was not told of (an empty page; a cut-off answer in tools mode); None in older files."))
 
 
 class EvalRow(BaseModel):

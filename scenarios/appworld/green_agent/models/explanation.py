@@ -2,7 +2,8 @@
 
 `explain(result)` reads only the record (`result.json`, schema 5 carries the instruction) and
 returns a `VerdictExplanation`: the task's instruction; the outcome in one sentence a non-expert
-understands (`headline`); each failed AppWorld test with its requirement in AppWorld's words and a
+understands (`headline`; under faults, a loss names the first fault the agent did not recover from,
+`fault_cause`); each failed AppWorld test with its requirement in AppWorld's words and a
 plain wording of its kind (`no_op_fail` = "the change the task asked for", `no_op_pass` =
 "something the task should not have touched"; never the raw label alone); the Blue's submitted
 answer when the task asks a question; how the Blue ended; the scope line (with a predictor
@@ -36,6 +37,9 @@ OTHER_KIND = "a check of the task"
 FAULT_WORDS = {"error_reply": "it answered with an error", "http_error": "its server answered with an HTTP error",
                "connection_dropped": "its connection dropped", "malformed_reply": "it sent a reply that is not A2A",
                "task_failed": "it ended its A2A task as failed"}
+FAULT_NAMES = {"error": "503", "rate_limit": "429", "timeout": "504 (a timeout)", "empty": "empty page",
+               "malformed": "cut-off answer"}
+"""An injected fault as the agent met it, for "lost after an unrecovered ..." (`fault_cause`)."""
 _ANSWER_CHECK = re.compile(r"\banswers?\b", re.IGNORECASE)
 _NO_ANSWER = re.compile(r"\bno answer\b", re.IGNORECASE)
 _COMPARISON = re.compile(r"AssertionError:\s*(?P<got>.+?)\s+==\s+(?P<want>.+?)\s*$", re.MULTILINE)
@@ -130,11 +134,33 @@ def _failed(test: EvalTestRecord) -> FailedRequirement:
     return FailedRequirement(requirement=requirement_words(test.requirement), kind=kind_words(test), label=test.label)
 
 
+def fault_cause(result: BattleResult) -> str | None:
+    """Under faults, the first injected fault the agent did not recover from, in words ("lost after an unrecovered
+    503 on amazon.login (call 2 of 4)"), for a battle that was judged and not passed; None when every fault was
+    recovered (a loss after recovered faults is not blamed on them) or the battle ran without faults."""
+    trajectory = result.trajectory
+    if result.faults is None or trajectory is None or result.outcome in ("passed", "infra_error", "scope_error",
+                                                                         "collateral_damage"):
+        return None
+    call = next((c for c in trajectory.faulted_calls if not c.recovered), None)
+    if call is None:
+        return None
+    where = f" (call {call.call} of {trajectory.total_calls})" if call.call else ""
+    if call.kind == "lost_response":
+        return f"lost after repeating a write on {call.api} whose answer was lost{where}"
+    return f"lost after an unrecovered {FAULT_NAMES.get(call.kind, call.kind)} on {call.api}{where}"
+
+
 def _headline(result: BattleResult, failed: list[FailedRequirement]) -> str:
     who, outcome = winner_label(result), result.outcome
     first = _first_failure(failed)
     if outcome == "passed":
         return f"{who}: every requirement of the task is met"
+    cause = fault_cause(result)
+    if cause is not None:
+        own = (f"; the Blue then stopped with its own error ({FAULT_WORDS.get(result.blue_fault.kind, 'it failed')})"
+               if outcome == "blue_error" and result.blue_fault else "")
+        return f"{who}: {cause}{own}" + first
     if outcome == "infra_error":
         step = f" in step {result.error.step}" if result.error else ""
         return f"{who}: an infrastructure error{step} stopped the battle; the Blue is not charged"

@@ -50,9 +50,16 @@ class FaultedCall(BaseModel):
     """One fault the gateway injected in a reliability run and the agent received (`green_agent.trajectory.faults`)."""
 
     position: int = Field(ge=1, description="The call's position among the battle's faultable calls (from 1).")
+    call: int | None = Field(default=None, ge=1, description=(
+        "The call's number among the battle's calls (from 1, as the battle page numbers them); None in older files."))
     api: str = Field(description="The API, `app.api`.")
-    kind: str = Field(description="error | rate_limit | timeout | empty | malformed.")
-    recovered: bool = Field(description="A later call of the same API answered without a fault and succeeded.")
+    kind: str = Field(description="error | rate_limit | timeout | empty | malformed | lost_response.")
+    silent: bool = Field(default=False, description=(
+        "The agent was not told: the answer arrived as a success (an empty page; a cut-off answer in tools mode)."))
+    recovered: bool = Field(description=(
+        "The agent made the same call again (same API, same arguments) and it succeeded; for `lost_response`, whose "
+        "call reached the world, that it did NOT make it again (`green_agent.trajectory.faults`)."))
+    repeated: bool = Field(default=False, description="`lost_response`: the agent repeated the write blindly.")
 
 
 class TrajectoryMetrics(BaseModel):
@@ -88,8 +95,11 @@ class TrajectoryMetrics(BaseModel):
     calls_per_tool: dict[str, int] = Field(default_factory=dict, description="Calls per tool name (any outcome).")
     failed_calls_per_tool: dict[str, int] = Field(
         default_factory=dict, description="Failed calls per tool name (tools with failures only).")
-    retry_count: int = Field(
-        default=0, ge=0, description="Failed calls whose next selected record is a successful call of the same tool.")
+    retry_count: int = Field(default=0, ge=0, description=(
+        "Retries: calls that repeat a call (same API, same arguments) whose last attempt failed "
+        "(`green_agent.trajectory.accumulator`)."))
+    retries_after_fault: int = Field(default=0, ge=0, description=(
+        "Of those, the ones whose last attempt was a fault injected on purpose (a reliability run)."))
     out_of_scope_calls: int = Field(
         default=0, ge=0, description="Selected records the gateway marked in_scope=false (refused under enforce, "
                                      "served under advise).")
@@ -136,6 +146,8 @@ class TrajectoryMetrics(BaseModel):
         "Of those, by kind, the ones whose API later answered without a fault and succeeded."))
     faults_undelivered: int = Field(default=0, ge=0, description=(
         "Injected faults that never reached the agent (its battle ended while one waited): not counted above."))
+    faults_retry_after_ignored: int = Field(default=0, ge=0, description=(
+        "Calls made within a delivered 429's retry-after, answered 429 again (tools mode): not new faults."))
     faulted_calls: list[FaultedCall] = Field(default_factory=list, description="Each injected fault, in call order.")
     code: CodeMetrics | None = Field(default=None, description=(
         "Code mode only: the executions' metrics (`CodeMetrics`). Added without a version bump: older records "

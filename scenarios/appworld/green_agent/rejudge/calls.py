@@ -12,8 +12,10 @@ Which records count: only calls the gateway forwarded to AppWorld's APIs server,
 status and no refusal. Refused calls (no battle, a wrong token, after the episode ended, too many in flight),
 calls outside an enforced scope, unknown tools and arguments the gateway refused before forwarding carry no
 status and never reached the world, so they are skipped; so is a call the gateway answered with a fault on
-purpose (a reliability run: its record's `fault`), which carries the status the agent was shown; those are kept
-apart (`ReplayPlan.faulted`) to be checked against the run's plan (`green_agent.rejudge.faults`). A record that says it was forwarded must be
+purpose (a reliability run: its record's `fault`), which carries the status the agent was shown, except a lost
+answer (`lost_response`: the call reached the world, its record keeps AppWorld's status as `upstream_status`),
+which is replayed; every fault record is also kept apart (`ReplayPlan.faulted`) to be checked against the run's
+plan (`green_agent.rejudge.faults`). A record that says it was forwarded must be
 replayable: a log capped by the gateway (`log_capped`), a forwarded call whose arguments the log left out
 (too large to log), an unknown tool, or a redacted argument that cannot be re-derived raise `NotReplayable`.
 
@@ -121,8 +123,9 @@ def _forwarded(record: CallRecord) -> bool:
     if record.refused == LOG_CAPPED:
         raise NotReplayable(f"the call log reached the gateway's cap at call {record.seq}: the battle's later calls "
                             "were not logged")
-    return record.refused is None and record.status_code is not None and record.fault is None  # a fault on purpose
-    # (a reliability run) was answered by the gateway itself and never reached the world
+    if record.fault is not None:  # a fault on purpose (a reliability run) was answered by the gateway itself and never
+        return record.fault.upstream_status is not None  # reached the world, but a lost answer's call (it did)
+    return record.refused is None and record.status_code is not None
 
 
 def _call(record: CallRecord, interaction: str, specs: dict[str, ToolSpec], nonce: str) -> ReplayCall:
@@ -134,7 +137,7 @@ def _call(record: CallRecord, interaction: str, specs: dict[str, ToolSpec], nonc
         raise NotReplayable(f"{where}: the log left its arguments out ({record.arguments_bytes} bytes)")
     arguments = cleaned(spec, record.arguments, interaction)
     call = ReplayCall(seq=record.seq, tool=spec.name, app=spec.app_name, method="", url="", headers={}, body="",
-                      recorded=record.status_code or 0, login=spec.is_login,
+                      recorded=_recorded_status(record), login=spec.is_login,
                       logout=spec.method == "POST" and spec.path.endswith("/auth/logout"),
                       username=arguments.get("username") if isinstance(arguments.get("username"), str) else None)
     for name, value in list(arguments.items()):
@@ -144,6 +147,13 @@ def _call(record: CallRecord, interaction: str, specs: dict[str, ToolSpec], nonc
             raise NotReplayable(f"{where}: its argument {name!r} holds a redacted value that cannot be re-derived "
                                 "(a secret the log keeps only as [REDACTED], by key or by value)")
     return _prepared(call, spec, arguments, where)
+
+
+def _recorded_status(record: CallRecord) -> int:
+    """What AppWorld answered the call: a lost answer's record keeps it apart (the agent got a 504)."""
+    if record.fault is not None and record.fault.upstream_status is not None:
+        return record.fault.upstream_status
+    return record.status_code or 0
 
 
 def cleaned(spec: ToolSpec, arguments: dict[str, Any], interaction: str) -> dict[str, Any]:

@@ -7,7 +7,9 @@ replay. So each fault record is accepted only where the run's spec, its publishe
 fault at that position with that kind (`mcp_gateway.faults.plan.draw`, among the kinds that call admits):
 
 - never in a run without faults, never on the benchmark's scaffolding (`supervisor`, `api_docs`);
-- never twice at one position;
+- never twice at one position; a 429 answered again within a planned 429's retry-after (`enforced`) carries that
+  429's position and must follow a planned 429 of the same API with it;
+- a lost answer (`lost_response`) must say its call reached the world (`upstream_status`: it is replayed);
 - only where the run published its secret (`fault_salt`, once it was over) and that secret matches the commitment
   the run recorded when it started; a run that did not finish cannot have its fault records checked.
 
@@ -55,12 +57,21 @@ def fault_differences(records: list[CallRecord], result: BattleResult, trial: in
         return [f"{_call(r)} is marked as an injected fault, but the run ran without faults" for r in faulted]
     found = _spec_differences(result, plan)
     salted = _salted(plan)
-    seen: set[int] = set()
+    seen: dict[int, str] = {}
     for record in sorted(faulted, key=lambda r: r.seq):
-        problem = _record_problem(record, (result.task_id or result.battle_id, trial), salted, specs, seen)
+        problem = (_enforced_problem(record, seen) if record.fault and record.fault.enforced
+                   else _record_problem(record, (result.task_id or result.battle_id, trial), salted, specs, seen))
         if problem:
             found.append(f"{_call(record)}: {problem}")
     return found
+
+
+def _enforced_problem(record: CallRecord, seen: dict[int, str]) -> str | None:
+    """A 429 answered again within a retry-after: it must repeat a planned 429 of the same API seen before it."""
+    assert record.fault is not None
+    if record.fault.kind != "rate_limit" or seen.get(record.fault.position) != f"rate_limit {record.tool_name}":
+        return "it is marked as a 429 answered again within a retry-after, but no planned 429 of that API came before"
+    return None
 
 
 def _spec_differences(result: BattleResult, plan: RunFaults) -> list[str]:
@@ -85,7 +96,7 @@ def _salted(plan: RunFaults) -> FaultSpec | str:
 
 
 def _record_problem(record: CallRecord, battle: tuple[str, int], salted: FaultSpec | str,
-                    specs: dict[str, ToolSpec], seen: set[int]) -> str | None:
+                    specs: dict[str, ToolSpec], seen: dict[int, str]) -> str | None:
     assert record.fault is not None
     spec = specs.get(record.tool_name)
     if spec is None:
@@ -95,7 +106,9 @@ def _record_problem(record: CallRecord, battle: tuple[str, int], salted: FaultSp
     position = record.fault.position
     if position in seen:
         return f"its fault position {position} is claimed by another record"
-    seen.add(position)
+    seen[position] = f"{record.fault.kind} {record.tool_name}"
+    if record.fault.kind == "lost_response" and record.fault.upstream_status is None:
+        return "it is marked as a lost answer, but the log does not say its call reached the world (upstream_status)"
     if isinstance(salted, str):
         return f"its fault cannot be checked: {salted}"
     if draw(salted, *battle, position, admitted_kinds(salted, spec)) != record.fault.kind:

@@ -18,7 +18,7 @@ from green_agent.models.scope import COMPLETE_TASK_API
 from kernel.api_names import api_name
 from kernel.call_record import CallRecord
 from green_agent.trajectory import metrics
-from green_agent.trajectory.faults import FaultTracker
+from green_agent.trajectory.faults import FaultTracker, call_identity
 from green_agent.trajectory.pagination import PaginationTracker
 
 
@@ -43,10 +43,12 @@ class TrajectoryAccumulator:
         self.per_tool: Counter[str] = Counter()
         self.failed_per_tool: Counter[str] = Counter()
         self.retries = 0
+        self.retries_after_fault = 0
+        self._last_failed: dict[str, bool] = {}
+        """call identity -> whether its last attempt, a failure, was an injected fault"""
         self.seed_sequences = 0
         self.called_ok: set[str] = set()
         self.pagination = PaginationTracker(paginated_apis)
-        self._previous: CallRecord | None = None
         self._run_tool: str | None = None
         self._run_length = 0
         self.submitted_answer: str | None = None
@@ -58,7 +60,7 @@ class TrajectoryAccumulator:
         self.total += 1
         tool = record.tool_name
         self.per_tool[tool] += 1
-        self.faults.add(record)
+        self.faults.add(record, self.total)
         if record.fault is not None:  # injected on purpose: not one of the agent's errors
             self.faulted += 1
         elif not record.success:
@@ -89,10 +91,15 @@ class TrajectoryAccumulator:
             self.last = at
 
     def _sequence(self, record: CallRecord) -> None:
-        """Retries and the seed's pagination runs depend only on the previous record."""
-        previous = self._previous
-        if previous is not None and not previous.success and record.success and previous.tool_name == record.tool_name:
+        """Retries (a repeat of a call whose last attempt failed) and the seed's pagination runs."""
+        key = call_identity(record)
+        if key in self._last_failed:
             self.retries += 1
+            self.retries_after_fault += self._last_failed[key]
+        if record.success:
+            self._last_failed.pop(key, None)
+        else:
+            self._last_failed[key] = record.fault is not None
         if metrics.is_seed_pagination_tool(record.tool_name) and record.tool_name == self._run_tool:
             self._run_length += 1
             if self._run_length == 2:
@@ -100,7 +107,6 @@ class TrajectoryAccumulator:
         else:
             self._run_tool = record.tool_name if metrics.is_seed_pagination_tool(record.tool_name) else None
             self._run_length = 1
-        self._previous = record
 
     def summary(self) -> dict[str, Any]:
         """The call-derived fields of `TrajectoryMetrics` (API selection and pagination excluded)."""
@@ -120,6 +126,7 @@ class TrajectoryAccumulator:
             "calls_per_tool": dict(sorted(self.per_tool.items())),
             "failed_calls_per_tool": dict(sorted(self.failed_per_tool.items())),
             "retry_count": self.retries,
+            "retries_after_fault": self.retries_after_fault,
             "out_of_scope_calls": self.out_of_scope,
             "upstream_faults": self.upstream_faults,
             "first_upstream_fault": self.first_upstream_fault,

@@ -16,7 +16,8 @@ record" always means the next selected record, whatever other battles wrote in b
 - calls_per_minute = total_calls / ((last_call_at - first_call_at) in minutes); None when the span
   is zero (zero calls, a single call, or all calls in the same instant).
 - unique_tools: distinct `tool_name`s; calls_per_tool / failed_calls_per_tool: counts by tool.
-- retry_count: failed records whose next record is a successful call of the same tool.
+- retry_count: calls that repeat a call (same API, same arguments: `trajectory.faults.call_identity`) whose last
+  attempt failed; retries_after_fault: those whose last attempt was a fault injected on purpose.
 - out_of_scope_calls: records with `in_scope` false (outside the battle's scope: refused under the
   enforce policy, served under advise); out_of_scope_tools: their distinct tool names.
 - pagination_sequences (the seed's metric): maximal runs of >= 2 consecutive records with the same

@@ -7,6 +7,8 @@ Every loud kind is an HTTP failure with a JSON body `{"message": ...}`, as AppWo
 - `timeout`: 504 after `timeout_s` (a gateway that gave up waiting; AppWorld's requester sets no timeout of its
   own, so this is how a hung call ends inside the execution's time limit).
 Silent and corrupt kinds answer 200: `empty` with `[]`, `malformed` with text cut short that is not JSON.
+`lost_response` answers exactly as `timeout` does (the agent cannot tell them apart: it must check whether its
+write happened), though its call was forwarded (`Gateway._lost`).
 
 Tools mode shows the loud kinds as an API error (`{"response": {"message", "is_error": true}}`, as the gateway
 shows any API failure) and `malformed` as the cut text itself; code mode raises what AppWorld's requester
@@ -23,7 +25,8 @@ from kernel.fault_spec import FaultKind
 from mcp_gateway.tools import ToolSpec
 
 RETRY_AFTER_S = 1
-STATUS: dict[FaultKind, int] = {"error": 503, "rate_limit": 429, "timeout": 504, "empty": 200, "malformed": 200}
+STATUS: dict[FaultKind, int] = {"error": 503, "rate_limit": 429, "timeout": 504, "empty": 200, "malformed": 200,
+                                "lost_response": 504}
 
 
 class FaultAnswer(NamedTuple):
@@ -68,12 +71,18 @@ def fault_answer(kind: FaultKind, tool: ToolSpec, timeout_s: float) -> FaultAnsw
     if kind == "rate_limit":
         return FaultAnswer(kind, 429, {"message": f"Too many requests (HTTP 429): the {app} service's rate limit "
                                                   f"was exceeded. Retry after {RETRY_AFTER_S} second(s)."})
-    if kind == "timeout":
+    if kind in ("timeout", "lost_response"):
         return FaultAnswer(kind, 504, {"message": f"Gateway timeout (HTTP 504): the {app} service did not answer "
                                                   f"within {timeout_s:g} seconds. Try again."})
     if kind == "empty":
         return FaultAnswer(kind, 200, [])
     return FaultAnswer(kind, 200, text=cut_short(tool))
+
+
+def is_silent(kind: FaultKind, code: bool) -> bool:
+    """The agent is not told: an `empty` page, and a `malformed` answer in tools mode (a 200 with no error flag; in
+    code mode decoding it raises, loud)."""
+    return kind == "empty" or (kind == "malformed" and not code)
 
 
 def cut_short(tool: ToolSpec) -> str:

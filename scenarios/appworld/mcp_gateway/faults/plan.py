@@ -13,7 +13,8 @@ from 1: every call about to be forwarded, except the benchmark's scaffolding, `s
 which are never faulted and not counted) and applies the one rule that depends on the agent: the same API
 is never faulted more than `max_consecutive` times in a row (an unfaulted call of it resets its count), so
 an agent that retries always gets through and every task stays solvable. A kind a call does not admit is
-never drawn for it: `empty` only for a GET whose docs answer a list (an empty page).
+never drawn for it: `empty` only for a GET whose docs answer a list (an empty page), `lost_response` only for a
+call that changes state (not a GET, not a login).
 """
 
 from __future__ import annotations
@@ -58,8 +59,17 @@ def is_faultable(tool: ToolSpec) -> bool:
 
 
 def admitted_kinds(spec: FaultSpec, tool: ToolSpec) -> list[FaultKind]:
-    """The spec's kinds that `tool` admits: `empty` only for a GET whose docs answer a list."""
-    return [kind for kind in spec.kinds if kind != "empty" or (tool.method == "GET" and tool.answers_list)]
+    """The spec's kinds that `tool` admits: `empty` only for a GET whose docs answer a list, `lost_response` only
+    for a call that changes state."""
+    return [kind for kind in spec.kinds if _admits(tool, kind)]
+
+
+def _admits(tool: ToolSpec, kind: FaultKind) -> bool:
+    if kind == "empty":
+        return tool.method == "GET" and tool.answers_list
+    if kind == "lost_response":
+        return tool.method != "GET" and not tool.is_login
+    return True
 
 
 class FaultPlan:
