@@ -8,11 +8,15 @@
   repeats it, and passes, in tools and code mode.
 - Under every kind of fault (`MIXED`) on dev tasks, the careful Blue passes in tools and code mode where
   reference-retry, which never re-reads an empty page nor re-asks a cut-off answer, loses.
+- Every write's answer lost (`lost_response`: the write reached the world, the agent got a 504): the careful Blue
+  finds the write done and does not repeat it (each write reaches the world once, by the call log's `call_key`);
+  reference-retry repeats it blindly, and the task it wrote twice fails.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,6 +34,7 @@ from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import open_blue, run_on_slot
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
+from kernel.call_log_reader import read_call_log
 from kernel.fault_spec import parse_fault_spec
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
@@ -177,3 +182,39 @@ def test_under_every_kind_of_fault_the_careful_blue_passes_where_reference_retry
         assert (won.outcome, won.error) == ("passed", None), (task, won.reason)
         assert {c.kind for c in won.trajectory.faulted_calls} & {"empty", "malformed"}, task
         assert won.trajectory.upstream_faults == 0 and lost.trajectory.upstream_faults == 0
+
+
+LOST = f"rate=1,seed=1,kinds=lost_response,timeout_s=0.2,salt={SALT}"
+LOST_TASKS = ("f0b2d02_3", "f0a5e55_3", "f0e3c33_3", "f0a1c01_3")
+"""Creates found by a snapshot (venmo payments, text messages, a note) and a state set once (threads archived)."""
+REFUSES_A_REPEAT = "f0a1c01_3"
+"""simple_note answers a second note of the same title 409: reference-retry's repeat reaches the world and is refused,
+so the world holds one note and the task passes (its solution fails, and it ends the task as failed)."""
+
+
+def writes_sent_to_the_world(result: BattleResult) -> Counter[str]:
+    """How many times each write of the table (by its `call_key`: the same API, the same arguments) was forwarded
+    to AppWorld: answered by it (whatever the status), or forwarded and its answer lost."""
+    return Counter(r.call_key for r in read_call_log(Path(result.archive.call_log))
+                   if r.tool_name.replace("__", ".") in CHECKS and (
+                       r.fault.kind == "lost_response" if r.fault else r.status_code is not None and r.refused is None))
+
+
+@pytest.mark.parametrize("interaction", ["tools", "code"])
+def test_a_write_whose_answer_was_lost_is_not_repeated_by_the_careful_blue_and_is_by_reference_retry(
+        e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str], list[Audit]], interaction: str) -> None:
+    for task in LOST_TASKS:
+        careful = battle(e2e_settings, slot, task, "reference-careful", LOST, interaction)
+        blind = battle(e2e_settings, slot, task, "reference-retry", LOST, interaction)
+        assert (careful.outcome, careful.error) == ("passed", None), (task, careful.reason)
+        lost = [c for c in careful.trajectory.faulted_calls if c.kind == "lost_response"]
+        assert lost and all(c.recovered and not c.repeated for c in lost), (task, lost)
+        assert set(writes_sent_to_the_world(careful).values()) == {1}, task  # each write once
+        assert max(writes_sent_to_the_world(blind).values()) >= 2, task  # the same write again
+        assert any(c.repeated for c in blind.trajectory.faulted_calls), task
+        if task == REFUSES_A_REPEAT:
+            statuses = [r.fault.upstream_status if r.fault else r.status_code
+                        for r in read_call_log(Path(blind.archive.call_log)) if r.tool_name == "simple_note__create_note"]
+            assert statuses[0] == 200 and 409 in statuses[1:] and blind.outcome == "passed", statuses
+        else:
+            assert blind.status == "completed" and blind.outcome != "passed", (task, blind.outcome)
