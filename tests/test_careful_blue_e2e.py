@@ -216,8 +216,9 @@ def test_a_write_whose_answer_was_lost_is_not_repeated_by_the_careful_blue_and_i
         assert max(writes_sent_to_the_world(blind).values()) >= 2, task  # the same write again
         assert any(c.repeated for c in blind.trajectory.faulted_calls), task
         if task == REFUSES_A_REPEAT:
+            records = read_call_log(Path(blind.archive.call_log))
             statuses = [r.fault.upstream_status if r.fault else r.status_code
-                        for r in read_call_log(Path(blind.archive.call_log)) if r.tool_name == "simple_note__create_note"]
+                        for r in records if r.tool_name == "simple_note__create_note"]
             assert statuses[0] == 200 and 409 in statuses[1:] and blind.outcome == "passed", statuses
         else:
             assert blind.status == "completed" and blind.outcome != "passed", (task, blind.outcome)
