@@ -164,6 +164,16 @@ def test_reference_blue_on_two_workers_passes_every_task(tmp_path: Path, appworl
     assert slots_used == ({0, 1} if len(tasks) > 1 else {0})
     html = (out / "report.html").read_text()
     assert all(t in html for t in tasks)
+    # `analyze` reads one battle of this run (its archived calls), not a slot's log of two battles nor another run's
+    row = results.rows[1]
+    done = subprocess.run([CLI, "analyze", str(out), "--task-id", row.task_id], capture_output=True, text=True,
+                          env=cli_env(root, tmp_path), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    metrics = json.loads(done.stdout)
+    assert (metrics["battle_id"], metrics["total_calls"]) == (row.battle_id, row.calls)
+    done = subprocess.run([CLI, "analyze", str(out)], capture_output=True, text=True, env=cli_env(root, tmp_path),
+                          timeout=120)
+    assert done.returncode == 2 and "name one with --task-id" in done.stderr
 
 
 def test_a_second_eval_into_a_run_being_written_exits_2_naming_the_first(tmp_path: Path, appworld_root: Path) -> None:

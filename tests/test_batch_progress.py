@@ -58,3 +58,34 @@ def test_a_terminal_gets_a_live_rich_bar_with_rate_and_eta(tmp_path: Path) -> No
     bar, counts = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).strip().splitlines()[-2:]
     assert "3/4" in bar and re.search(r"[0-9.]+/min", bar) and "ETA" in bar and "ETA ?" not in bar
     assert counts.strip() == "passed 2 | failed 1 | TGC 66.7% | infra errors 0 | running 0"
+
+
+def test_the_runs_of_one_command_are_labelled_and_share_one_eta(tmp_path: Path) -> None:
+    """`reliability`: the baseline's ETA counts the faulted run's battles; the faulted run's starts from the
+    baseline's rate instead of starting over (it once showed `ETA ?`, then a fresh guess, on an unlabelled line)."""
+    from green_agent.batch.progress import Stage
+
+    clock, out = Clock(), io.StringIO()
+    baseline = Progress(3, stream=out, clock=clock, stage=Stage("baseline", later_runs=1))
+    for i in range(3):
+        baseline.started_one()
+        clock.now += 10.0
+        baseline.finished(make_result(f"t{i}_1", f"b{i}", "passed", tmp_path))
+        if i == 0:
+            assert baseline.eta_s() == 50.0  # 2 of this run and 3 of the next, at 10 s each
+    baseline.close()
+    faults = Progress(3, stream=out, clock=clock, stage=Stage("faults", earlier_battles=3, earlier_s=30.0))
+    assert faults.eta_s() == 30.0 and faults.rate() == "6.0/min"  # before its first battle, from the baseline's
+    faults.started_one()
+    clock.now += 20.0  # a slower battle: the rate is over both runs
+    faults.finished(make_result("t0_1", "f0", "failed", tmp_path))
+    faults.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("baseline: 1/3 battles | passed 1") and lines[-2].startswith("baseline: 3/3 battles")
+    assert lines[-1].startswith("faults: 1/3 battles | passed 0 | failed 1") and "ETA 25s" in lines[-1]
+    terminal = Terminal()
+    bar = Progress(2, stream=terminal, stage=Stage("faults"))
+    bar.started_one()
+    bar.finished(make_result("t0_1", "f0", "passed", tmp_path))
+    bar.close()
+    assert "faults battles" in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())

@@ -184,6 +184,23 @@ def test_noop_blue_loses_with_failed(e2e_settings: Settings, slot: SlotUrls, tas
     _assert_closed(slot, task_id)
 
 
+def test_the_noop_battles_only_call_is_call_1_on_a_slot_that_served_others(
+        e2e_settings: Settings, slot: SlotUrls, task_id: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The gateway numbers every call of its process (`seq`); the page and the terminal number the battle's own."""
+    with open_blue("noop", e2e_settings, slot, e2e_settings.runs_dir / "blue-logs") as blue_url:
+        _battle(e2e_settings, slot, task_id, "noop", blue_url, "noop-before", predictor="lexical")
+        result = _battle(e2e_settings, slot, task_id, "noop", blue_url, "noop-after", predictor="lexical")
+    run_dir = Path(result.run_dir or "")
+    [call] = [json.loads(line) for line in (run_dir / "mcp_calls.jsonl").read_text().splitlines()]
+    assert call["seq"] >= 2  # the slot's gateway served the battle before
+    page = (run_dir / "trace.html").read_text()
+    assert page.count("Call #") == 1 and "Call #1 <code>supervisor__complete_task</code>" in page
+    capsys.readouterr()
+    assert main(["--env-file", "/dev/null", "trace", str(run_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("call #") == 1 and "call #1 supervisor__complete_task" in printed
+
+
 def test_blue_cannot_solve_through_the_env_server(e2e_settings: Settings, slot: SlotUrls, task_id: str,
                                                  stub_blue: dict[str, Any]) -> None:
     """The env server is guarded: a Blue that knows its port and paths gets 404 and changes nothing."""

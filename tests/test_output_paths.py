@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kernel.errors import OutputPathError
+from kernel.ports import free_port
 from green_agent.output_paths import check_output_dir, check_output_file
 from kernel.world_data import WorldData
 
@@ -42,11 +43,15 @@ def test_battle_out_under_a_file_exits_2_naming_the_blocking_file(tmp_path: Path
 
 
 def test_battle_with_a_call_log_that_is_a_directory_exits_2(tmp_path: Path, appworld_root: Path) -> None:
+    """Attached to a running gateway, the battle reads the call log the setting names (a slot it starts logs into
+    its run folder instead): a directory there is refused before anything is reached."""
     log_dir = tmp_path / "calls-dir"
     log_dir.mkdir()
     task = WorldData(appworld_root).split("dev")[0]
-    done = cli(["battle", "--task-id", task, "--blue", "noop", "--out", str(tmp_path / "run")], appworld_root,
-               tmp_path, AGENTBEATS_MCP_LOG_PATH=str(log_dir))
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    done = cli(["battle", "--task-id", task, "--blue", "noop", "--out", str(tmp_path / "run"), "--env-url", nowhere,
+                "--apis-url", nowhere, "--gateway-url", nowhere], appworld_root, tmp_path,
+               AGENTBEATS_MCP_LOG_PATH=str(log_dir))
     assert_refused(done, log_dir, "not a regular file")
     assert not (tmp_path / "run" / "result.json").exists() and not list((tmp_path / "run" / "logs").iterdir())
 

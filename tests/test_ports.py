@@ -208,3 +208,19 @@ def test_suite_work_units_name_real_files() -> None:
     assert set(workers.SLOWEST_FIRST) <= units and len(set(workers.SLOWEST_FIRST)) == len(workers.SLOWEST_FIRST)
     assert workers.unit_of("tests/test_trace_e2e.py::test_x[a::b]") == "code_mode_evals"
     assert workers.unit_of("tests/test_ports.py::test_suite_work_units_name_real_files") == "test_ports"
+
+
+@pytest.mark.parametrize(("where", "problem"), [
+    (["--slot-ports", "23001:23002:23003,23004:23005:23006"], "a battle runs on one slot, give one ENV:APIS:GATEWAY"),
+    (["--slot-ports", "23001:23002"], "--slot-ports expects ENV:APIS:GATEWAY"),
+    (["--env-url", "http://127.0.0.1:9", "--slot-ports", "23001:23002:23003"], "--env-url attaches to running"),
+    (["--first-slot", "8"], "slots are numbered 0..7"),
+])
+def test_a_battles_slot_options_are_checked_before_anything_starts(
+        where: list[str], problem: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from green_agent.cli import main
+
+    code = main(["--env-file", "/dev/null", "battle", "--task-id", "1", "--blue", "noop", "--out",
+                 str(tmp_path / "run"), *where])
+    assert code == 2 and problem in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

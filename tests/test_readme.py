@@ -3,7 +3,7 @@
 Every `appworld-green` command in a fenced shell block (```bash, sh, shell, console) of README.md must name a real subcommand (and
 sub-subcommand, e.g. `world build`) of the CLI's parser and only flags that subcommand declares, as
 `appworld-green <sub> --help` lists them. Every relative link `[text](path)` must name a file or folder
-of the repository. The README stays a front door: at most 220 lines.
+of the repository. The README stays a front door: at most 220 lines. docs/world.md counts the pack as it is built.
 """
 
 from __future__ import annotations
@@ -156,3 +156,18 @@ def test_docs_links_resolve():
 
 def test_readme_is_a_front_door():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 220
+
+
+def test_the_world_doc_counts_the_pack_as_built(appworld_root: Path) -> None:
+    """docs/world.md once said 10 scenarios / 30 tasks while `world build` built 15 / 45."""
+    from kernel.world_data import WorldData
+
+    world = WorldData(appworld_root)
+    splits = {name: world.split(name) for name in ("train", "dev", "test")}
+    tasks = [task for ids in splits.values() for task in ids]
+    scenarios = {task.split("_")[0] for task in tasks}
+    text = " ".join((ROOT / "docs" / "world.md").read_text(encoding="utf-8").split())
+    counts = ", ".join(f"{name} {len(ids)}" for name, ids in splits.items())
+    assert f"{len(scenarios)} scenarios x 3 variants = {len(tasks)} tasks ({counts})" in text
+    for name, ids in splits.items():
+        assert f"`{name}` ({len({t.split('_')[0] for t in ids})} scenarios" in text, name

@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -268,13 +267,14 @@ def test_a_saved_state_whose_sql_never_ends_times_out_and_the_run_goes_on(code_r
     with open(hostile / "tasks" / QUESTION / "appworld" / "dbs" / "supervisor.jsonl", "a") as handle:
         handle.write(json.dumps(["UPDATE tasks SET answer = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
                                  "FROM c) SELECT max(x) FROM c) WHERE tasks.id = ?", [1], False]) + "\n")
-    started = time.monotonic()
-    done = _cli("rejudge", str(hostile), "--timeout-s", "10", env=_env(tmp), timeout=150)
+    # the evidence is the product's: the battle was stopped by its limit and the run went on; the subprocess timeout
+    # is only a safety net (on a loaded shared machine AppWorld's start-up alone took minutes)
+    done = _cli("rejudge", str(hostile), "--timeout-s", "10", env=_env(tmp))
     assert done.returncode == 4, done.stdout[-3000:] + done.stderr[-3000:]
     battle_id = json.loads((hostile / "tasks" / QUESTION / "result.json").read_text())["battle_id"]
     assert f"{battle_id}: could not re-judge: timed out after 10 s" in done.stdout
     assert done.stdout.rstrip().endswith("2 of 3 verdicts re-judged equal (1 could not be re-judged, listed above)")
-    assert f"1 battle(s) of {hostile} could not be re-judged: {battle_id}" in done.stderr and time.monotonic() - started < 120
+    assert f"1 battle(s) of {hostile} could not be re-judged: {battle_id}" in done.stderr
 
 
 ENDLESS = ["UPDATE tasks SET answer = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) "

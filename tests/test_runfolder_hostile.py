@@ -1,4 +1,4 @@
-"""A run folder is untrusted input: each hostile folder is refused within seconds, under a 3 GB memory cap.
+"""A run folder is untrusted input: each hostile folder is refused before any large read, under a 3 GB memory cap.
 
 One real run is made once for the module (`appworld-green eval` of one dev task with the reference Blue), and
 every hostile folder is a copy of it with one thing changed, the way a red team would hand one over:
@@ -9,8 +9,11 @@ every hostile folder is a copy of it with one thing changed, the way a red team 
   absolute path to it (a reader that joins it reads, and links, the other run's files);
 - JSON nested 100,000 levels deep in run.json and results.json.
 Each is given to every command that reads it (`report`, `rejudge`, `export`, `compare`, `trace`), each run as a
-subprocess under `RLIMIT_AS` of 3 GB: it must exit 2 within `TIME_LIMIT_S` with one `error:` line naming the file
-and the problem, no traceback, and nothing of the victim run in what it wrote. And `trace` of a trace whose
+subprocess under `RLIMIT_AS` of 3 GB: it must exit 2 with one `error:` line naming the file and the problem, no
+traceback, and nothing of the victim run in what it wrote, having read (by the kernel's count of the bytes the
+process read, `/proc/self/io`) less than `MAX_READ_BYTES`: the refusal came before any large read. That is the
+evidence, whatever the machine's load; `SAFETY_NET_S` only stops a command that hangs (a loaded shared machine once
+took 27 s to start the CLI and refuse). And `trace` of a trace whose
 verdict outcome and execution kill reason hold escape sequences prints none of them raw.
 """
 
@@ -29,14 +32,27 @@ from typing import NamedTuple
 
 import pytest
 
+from kernel.ports import free_port
 from kernel.settings import load_settings
 
 pytestmark = pytest.mark.e2e
 CLI = str(Path(sys.executable).parent / "appworld-green")
 TASK = "f0a7c07_1"
 MEMORY_CAP = 3 << 30
-TIME_LIMIT_S = 20.0
-"""Seconds a refusal may take, start-up of the CLI included (a loaded machine: a few seconds are start-up)."""
+SAFETY_NET_S = 300.0
+"""Seconds a refusal may take, start-up of the CLI included: a safety net against a hang, not the measure (a refusal
+takes a few seconds on an idle machine; a loaded one took 27)."""
+MAX_READ_BYTES = 128 << 20
+"""Bytes a refused command may read in all: a refusal reads ~12 MiB (nearly all of it Python's imports), a reader that
+read a hostile 2 GB file would read it all."""
+IO_PROBE = ("import atexit, os, sys\n"
+            "def _io():\n"
+            "    with open(os.environ['IO_PROBE_FILE'], 'w') as out, open('/proc/self/io') as io:\n"
+            "        out.write(io.read())\n"
+            "atexit.register(_io)\n"
+            "from green_agent.cli import main\n"
+            "sys.exit(main())\n")
+"""The CLI as its console script runs it, writing the kernel's I/O counts of the process when it exits."""
 HUGE = 2 << 30
 VICTIM_MARK = "VICTIM-RUN-INSTRUCTION-7f3a"
 """Text only the victim run holds (its task.json's instruction): it must never reach what a hostile run writes."""
@@ -48,6 +64,8 @@ class Done(NamedTuple):
     stdout: str
     stderr: str
     seconds: float
+    read_bytes: int
+    """Bytes the process read (`rchar`: files, pipes and sockets, its imports included); -1 if it never said."""
 
 
 def _capped() -> None:
@@ -59,11 +77,15 @@ def _env(tmp: Path) -> dict[str, str]:
             "OPENAI_API_KEY": ""}
 
 
-def cli(tmp: Path, *args: str, capped: bool = True, timeout: float = 120) -> Done:
+def cli(tmp: Path, *args: str, capped: bool = True, timeout: float = SAFETY_NET_S) -> Done:
     started = time.monotonic()
-    done = subprocess.run([CLI, *args], capture_output=True, text=True, env=_env(tmp), timeout=timeout,
+    probe = tmp / f"io-{os.getpid()}-{time.monotonic_ns()}.txt"
+    done = subprocess.run([sys.executable, "-c", IO_PROBE, *args], capture_output=True, text=True,
+                          env={**_env(tmp), "IO_PROBE_FILE": str(probe)}, timeout=timeout,
                           preexec_fn=_capped if capped else None, errors="replace")
-    return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+    counts = dict(line.split(": ") for line in probe.read_text().splitlines()) if probe.is_file() else {}
+    probe.unlink(missing_ok=True)
+    return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started, int(counts.get("rchar", -1)))
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +96,9 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def real_run(tmp: Path) -> Path:
     out = tmp / "real"
+    ports = ":".join(str(free_port()) for _ in range(3))  # this worker's own ports, never a fixed slot's
     done = cli(tmp, "eval", "--task-ids", TASK, "--blue", "reference", "--predictor", "ground_truth", "--out",
-               str(out), capped=False, timeout=600)
+               str(out), "--slot-ports", ports, capped=False, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (out / "tasks" / TASK / "trace.jsonl").is_file() and (out / "results.json").is_file()
     return out
@@ -169,13 +192,13 @@ def _argv(command: str, folder: Path, real_run: Path, tmp: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("name", "command", "file", "problem"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_a_hostile_run_folder_is_refused_within_seconds_under_a_memory_cap(
+def test_a_hostile_run_folder_is_refused_before_any_large_read_under_a_memory_cap(
         name: str, command: str, file: str, problem: str, real_run: Path, victim: Path, tmp: Path) -> None:
     folder = hostile(real_run, tmp, name, FOLDERS[name])
     done = cli(tmp, *_argv(command, folder, real_run, tmp))
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    assert done.seconds < TIME_LIMIT_S, done.seconds
+    assert 0 < done.read_bytes < MAX_READ_BYTES, done.read_bytes  # refused before any large read
     errors = [line.replace(str(folder), "<folder>") for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and file in errors[0] and problem in errors[0], done.stderr[-2000:]  # not in the folder's name
     written = [p for p in folder.rglob("*") if p.is_file() and p.stat().st_size < HUGE]
@@ -183,11 +206,12 @@ def test_a_hostile_run_folder_is_refused_within_seconds_under_a_memory_cap(
     assert VICTIM_MARK not in done.stdout + done.stderr
 
 
-def test_a_2_gb_trace_is_refused_within_seconds_under_a_memory_cap(real_run: Path, tmp: Path) -> None:
+def test_a_2_gb_trace_is_refused_before_it_is_read_under_a_memory_cap(real_run: Path, tmp: Path) -> None:
     folder = hostile(real_run, tmp, "huge-trace", _huge(f"tasks/{TASK}/trace.jsonl"))
     done = cli(tmp, "trace", str(folder / "tasks" / TASK))
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert done.returncode == 2 and done.seconds < TIME_LIMIT_S, (done.returncode, done.seconds, done.stderr[-2000:])
+    assert done.returncode == 2 and 0 < done.read_bytes < MAX_READ_BYTES, (done.returncode, done.read_bytes,
+                                                                              done.stderr[-2000:])
     assert "trace.jsonl" in done.stderr and "bytes" in done.stderr
 
 

@@ -86,6 +86,9 @@ def test_an_eval_exports_to_inspect_and_reads_back_equal(exported: Exported) -> 
         records = read_trace(tmp_path / "noop" / Path(row.result_path).parent / "trace.jsonl")
         calls = [r for r in records if r.kind == "tool_call"]
         assert [e.function for e in sample.events if e.event == "tool"] == [c.tool for c in calls]
+        tools = [e for e in sample.events if e.event == "tool"]  # numbered in the battle; the gateway's seq beside
+        assert [(e.id, e.metadata["call"], e.metadata["seq"]) for e in tools] == [
+            (f"call-{n}", n, c.seq) for n, c in enumerate(calls, start=1)]
         assert sample.messages[0].role == "user" and "AppWorld task id: f0a1c01_1" in sample.messages[0].text
         assert [m.function for m in sample.messages if m.role == "tool"] == [c.tool for c in calls]
 

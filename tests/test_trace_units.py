@@ -124,6 +124,29 @@ def test_the_page_puts_the_verdict_first_and_escapes_agent_text() -> None:
     assert page.index("FAILED") < page.index("passed: the note exists")
 
 
+def test_calls_are_numbered_from_1_in_their_battle_on_the_page_and_in_the_terminal() -> None:
+    """The gateway's `seq` counts every call of its process: a slot's second battle once showed "#8-#11"."""
+    import io
+
+    from green_agent.trace.terminal import print_trace
+
+    records = [record("task_message", at=0, text="Task"),
+               record("execution", at=1, text="apis.x.y()", result="ok", ok=True, api_calls=1, duration_ms=5000),
+               record(at=2, seq=8, tool="x__y", result="{}", ok=True),  # inside the execution (code mode)
+               record(at=7, seq=9, tool="x__z", result="{}", ok=True),
+               record(at=8, seq=11, tool="supervisor__complete_task", result="{}", ok=False, fault="http_503",
+                      status_code=503),
+               record("verdict", at=9, winner="green_agent", outcome="failed", tests=[])]
+    page = render(records)
+    assert [page.count(f"Call #{n} ") for n in (1, 2, 3)] == [1, 1, 1]
+    assert "Call #8" not in page and "Call #9" not in page and "Call #11" not in page
+    assert page.index("Call #1 ") < page.index("Call #2 ") < page.index("Call #3 ")
+    out = io.StringIO()
+    print_trace(records, file=out)
+    text = out.getvalue()
+    assert [text.count(f"call #{n} ") for n in (1, 2, 3)] == [1, 1, 1] and "call #8" not in text
+
+
 @pytest.mark.timeout(120)
 def test_redacting_a_long_run_of_word_characters_takes_linear_time() -> None:
     """The quoted-pair rule once scanned `[\\w-]*` around the credential word from every position: 4,000 letters

@@ -103,3 +103,34 @@ def test_a_task_id_alone_analyzes_its_latest_battle_and_says_so(log: Path, world
     assert main(["--env-file", "/nonexistent.env", "analyze", str(log), "--task-id", "t1", "--appworld-root", str(world)]) == 0
     err = capsys.readouterr().err
     assert "task t1 has 2 battles" in err and "analyzing the latest, A" in err and "--battle-id for another (B)" in err
+
+
+def test_a_run_folder_is_read_alone_its_battle_task_and_scope_from_its_result(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`analyze RUN`: the battle folder's own archived calls (not a shared log beside it), its battle and scope."""
+    from batch_fakes import make_result
+
+    run = tmp_path / "run"
+    run.mkdir()
+    result = make_result("abc_1", "mine", "failed", run)  # scope: simple_note.login, supervisor.complete_task
+    (run / "result.json").write_text(result.model_dump_json())
+    mine = [json.loads(rec("mine", 0, "simple_note__login", True)) | {"task_id": "abc_1"},
+            json.loads(rec("mine", 1, "supervisor__complete_task", True)) | {"task_id": "abc_1"}]
+    (run / "mcp_calls.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mine))
+    shared = tmp_path / "shared.jsonl"  # another user's battle of the same task, in a log the checkout shares
+    shared.write_text(json.dumps(json.loads(rec("theirs", 9, "spotify__login", True)) | {"task_id": "abc_1"}) + "\n")
+    out = _analyze(capsys, str(run), "--appworld-root", str(tmp_path / "none"))
+    assert (out["battle_id"], out["total_calls"], out["scope_size"]) == ("mine", 2, 2)
+    assert out["calls_per_tool"] == {"simple_note__login": 1, "supervisor__complete_task": 1}
+    assert main(["--env-file", "/nonexistent.env", "analyze", str(run), "--task-id", "other_1"]) == 2
+    assert "is the battle of task abc_1, not of other_1" in capsys.readouterr().err
+
+
+def test_no_log_or_run_named_and_a_folder_that_is_no_run_are_refused(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:  # no default: the checkout's shared log is never read by accident
+        main(["--env-file", "/nonexistent.env", "analyze", "--task-id", "abc_1"])
+    assert exited.value.code == 2
+    capsys.readouterr()
+    assert main(["--env-file", "/nonexistent.env", "analyze", str(tmp_path)]) == 2
+    assert "holds neither a battle's result.json nor a run's run.json" in capsys.readouterr().err

@@ -1,8 +1,14 @@
 """The local driver of the battle engine: the CLI's `battle`, `demo` and the `eval` batch layer.
 
-It starts or attaches to a world slot (`open_slot`, which holds the slot's machine-wide lock),
-starts or addresses a Blue (`open_blue`), builds the battle with `engine.config.build_battle` and
-runs it with `engine.sequencer.run_battle`. Nothing here exits the process.
+It decides where the battle runs (`plan_slot`: running servers to attach to, or a slot to start on its
+index's ports or on explicit ones), starts or attaches to that world slot (`open_slot`, which holds the slot's
+machine-wide lock), starts or addresses a Blue (`open_blue`), builds the battle with
+`engine.config.build_battle` and runs it with `engine.sequencer.run_battle`. Nothing here exits the process.
+
+A slot this driver starts writes its gateway's call log into the run folder (`<run>/logs/mcp-calls.jsonl`,
+`run_call_log`), never into a file the checkout shares; only a slot someone else runs (`world up`, `--env-url`)
+keeps the call log it was started with (`AGENTBEATS_MCP_LOG_PATH`), from which the battle's own records are
+archived into its run folder as ever.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import requests
@@ -40,6 +47,8 @@ BLUE_HELP = " | ".join(BUILTIN_BLUES) + " | an A2A URL"
 BLUE_READY_TIMEOUT_S = 60.0
 LLM_BLUE_CARD = SCENARIO_DIR / "blue_agent" / "blue_agent_card.toml"
 LLM_BLUE_TOOLS = SCENARIO_DIR / "blue_agent" / "tools.py"
+RUN_CALL_LOG = "mcp-calls.jsonl"
+"""The call log of a slot a battle (or the demo) starts, in the run's `logs/` folder."""
 
 
 class BattleRequest(BaseModel):
@@ -51,6 +60,9 @@ class BattleRequest(BaseModel):
     apis_url: str | None = Field(default=None, description="Its APIs server (attach mode).")
     gateway_url: str | None = Field(default=None, description="Its MCP gateway (attach mode).")
     slot: int = Field(default=0, ge=0, description="World slot to start or attach to.")
+    slot_spec: SlotSpec | None = Field(default=None, description=(
+        "A slot to start on these ports (`--slot-ports`, or the free slot `--first-slot` chose); never attached to, "
+        "so the battle cannot land on servers another run owns."))
     out: Path | None = Field(default=None, description="Run directory; default runs/<timestamp>-<task>/.")
     battle_id: str | None = Field(default=None, description="Battle id; default generated.")
 
@@ -79,25 +91,43 @@ def default_run_dir(settings: Settings, task_id: str, battle_id: str) -> Path:
     return settings.runs_dir / f"{battle_id}-{task_id}"
 
 
-@contextmanager
-def open_slot(request: BattleRequest, settings: Settings, log_dir: Path) -> Iterator[SlotUrls]:
-    """Attach to running servers (explicit URLs, or slot K already up), else start slot K; lock it either way."""
-    lock_dir = SLOT_LOCK_DIR
+class SlotPlan(NamedTuple):
+    """Where a battle runs: servers to attach to (`spec` None), or a slot to start on `spec`'s ports."""
+
+    urls: SlotUrls
+    spec: SlotSpec | None
+
+
+def plan_slot(request: BattleRequest, settings: Settings) -> SlotPlan:
+    """Explicit URLs: attach; an explicit slot spec: start it; slot K: attach when its servers answer, else start it."""
     if request.env_url:
-        urls = SlotUrls(env_url=request.env_url, apis_url=request.apis_url or settings.appworld_apis_url,
-                        gateway_url=request.gateway_url)
-        slot = WorldSlot.attach(urls, lock_dir=lock_dir)
+        return SlotPlan(SlotUrls(env_url=request.env_url, apis_url=request.apis_url or settings.appworld_apis_url,
+                                 gateway_url=request.gateway_url), None)
+    if request.slot_spec is not None:
+        return SlotPlan(request.slot_spec.urls(), request.slot_spec)
+    spec = SlotSpec.for_index(request.slot)
+    urls = spec.urls()
+    if _answers(urls.env_url) and _answers(urls.apis_url):  # `world up`'s slot: use it as it runs
+        return SlotPlan(urls if _answers(f"{urls.gateway_url}/health") else urls.model_copy(update={"gateway_url": None}),
+                        None)
+    return SlotPlan(urls, spec)
+
+
+def run_call_log(log_dir: Path) -> Path:
+    """The call log of a slot started for one run: in that run's own `logs/` folder."""
+    return Path(log_dir) / RUN_CALL_LOG
+
+
+@contextmanager
+def open_slot(plan: SlotPlan, settings: Settings, log_dir: Path, code: bool = False) -> Iterator[SlotUrls]:
+    """Attach to the planned running servers, or start the planned slot (its gateway logging calls to
+    `settings.agentbeats_mcp_log_path`); lock it either way. `code`: a code-mode battle (spare REPLs at start)."""
+    if plan.spec is None:
+        slot = WorldSlot.attach(plan.urls, lock_dir=SLOT_LOCK_DIR)
     else:
-        spec = SlotSpec.for_index(request.slot)
-        urls = spec.urls()
-        if _answers(urls.env_url) and _answers(urls.apis_url):
-            slot = WorldSlot.attach(urls if _answers(f"{urls.gateway_url}/health") else urls.model_copy(
-                update={"gateway_url": None}), lock_dir=lock_dir)
-        else:
-            slot = WorldSlot(spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
-                             log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=lock_dir,
-                             launch=settings.appworld_server_launch,
-                             code_spares_at_start=resolve_choices(request.choices, settings).interaction == "code")
+        slot = WorldSlot(plan.spec, appworld_root=settings.appworld_root, appworld_python=settings.appworld_python,
+                         log_dir=log_dir, mcp_log_path=settings.agentbeats_mcp_log_path, lock_dir=SLOT_LOCK_DIR,
+                         launch=settings.appworld_server_launch, code_spares_at_start=code)
     with slot:
         yield slot.urls
 
@@ -154,10 +184,14 @@ def run_battle_request(request: BattleRequest, settings: Settings, reporters: li
     run_dir = check_output_dir(request.out or default_run_dir(settings, task_label, battle_id),
                                "--out" if request.out else "the run directory (RUNS_DIR)")
     log_dir = check_output_dir(run_dir / "logs", "--out (its logs folder)")
-    if request.gateway_url or not request.env_url:  # a gateway will write (or we will read) the call log
+    plan = plan_slot(request, settings)
+    if plan.spec is not None:  # our own gateway: its call log is this run's, never a file the checkout shares
+        settings = settings.model_copy(update={"agentbeats_mcp_log_path": run_call_log(log_dir)})
+    elif plan.urls.gateway_url:  # a running gateway writes the call log we will read
         check_output_file(settings.agentbeats_mcp_log_path, "the call log (AGENTBEATS_MCP_LOG_PATH)")
     blue = request.choices.blue
-    with open_slot(request, settings, log_dir) as urls, open_blue(blue, settings, urls, log_dir) as blue_url:
+    code = resolve_choices(request.choices, settings).interaction == "code"
+    with open_slot(plan, settings, log_dir, code) as urls, open_blue(blue, settings, urls, log_dir) as blue_url:
         return run_on_slot(task, request.choices, settings, urls, blue_url, run_dir, battle_id, reporters,
                            publish_salt=True)  # one battle is the whole run: its secret is published when it ends
 

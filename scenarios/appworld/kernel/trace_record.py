@@ -64,7 +64,9 @@ class TraceRecord(BaseModel):
     ok: bool | None = Field(default=None, description=(
         "tool_call: the API answered 2xx in scope; execution: no traceback."))
     status_code: int | None = Field(default=None, description="tool_call: the APIs server's HTTP status.")
-    seq: int | None = Field(default=None, description="tool_call: the call log record's `seq` (same gateway process).")
+    seq: int | None = Field(default=None, description=(
+        "tool_call: the call log record's `seq` (numbers every call of its gateway process: for debugging; views "
+        "number a battle's calls 1, 2, ... instead)."))
     error: str | None = Field(default=None, description="tool_call: the error (an API error, or why it was refused).")
     in_scope: bool | None = Field(default=None, description="tool_call: False if outside the battle's scope.")
     call_key: str | None = Field(default=None, description=(

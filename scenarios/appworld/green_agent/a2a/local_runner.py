@@ -2,7 +2,9 @@
 
 The scenario format is the platform's (`agentbeats-run`): `[green_agent] endpoint, cmd`,
 `[[participants]] role, endpoint, cmd [, agentbeats_id]`, `[config]`. Each `cmd` is started (a
-leading `appworld-green` runs this interpreter's CLI, so no PATH set-up is needed), every endpoint's
+leading `appworld-green` runs this interpreter's CLI, so no PATH set-up is needed) with its log in the run
+folder's `logs/agent-<k>.log` and `RUNS_DIR` set to the run folder, so what our Green writes (its assessment's run
+folder) lands there too and two assessments never share a file; every endpoint's
 agent card is awaited (`CARD_WAIT_S`), then the request `{"participants", "config"}` is sent
 streaming with a plain a2a-sdk client; every update is printed with a progress line, and at
 `completed` the artifacts' data (DataParts, and TextParts that parse as JSON) are collected. With
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import tomllib
@@ -86,13 +89,14 @@ def load_scenario(path: Path) -> Scenario:
     return scenario
 
 
-def run_scenario_file(path: Path, out: Path | None, log_dir: Path, score_line: ScoreLine = plain_score_line) -> int:
-    """Run the scenario (see the module docstring), the agents' logs in `log_dir`; 0 iff the assessment completed."""
+def run_scenario_file(path: Path, out: Path | None, run_dir: Path, score_line: ScoreLine = plain_score_line) -> int:
+    """Run the scenario (see the module docstring) in the run folder `run_dir`; 0 iff the assessment completed."""
     scenario = load_scenario(path)
+    env = {**os.environ, "RUNS_DIR": str(Path(run_dir).resolve())}
     with ExitStack() as stack:
         for index, entry in enumerate([scenario.green_agent, *scenario.participants]):
             if entry.cmd:
-                stack.enter_context(_started(entry, log_dir, index))
+                stack.enter_context(_started(entry, Path(run_dir) / "logs", index, env))
         for entry in [scenario.green_agent, *scenario.participants]:
             _wait_card(entry.endpoint)
         state, results = asyncio.run(send_request(scenario, score_line))
@@ -106,12 +110,12 @@ def run_scenario_file(path: Path, out: Path | None, log_dir: Path, score_line: S
 class _started:
     """A scenario cmd as a managed process (stopped on exit)."""
 
-    def __init__(self, entry: AgentEntry, log_dir: Path, index: int) -> None:
+    def __init__(self, entry: AgentEntry, log_dir: Path, index: int, env: dict[str, str]) -> None:
         argv = shlex.split(entry.cmd or "")
         if argv and argv[0] == "appworld-green":
             argv = [sys.executable, "-m", "green_agent.cli", *argv[1:]]
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.process = ManagedProcess(entry.role or "green", argv, log_dir / f"agent-{index}.log")
+        self.process = ManagedProcess(entry.role or "green", argv, log_dir / f"agent-{index}.log", env=env)
 
     def __enter__(self) -> ManagedProcess:
         return self.process.start()

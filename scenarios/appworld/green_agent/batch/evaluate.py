@@ -25,7 +25,7 @@ from green_agent.batch.executor import open_executor
 from green_agent.batch.fault_secret import publish, salted_manifest
 from green_agent.batch.executor_plan import ExecutorKind, ExecutorPlan
 from green_agent.batch.live import battle_fn
-from green_agent.batch.progress import Progress
+from green_agent.batch.progress import Progress, Stage
 from green_agent.batch.provenance import run_provenance
 from green_agent.batch.standard import DEFAULT_INFRA_RETRIES
 from green_agent.batch.rows import write_outputs
@@ -125,24 +125,26 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
 
 def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,
              factory: SlotFactory | None = None, battle: BattleFn | None = None,
-             on_result: Callable[[BattleResult], None] | None = None) -> EvalOutcome:
+             on_result: Callable[[BattleResult], None] | None = None, stage: Stage | None = None) -> EvalOutcome:
     """Evaluate the task set (see the module docstring). Raises BadInputError / InfrastructureError.
 
     `factory` replaces the real slots (tests only); `battle` replaces how one battle is built on a live
     slot (tests, and the A2A assessment driver, whose battles play through its in-band bridge);
-    `on_result` is told of each battle's final result, from the calling thread.
+    `on_result` is told of each battle's final result, from the calling thread; `stage`: this run's place among the
+    runs of one command, for its progress (`green_agent.batch.progress.Stage`).
     """
     world = WorldData(settings.appworld_root).require()
     task_ids = resolve_task_set(request, world)
     out = check_output_dir(Path(request.out))
     check_output_dir(out / "logs", "--out (its logs folder)")
     with RunDirLock(out, "eval"):
-        return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle, on_result)
+        return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle, on_result,
+                           stage)
 
 
 def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task_ids: list[str], out: Path,
                 progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None,
-                on_result: Callable[[BattleResult], None] | None = None) -> EvalOutcome:
+                on_result: Callable[[BattleResult], None] | None = None, stage: Stage | None = None) -> EvalOutcome:
     """`run_eval` once the run directory is checked and locked by this process."""
     built = build_manifest(request, settings, task_ids)
     manifest = prepare_run(out, built, request.resume)
@@ -153,7 +155,7 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
     keys = battle_keys(task_ids, manifest.config.trials)
     done = finished(out, keys, manifest.config.trials)
     pending = [k for k in keys if k not in done]
-    progress = Progress(len(keys), stream=progress_stream)
+    progress = Progress(len(keys), stream=progress_stream, stage=stage)
     for result in done.values():
         progress.skip(result)
     log.info("run %s: %d battle(s), %d already judged, %d to run on %d worker(s)", manifest.run_id, len(keys),

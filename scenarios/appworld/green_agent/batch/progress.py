@@ -6,6 +6,9 @@ Contract:
   battle, then at most one line every `PLAIN_EVERY_S` seconds, and a last line on `close`.
 - Battles already judged before a resume count as done but not in the rate (nor the ETA).
 - Thread-safe: `started_one` and `finished` may come from any thread.
+- A run that is one of several of one command (`reliability`: the baseline, then the faulted run) is given its
+  `Stage`: its label leads every line and names the bar, and the ETA is one over all of them: the later runs'
+  battles count in what remains, the earlier runs' battles and time in the rate (so it does not restart).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
@@ -38,6 +41,19 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds}s"
 
 
+class Stage(NamedTuple):
+    """One run among the runs of one command, for its progress (see the module docstring)."""
+
+    label: str
+    """Shown before every line and as the bar's name (`baseline`, `faults`)."""
+    later_runs: int = 0
+    """Runs of as many battles as this one still to come after it (their battles count in the ETA)."""
+    earlier_battles: int = 0
+    """Battles the command's earlier runs ran (counted in the rate)."""
+    earlier_s: float = 0.0
+    """Seconds those runs took."""
+
+
 class _BarWithCounts(RichProgress):
     """A rich progress bar with the battle counts on a line of their own (fits an 80-column terminal)."""
 
@@ -51,8 +67,9 @@ class Progress:
     """Counts battles as they finish and shows them (see the module docstring)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
-                 every_s: float = PLAIN_EVERY_S) -> None:
+                 every_s: float = PLAIN_EVERY_S, stage: Stage | None = None) -> None:
         self.total, self.clock, self.every_s = total, clock, every_s
+        self.stage = stage or Stage("")
         self.stream = stream if stream is not None else sys.stderr
         self.started = clock()
         self.done = self.passed = self.judged = self.infra = self.running = 0
@@ -97,11 +114,18 @@ class Progress:
             self.judged += 1
             self.passed += result.outcome == "passed"
 
-    def eta_s(self) -> float | None:
-        if not self.done_here:
+    def _per_s(self) -> float | None:
+        """Battles per second of this command so far (this run and the earlier ones), None before the first."""
+        battles = self.done_here + self.stage.earlier_battles
+        if not battles:
             return None
-        rate = self.done_here / max(self.clock() - self.started, 1e-9)
-        return (self.total - self.done) / rate
+        return battles / max(self.clock() - self.started + self.stage.earlier_s, 1e-9)
+
+    def eta_s(self) -> float | None:
+        per_s = self._per_s()
+        if per_s is None:
+            return None
+        return (self.total - self.done + self.stage.later_runs * self.total) / per_s
 
     def counts(self) -> str:
         tgc = f"{100 * self.passed / self.judged:.1f}%" if self.judged else "-"
@@ -109,14 +133,15 @@ class Progress:
                 f"running {self.running}")
 
     def rate(self) -> str:
-        """Battles finished by this invocation per minute (`?/min` before the first)."""
-        if not self.done_here:
-            return "?/min"
-        return f"{self.done_here / max(self.clock() - self.started, 1e-9) * 60:.1f}/min"
+        """Battles finished by this invocation per minute, the earlier runs of its command included (`?/min` before the
+        first)."""
+        per_s = self._per_s()
+        return "?/min" if per_s is None else f"{per_s * 60:.1f}/min"
 
     def line(self) -> str:
-        """The plain progress line."""
-        return (f"{self.done}/{self.total} battles | {self.counts()} | rate {self.rate()} | "
+        """The plain progress line (`<label>: ` first for a run of several)."""
+        label = f"{self.stage.label}: " if self.stage.label else ""
+        return (f"{label}{self.done}/{self.total} battles | {self.counts()} | rate {self.rate()} | "
                 f"elapsed {format_duration(self.clock() - self.started)} | ETA {format_duration(self.eta_s())}")
 
     def _print_line(self) -> None:
@@ -129,7 +154,7 @@ class Progress:
         with self._lock:
             if self._bar is None:
                 self._bar = _BarWithCounts(
-                    TextColumn("battles"), BarColumn(bar_width=30), MofNCompleteColumn(),
+                    TextColumn(f"{self.stage.label} battles".strip()), BarColumn(bar_width=30), MofNCompleteColumn(),
                     TextColumn("{task.fields[rate]}"),
                     TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                     console=Console(file=self.stream), refresh_per_second=4)

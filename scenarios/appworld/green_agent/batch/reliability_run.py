@@ -11,6 +11,7 @@ run as usual, and a fault is never one.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 from green_agent.batch.compare import compare_runs
 from green_agent.batch.compare_report import render_compare_html
 from green_agent.batch.evaluate import EvalOutcome, EvalRequest, run_eval
+from green_agent.batch.progress import Stage
 from green_agent.models.comparison import Comparison
 from green_agent.models.reliability import Reliability
 from green_agent.output_paths import check_output_dir
@@ -60,11 +62,14 @@ def run_reliability(request: ReliabilityRequest, settings: Settings) -> Reliabil
         raise BadInputError("the baseline of a reliability run has no faults: give the spec once, as --faults")
     out = check_output_dir(Path(request.eval.out))
     options = IntervalOptions(level=request.eval.confidence_level or settings.confidence_level)
-    baseline = run_eval(request.eval.model_copy(update={"out": out / BASELINE_DIR}), settings)
+    started = time.monotonic()  # one ETA over both runs: the baseline counts the faulted run's battles to come
+    baseline = run_eval(request.eval.model_copy(update={"out": out / BASELINE_DIR}), settings,
+                        stage=Stage(BASELINE_DIR, later_runs=1))
     if baseline.interrupted:
         return ReliabilityOutcome(baseline=baseline)
     choices = request.eval.choices.model_copy(update={"faults": request.faults})
-    faulted = run_eval(request.eval.model_copy(update={"out": out / FAULTS_DIR, "choices": choices}), settings)
+    faulted = run_eval(request.eval.model_copy(update={"out": out / FAULTS_DIR, "choices": choices}), settings,
+                       stage=Stage(FAULTS_DIR, earlier_battles=baseline.ran, earlier_s=time.monotonic() - started))
     if faulted.interrupted:
         return ReliabilityOutcome(baseline=baseline, faulted=faulted)
     paths = (out / BASELINE_DIR, out / FAULTS_DIR)

@@ -3,8 +3,11 @@
 - `serve --host H --port P [--card-url URL]`: the A2A assessment server (the platform's container contract).
 - `purple --kind reference|reference-retry|reference-careful|noop|llm --port P`: a purple we ship, speaking
   `appworld-a2a-tools/1`.
-- `assess SCENARIO.toml [--out FILE]`: the platform's local runner: start the agents, send the request,
-  print the updates, write the artifact's data. Exit 0 when the assessment completed, 1 otherwise.
+- `assess SCENARIO.toml [--out FILE] [--run-dir DIR]`: the platform's local runner: start the agents, send the
+  request, print the updates, write the artifact's data. Everything else it and the agents it starts write goes into
+  its run folder (`--run-dir`; default `FILE`'s name without its extension plus `-run`, beside it, or a new
+  `RUNS_DIR/assess-<time>-<id>/` without `--out`): never a file another run shares. Exit 0 when the assessment
+  completed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     assess = subparsers.add_parser("assess", help="run a platform scenario.toml locally (green + participants)")
     assess.add_argument("scenario", type=Path, help="scenario.toml ([green_agent], [[participants]], [config])")
     assess.add_argument("--out", type=Path, help="write the artifact's data here (JSON)")
+    assess.add_argument("--run-dir", type=Path, help="the run folder: the agents' logs and the Green's run (default: "
+                                                     "beside --out, FILE-run/; without --out a new RUNS_DIR/assess-*/)")
     assess.set_defaults(func=run_assess)
 
 
@@ -88,8 +93,23 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_assess(args: argparse.Namespace, settings: Settings) -> int:
     from green_agent.a2a.local_runner import run_scenario_file
+    from green_agent.output_paths import check_output_dir, check_output_file
 
-    return run_scenario_file(args.scenario, args.out, settings.runs_dir / "assess-logs", assess_score_line)
+    if args.out is not None:
+        check_output_file(args.out, "--out")
+    run_dir = check_output_dir(args.run_dir or assess_run_dir(args.out, settings), "--run-dir")
+    print(f"run folder {run_dir}: the agents' logs (logs/agent-<k>.log) and the Green's run", flush=True)
+    return run_scenario_file(args.scenario, args.out, run_dir, assess_score_line)
+
+
+def assess_run_dir(out: Path | None, settings: Settings) -> Path:
+    """`FILE-run/` beside `--out FILE` (its extension dropped), else a new `RUNS_DIR/assess-<time>-<id>/`."""
+    if out is not None:
+        return out.parent / f"{out.stem}-run"
+    from datetime import datetime, timezone
+    from uuid import uuid4
+
+    return settings.runs_dir / f"assess-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid4().hex[:8]}"
 
 
 def assess_score_line(item: dict[str, Any]) -> str:

@@ -1,4 +1,10 @@
-"""`appworld-green battle`: run one battle and print a short summary (or only JSON with --json)."""
+"""`appworld-green battle`: run one battle and print a short summary (or only JSON with --json).
+
+Where it runs: `--env-url` (with `--apis-url`, `--gateway-url`) attaches to running servers; `--slot-ports
+ENV:APIS:GATEWAY` starts a slot on those ports (a machine shared with other users or a test suite: pick free
+ones); `--first-slot K` starts the first free slot K..7; `--slot K` (default 0) attaches to slot K when its
+servers answer (`world up`), else starts it. A slot the battle starts writes everything into the run folder.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,14 @@ from pathlib import Path
 from green_agent.runtime.reaper import reaped_if_killed
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.commands.fault_options import add_faults_argument, faults_of
+from green_agent.batch.live import choose_slots, parse_slot_ports
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BLUE_HELP, BattleRequest, run_battle_request
 from green_agent.models.explanation import explain, plain_lines
 from green_agent.models.result import BattleResult
+from green_agent.runtime.slot import SlotSpec
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
+from kernel.errors import BadInputError
 from kernel.settings import Settings
 from kernel.untrusted import one_line
 
@@ -28,7 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
     parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
     parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")
-    parser.add_argument("--slot", type=int, default=0, help="world slot K (ports 8000/9000/10000 + 10*K)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--slot", type=int, help="world slot K (ports 8000/9000/10000 + 10*K; default 0): attached "
+                                                "to when its servers answer (`world up`), else started")
+    where.add_argument("--first-slot", type=int, help="start the first free world slot K..7 (free ports, no other "
+                                                      "battle's lock)")
+    where.add_argument("--slot-ports", help="start a slot on these ports, ENV:APIS:GATEWAY (free ones: on a shared "
+                                            "machine, the fixed slots may be another user's)")
     parser.add_argument("--out", type=Path, help="run directory (default runs/<battle>-<task>/)")
     parser.add_argument("--deadline", type=float, help="seconds Blue may work (default COMPLETION_DEADLINE_S)")
     parser.add_argument("--json", action="store_true", help="print only the result JSON on stdout")
@@ -42,7 +57,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                             interaction=args.interaction,
                             deadline_s=args.deadline, faults=faults)
     request = BattleRequest(task=args.task_id, choices=choices, env_url=args.env_url, apis_url=args.apis_url,
-                            gateway_url=args.gateway_url, slot=args.slot, out=args.out)
+                            gateway_url=args.gateway_url, slot=args.slot or 0, slot_spec=slot_spec(args),
+                            out=args.out)
     with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
         result = run_battle_request(request, settings)
     if args.json:
@@ -50,6 +66,21 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(summary(result))
     return exit_code(result)
+
+
+def slot_spec(args: argparse.Namespace) -> SlotSpec | None:
+    """The slot `--slot-ports` names, or the free one `--first-slot` finds; None for `--slot` / `--env-url`."""
+    if args.env_url and (args.slot_ports or args.first_slot is not None or args.slot is not None):
+        raise BadInputError("--env-url attaches to running servers: leave out --slot, --first-slot and --slot-ports")
+    if args.slot_ports:
+        specs = parse_slot_ports(args.slot_ports)
+        if len(specs) != 1:
+            raise BadInputError(f"--slot-ports: a battle runs on one slot, give one ENV:APIS:GATEWAY triple, got "
+                                f"{len(specs)}")
+        return specs[0]
+    if args.first_slot is not None:
+        return choose_slots(1, args.first_slot)[0]
+    return None
 
 
 def exit_code(result: BattleResult) -> int:

@@ -8,7 +8,7 @@ import logging
 from green_agent.batch.checkpoint import REPORT_FILE
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.engine.config import BattleChoices, world_data
-from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, run_on_slot
+from green_agent.local_battle import BattleRequest, new_battle_id, open_blue, open_slot, plan_slot, run_call_log, run_on_slot
 from green_agent.commands.battle import summary
 from green_agent.commands.eval import summary as eval_summary
 from kernel.errors import InfrastructureError
@@ -35,7 +35,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     base = BattleRequest(task=task_id, choices=BattleChoices(blue="reference"), slot=args.slot)
     codes = []
     print(f"demo: task {task_id} of split {settings.default_split!r} on world slot {args.slot}")
-    with open_slot(base, settings, settings.runs_dir / f"demo-{stem}" / "logs") as urls:
+    logs = settings.runs_dir / f"demo-{stem}" / "logs"
+    plan = plan_slot(base, settings)
+    if plan.spec is not None:  # the demo's own gateway logs its calls into the demo's folder
+        settings = settings.model_copy(update={"agentbeats_mcp_log_path": run_call_log(logs)})
+    with open_slot(plan, settings, logs) as urls:
         for blue, note in (("reference", "the reference Blue replays the task's reference solution through the MCP "
                                          "gateway: it should win"),
                            ("noop", "the no-op Blue accepts the task and completes it without doing the work: "

@@ -12,6 +12,8 @@
 - `task_info(task_id)`: tasks/<id>/task.json (None when missing or unreadable: it only adds words to the report);
 - `events()`: events.jsonl's records (a line that is not a JSON object is skipped);
 - `battle_dir(key, trials)`, `file(path, kind)`: a battle's folder, a file of the folder by its size limit.
+`battle_folder(path, task_id, trial)` finds one battle's folder in a run folder of either shape (a battle's own,
+an eval's), checked the same way.
 Every file is read through `green_agent.runfolder.files` (inside the folder, a regular file, its size limit first,
 its depth next). A folder that breaks a rule is refused with a `RunFolderError` naming the file and the problem.
 """
@@ -197,3 +199,41 @@ def read_json(path: Path, kind: FileKind) -> Any:
         return json.loads(data)
     except ValueError:
         raise RunFolderError(f"{name} is not JSON") from None
+
+
+class BattleFolder(NamedTuple):
+    """One battle's folder found in a run folder, and its result (None when it has none readable)."""
+
+    path: Path
+    result: BattleResult | None
+
+
+def battle_folder(path: Path, task_id: str | None = None, trial: int = 1) -> BattleFolder:
+    """The battle's folder of a run folder: `path` itself when it holds a battle's `result.json` (`battle --out`;
+    `task_id`, if given, must be its task), else the battle `task_id`, `trial` of the eval run folder `path`
+    (run.json; `task_id` may be left out when the run has one task).
+
+    Raises:
+        BadInputError: not a run folder, no such battle, or no task named where the run has several;
+        RunFolderError: a run folder that breaks a reader's rule.
+    """
+    folder = RunFolder(path)
+    if (folder.path / RESULT_FILE).is_file():
+        read = folder.result_at(folder.path / RESULT_FILE)
+        if task_id is not None and read.result is not None and read.result.task_id != task_id:
+            raise BadInputError(f"{folder.path} is the battle of task {read.result.task_id}, not of {task_id}")
+        return BattleFolder(folder.path, read.result)
+    manifest = folder.manifest()
+    if manifest is None:
+        raise BadInputError(f"{folder.path} holds neither a battle's result.json nor a run's run.json: give a run "
+                            "folder (battle --out, eval --out) or a call log file")
+    if task_id is None:
+        if len(manifest.task_ids) != 1:
+            raise BadInputError(f"{folder.path} is a run of {len(manifest.task_ids)} tasks: name one with --task-id")
+        task_id = manifest.task_ids[0]
+    if task_id not in manifest.task_ids or not 1 <= trial <= manifest.config.trials:
+        raise BadInputError(f"no battle of task {quote_input(task_id)}, trial {trial} in {folder.path} (its tasks: "
+                            f"{', '.join(manifest.task_ids[:10])}{' ...' if len(manifest.task_ids) > 10 else ''}; "
+                            f"trials 1..{manifest.config.trials})")
+    battle = folder.battle_dir(BattleKey(task_id, trial), manifest.config.trials)
+    return BattleFolder(battle, folder.result_at(battle / RESULT_FILE).result)

@@ -32,7 +32,7 @@ from green_agent.models.result import BattleResult
 from green_agent.models.result_assembly import scrubbed as scrubbed_result
 from green_agent.runfolder.limits import TRACE
 from green_agent.runfolder.reader import RunFolder, read_eval_results
-from green_agent.trace.reader import read_trace
+from green_agent.trace.reader import call_numbers, read_trace
 from kernel.errors import BadInputError
 from kernel.trace_log import scrubbed
 from kernel.trace_record import TRACE_FILE, TraceRecord
@@ -55,8 +55,10 @@ def _inspect() -> Any:
                                 "viewer": viewer})
 
 
-def _call_id(record: TraceRecord, index: int) -> str:
-    return f"call-{record.seq}" if record.kind == "tool_call" and record.seq else f"{record.kind}-{index}"
+def _call_id(record: TraceRecord, index: int, numbers: dict[int, int]) -> str:
+    """`call-<n>` with the call's number in its battle (`call_numbers`), else `<kind>-<index>`."""
+    number = numbers.get(id(record))
+    return f"call-{number}" if number else f"{record.kind}-{index}"
 
 
 def _tool_parts(ia: Any, record: TraceRecord, index: int) -> tuple[str, dict[str, Any], Any]:
@@ -71,7 +73,7 @@ def _tool_parts(ia: Any, record: TraceRecord, index: int) -> tuple[str, dict[str
 
 
 def _events(ia: Any, records: list[TraceRecord]) -> list[Any]:
-    events = []
+    events, numbers = [], call_numbers(records)
     for index, record in enumerate(records):
         if record.kind not in ("tool_call", "execution"):
             continue
@@ -81,10 +83,11 @@ def _events(ia: Any, records: list[TraceRecord]) -> list[Any]:
             from datetime import timedelta
             completed = record.at + timedelta(milliseconds=record.duration_ms)
         events.append(ia.event.ToolEvent(
-            id=_call_id(record, index), function=function, arguments=arguments, result=record.result or "",
+            id=_call_id(record, index, numbers), function=function, arguments=arguments, result=record.result or "",
             timestamp=record.at, completed=completed, error=error, failed=error is not None,
             working_time=(record.duration_ms or 0) / 1000,
-            metadata={"source": record.source, "seq": record.seq, "status_code": record.status_code,
+            metadata={"source": record.source, "call": numbers.get(id(record)), "seq": record.seq,
+                      "status_code": record.status_code,
                       "in_scope": record.in_scope}))
     return events
 
@@ -94,10 +97,11 @@ def _messages(ia: Any, records: list[TraceRecord], instruction: str) -> tuple[st
     code_mode = any(r.kind == "execution" for r in records)
     task = next((r.text for r in records if r.kind == "task_message" and r.text), None) or instruction
     messages: list[Any] = [ia.model.ChatMessageUser(content=task)]
+    numbers = call_numbers(records)
     for index, record in enumerate(records):
         if record.kind == "execution" or record.kind == "tool_call" and not code_mode:
             function, arguments, error = _tool_parts(ia, record, index)
-            call_id = _call_id(record, index)
+            call_id = _call_id(record, index, numbers)
             messages.append(ia.model.ChatMessageAssistant(
                 content="", tool_calls=[ia.tool.ToolCall(id=call_id, function=function, arguments=arguments)]))
             messages.append(ia.model.ChatMessageTool(content=record.result or "", tool_call_id=call_id,

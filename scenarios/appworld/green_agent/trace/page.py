@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from green_agent.trace.reader import read_trace
+from green_agent.trace.reader import call_numbers, read_trace
 from kernel.atomic import atomic_write_text
 from kernel.trace_log import scrubbed
 from kernel.trace_record import TraceRecord
@@ -90,24 +90,25 @@ def _end_of(execution: TraceRecord) -> datetime:
     return execution.at + timedelta(milliseconds=(execution.duration_ms or 0) + 1)
 
 
-def _event(record: TraceRecord, inner: list[TraceRecord] | None = None) -> str:
-    """One timeline entry (empty for kinds shown elsewhere); `inner`: the calls an execution made."""
+def _event(record: TraceRecord, numbers: dict[int, int], inner: list[TraceRecord] | None = None) -> str:
+    """One timeline entry (empty for kinds shown elsewhere); `numbers`: the calls' numbers in the battle
+    (`call_numbers`); `inner`: the calls an execution made."""
     if record.kind in ("verdict", "world_changes", "world_start"):
         return ""
     bad = record.kind == "tool_call" and not record.ok and not record.fault or record.kind == "execution" and (
         not record.ok or record.timed_out or record.killed) or record.kind == "agent_reply" and record.error
     css = f"ev {record.kind}{' bad' if bad else ''}{' injected' if record.fault else ''}"
-    head, body = _describe(record)
+    head, body = _describe(record, numbers)
     if inner:
-        calls = "".join(_event(call) for call in inner)
+        calls = "".join(_event(call, numbers) for call in inner)
         body = body.replace(_OUTPUT_MARK, f'<div class="calls">{calls}</div>{_OUTPUT_MARK}', 1)
     return (f'<div class="{css}" data-kind="{record.kind}"><div class="head">{head}'
             f'<span class="t">{_time(record)} · {html_text(record.source)}</span></div>{body}</div>')
 
 
-def _describe(record: TraceRecord) -> tuple[str, str]:
+def _describe(record: TraceRecord, numbers: dict[int, int]) -> tuple[str, str]:
     if record.kind == "tool_call":
-        return _call(record)
+        return _call(record, numbers.get(id(record), 0))
     if record.kind == "execution":
         tags = "".join(f'<span class="tag bad">{html_text(t)}</span>' for t in (
             "failed" if not record.ok else "", "timed out" if record.timed_out else "",
@@ -132,13 +133,13 @@ def _describe(record: TraceRecord) -> tuple[str, str]:
     return title, body
 
 
-def _call(record: TraceRecord) -> tuple[str, str]:
+def _call(record: TraceRecord, number: int) -> tuple[str, str]:
     if record.fault:
-        return _injected(record)
+        return _injected(record, number)
     status = "ok" if record.ok else ("refused" if record.in_scope is False else "error")
     tag = f'<span class="tag {"ok" if record.ok else "bad"}">{html_text(status)}' + (
         f" {record.status_code}" if record.status_code else "") + "</span>"
-    head = (f"Call #{record.seq} <code>{html_text(record.tool)}</code>{tag}"
+    head = (f"Call #{number} <code>{html_text(record.tool)}</code>{tag}"
             f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>")
     args = json.dumps(record.arguments or {}, ensure_ascii=False)
     body = f"{_pre(args)}<div class=\"muted\">result returned</div>{_pre(record.result)}"
@@ -147,9 +148,9 @@ def _call(record: TraceRecord) -> tuple[str, str]:
     return head, body
 
 
-def _injected(record: TraceRecord) -> tuple[str, str]:
+def _injected(record: TraceRecord, number: int) -> tuple[str, str]:
     """A call the gateway answered with a planned fault: the test, not the agent's error; what the agent got."""
-    head = (f"Call #{record.seq} <code>{html_text(record.tool)}</code>"
+    head = (f"Call #{number} <code>{html_text(record.tool)}</code>"
             f'<span class="tag injected">injected fault: {html_text(record.fault)}'
             + (f" {record.status_code}" if record.status_code else "") + "</span>"
             f"<span class=\"tag\">{(record.duration_ms or 0):.0f} ms</span>")
@@ -192,7 +193,8 @@ def _changes(records: list[TraceRecord]) -> str:
 def render(records: list[TraceRecord]) -> str:
     """The page for a battle's records (in time order)."""
     battle = records[0].battle_id if records else "(empty trace)"
-    timeline = "".join(_event(r, inner) for r, inner in nest_calls(records)) or '<p class="muted">No events.</p>'
+    numbers = call_numbers(records)
+    timeline = "".join(_event(r, numbers, inner) for r, inner in nest_calls(records)) or '<p class="muted">No events.</p>'
     calls = sum(r.kind == "tool_call" for r in records)
     executions = sum(r.kind == "execution" for r in records)
     faults = sum(bool(r.fault) for r in records if r.kind == "tool_call")

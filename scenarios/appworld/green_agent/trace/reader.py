@@ -4,12 +4,15 @@
 lines are read with a size limit (`kernel.call_log_reader.bounded_lines`), a line that is not a record of a
 known schema is skipped, and at most `MAX_READ_BYTES` are read, so a damaged or hostile file cannot stop a
 reader. `battle_lines(path, battle_id, mark)` reads one battle's records out of a shared log (the gateway's), from
-the byte `mark` taken before the battle was set (`kernel.call_log_reader.log_marks`).
+the byte `mark` taken before the battle was set (`kernel.call_log_reader.log_marks`). `call_numbers(records)` numbers a
+battle's calls 1, 2, ... as every view shows them (the gateway's `seq` counts every call its process served, so a
+battle on a slot that served others starts anywhere; it stays in the record for debugging).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -52,6 +55,18 @@ def _parse(line: bytes) -> TraceRecord | None:
 def in_order(records: list[TraceRecord]) -> list[TraceRecord]:
     """`records` ordered by time; ties keep their order."""
     return sorted(records, key=lambda r: r.at)
+
+
+def call_numbers(records: Sequence[TraceRecord]) -> dict[int, int]:
+    """Each tool call's number within its battle, 1-based, in the order of `records` (time order, as `read_trace`
+    gives them), keyed by the record's `id()`: the one numbering the page, the terminal view and the export print."""
+    numbers: dict[int, int] = {}
+    counts: dict[str, int] = {}
+    for record in records:
+        if record.kind == "tool_call":
+            counts[record.battle_id] = counts.get(record.battle_id, 0) + 1
+            numbers[id(record)] = counts[record.battle_id]
+    return numbers
 
 
 def read_trace(path: Path) -> list[TraceRecord]:

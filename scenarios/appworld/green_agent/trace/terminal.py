@@ -20,6 +20,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from green_agent.trace.reader import call_numbers
 from kernel.trace_record import TraceRecord
 from kernel.untrusted import bound, terminal_text
 
@@ -56,8 +57,9 @@ def verdict_panel(records: list[TraceRecord]) -> Panel:
     return Panel(Group(*lines), title="Verdict", border_style=colour)
 
 
-def event(record: TraceRecord) -> Panel | None:
-    """One timeline entry (None for the kinds shown elsewhere)."""
+def event(record: TraceRecord, number: int = 0) -> Panel | None:
+    """One timeline entry (None for the kinds shown elsewhere); `number`: a call's number in its battle
+    (`green_agent.trace.reader.call_numbers`)."""
     when = record.at.strftime("%H:%M:%S")
     if record.kind in ("verdict", "world_changes", "world_start"):
         return None
@@ -66,7 +68,7 @@ def event(record: TraceRecord) -> Panel | None:
         if record.fault:  # a fault injected on purpose (a reliability run): the test, not the agent's error
             status = f"injected fault: {record.fault}"
         colour = "green" if record.ok else "bold yellow" if record.fault else "bold red"
-        title = Text(f"{when} call #{record.seq} ") + _text(record.tool, limit=120) + Text(
+        title = Text(f"{when} call #{number} ") + _text(record.tool, limit=120) + Text(
             f" {status} {record.status_code or ''}", style=colour)
         body = Group(_text(json.dumps(record.arguments or {}, ensure_ascii=False), "cyan", 600),
                      _text(record.error, "red", 600) if record.error and not record.ok else Text(""),
@@ -103,8 +105,9 @@ def print_trace(records: list[TraceRecord], file: TextIO | None = None, page: st
     """Print the trace (and where its page is) on `file` (stdout), through `CleanConsole`."""
     console = CleanConsole(file=file)
     console.print(verdict_panel(records))
+    numbers = call_numbers(records)
     for record in records:
-        panel = event(record)
+        panel = event(record, numbers.get(id(record), 0))
         if panel is not None:
             console.print(panel)
     console.print(changes_table(records))
