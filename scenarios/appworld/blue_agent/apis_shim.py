@@ -72,14 +72,16 @@ class UnavailableRequester:
         raise NotImplementedError(f"requester.{name} is not available to a Blue that works through MCP; use apis.<app>.<api>()")
 
 
-def run_solution(source: str, call: ToolCaller) -> None:
+def run_solution(source: str, call: ToolCaller, wrap: Callable[[McpApis], Any] | None = None) -> None:
     """Execute a reference solution's source and call its `solution(apis, requester)`.
 
-    The source is the world's own ground truth (trusted, read from APPWORLD_ROOT), not agent input.
+    The source is the world's own ground truth (trusted, read from APPWORLD_ROOT), not agent input. `wrap`: what
+    the solution gets instead of the `apis` over `call` (a policy around it, `blue_agent.replay_policy`).
     """
     namespace: dict[str, Any] = {"__name__": "appworld_reference_solution"}
     exec(compile(source, "<reference solution>", "exec"), namespace)  # noqa: S102 - trusted world data
     solution = namespace.get("solution")
     if not callable(solution):
         raise ReferenceSolutionError("the reference solution defines no `solution(apis, requester)` function")
-    solution(McpApis(call), UnavailableRequester())
+    apis = McpApis(call)
+    solution(wrap(apis) if wrap is not None else apis, UnavailableRequester())

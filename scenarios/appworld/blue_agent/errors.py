@@ -9,6 +9,10 @@ class GatewayCallError(GatewayError):
     """The MCP gateway could not be reached or failed a call at the MCP level."""
 
 
+class UndecodableAnswerError(GatewayCallError):
+    """A tool's answer was not JSON (cut short): what AppWorld's requester raises decoding such a body."""
+
+
 class AppWorldApiError(GreenError):
     """An AppWorld API answered with an error (what AppWorld's requester raises with raise_on_failure)."""
 

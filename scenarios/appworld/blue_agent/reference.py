@@ -5,8 +5,10 @@ the world's ground truth (`WorldData.solution_source`) and runs it with an `apis
 calls are MCP tool calls, over one MCP session; in code mode (the gateway lists only `execute`) it
 sends the solution as code to the battle's REPL instead. Its trajectory is therefore logged by the gateway
 like any agent's. If the solution fails part-way, it ends the task with status "fail" so the
-Green need not wait for its deadline. With `retry` (the `reference-retry` Blue, `blue_agent.reference_retry`) a
-call that failed with a passing fault (a 429, 503 or 504) is retried after its retry-after (`blue_agent.retry`).
+Green need not wait for its deadline. Its `policy` (`blue_agent.replay_policy`) says how it meets failures: `plain`
+(this Blue), `retry` (the `reference-retry` Blue: a 429, 503 or 504 is retried after its retry-after) or `careful`
+(the `reference-careful` Blue: a write that got no answer is repeated only if reading the state shows it did not
+happen).
 
 Run: `python -m blue_agent.reference --port P [--host 127.0.0.1]`.
 """
@@ -20,12 +22,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from blue_agent.a2a_server import BlueHandler
-from blue_agent.apis_shim import run_solution
-from blue_agent.code_mode import FAILED_PREFIX, execute, is_code_battle, solution_code
+from blue_agent.code_mode import FAILED_PREFIX, execute, is_code_battle
 from blue_agent.errors import ReferenceSolutionError
 from blue_agent.gateway_client import GatewaySession
 from blue_agent.launch import run_blue
-from blue_agent.retry import retrying, retrying_solution_code
+from blue_agent.replay_policy import ReplayPolicy, replay_tools, solution_code_for
 from kernel.task_message import parse_task_message
 from kernel.settings import Settings
 from kernel.world_data import WorldData
@@ -35,17 +36,17 @@ DESCRIPTION = "Offline Blue Agent: replays the task's reference solution through
 logger = logging.getLogger(__name__)
 
 
-def replay_solution(source: str, mcp_url: str, think_s: float = 0.0, retry: bool = False) -> None:
+def replay_solution(source: str, mcp_url: str, think_s: float = 0.0, policy: ReplayPolicy = "plain") -> None:
     """Run `source`'s `solution(apis, requester)` against the gateway at `mcp_url` (blocking).
 
     `think_s` > 0 waits that long before each tool call (in code mode: before its one code reply), like an
     LLM agent waiting for its model (benchmarks use it to measure a model-bound Blue without a model).
-    `retry`: retry passing failures."""
+    `policy`: how failed calls are met (module docstring)."""
     with GatewaySession(mcp_url) as session:
         if is_code_battle(session):
             if think_s:
                 time.sleep(think_s)
-            _replay_as_code(session, retrying_solution_code(source) if retry else solution_code(source))
+            _replay_as_code(session, solution_code_for(source, policy))
             return
 
         def call_tool(name: str, arguments: dict[str, Any]) -> Any:
@@ -54,7 +55,7 @@ def replay_solution(source: str, mcp_url: str, think_s: float = 0.0, retry: bool
             return session.call_tool(name, arguments)
 
         try:
-            run_solution(source, retrying(call_tool) if retry else call_tool)
+            replay_tools(source, call_tool, policy)
         except Exception:
             _end_as_failed(session)
             raise
@@ -76,16 +77,16 @@ def _end_as_failed(session: GatewaySession) -> None:
         logger.warning("could not mark the task failed after the solution error", exc_info=True)
 
 
-def make_handler(settings: Settings, retry: bool = False) -> BlueHandler:
-    """The reference Blue's message handler, reading solutions from `settings.appworld_root` (`retry`: the
-    reference-retry Blue's)."""
+def make_handler(settings: Settings, policy: ReplayPolicy = "plain") -> BlueHandler:
+    """The reference Blue's message handler, reading solutions from `settings.appworld_root` (`policy`: the
+    reference-retry or reference-careful Blue's)."""
     world = WorldData(settings.appworld_root)
 
     async def handle(text: str) -> str:
         task = parse_task_message(text)
         source = world.solution_source(task.task_id)
         logger.info("replaying the reference solution of %s through the battle's gateway endpoint", task.task_id)
-        await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s, retry)
+        await asyncio.to_thread(replay_solution, source, task.mcp_url, settings.reference_blue_think_s, policy)
         return f"Replayed the reference solution of task {task.task_id}; supervisor__complete_task was called."
 
     return handle

@@ -23,7 +23,7 @@ DESCRIPTION = ("Offline Blue Agent: replays the task's reference solution throug
 
 
 def make_retry_handler(settings: Settings) -> BlueHandler:
-    return make_handler(settings, retry=True)
+    return make_handler(settings, policy="retry")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

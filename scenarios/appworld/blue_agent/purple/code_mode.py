@@ -8,8 +8,8 @@ conversation, the solution failed: it gives the task up); the no-op purple sends
 
 from __future__ import annotations
 
-from blue_agent.code_mode import EXECUTE_TOOL, solution_code
-from blue_agent.retry import retrying_solution_code
+from blue_agent.code_mode import EXECUTE_TOOL
+from blue_agent.replay_policy import ReplayPolicy, solution_code_for
 from kernel.a2a_tools import tools_of
 
 GIVE_UP = 'apis.supervisor.complete_task(status="fail")'
@@ -28,14 +28,14 @@ def fenced(code: str) -> str:
 class CodeReferencePlayer:
     """Sends the solution as code; any later turn means it did not complete: give the task up."""
 
-    def __init__(self, source: str, retry: bool = False) -> None:
-        self.source, self.turns, self.retry = source, 0, retry
+    def __init__(self, source: str, policy: ReplayPolicy = "plain") -> None:
+        self.source, self.turns, self.policy = source, 0, policy
 
     async def turn(self, text: str) -> str:
         self.turns += 1
         if self.turns > 1:
             return fenced(GIVE_UP)
-        return fenced(retrying_solution_code(self.source) if self.retry else solution_code(self.source))
+        return fenced(solution_code_for(self.source, self.policy))
 
     def close(self) -> None:
         pass

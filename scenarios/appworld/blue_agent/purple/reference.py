@@ -4,9 +4,11 @@ It reads the task id from the first message, loads the solution from the world's
 (`WorldData.solution_source`, like the reference Blue) and runs it in a thread with an `apis` whose
 calls are in-band tool calls: each call becomes this purple's reply, and the thread waits for the
 next message (the tool's result). Its trajectory is therefore the reference Blue's, call for call.
-A call of `supervisor__complete_task` is answered locally (the Green sends no result after it). With `retry` (the
-`reference-retry` purple) a call that failed with a passing fault is retried after its retry-after
-(`blue_agent.retry`), in code mode by a retrying `apis` in front of the solution.
+A call of `supervisor__complete_task` is answered locally (the Green sends no result after it). Its `policy`
+(`blue_agent.replay_policy`) is the Blue's of the same name: `plain`, `retry` (the `reference-retry` purple: a
+passing fault is retried after its retry-after) or `careful` (the `reference-careful` purple: a write that got no
+answer is repeated only if reading the state shows it did not happen); in code mode, by a wrapped `apis` in front
+of the solution.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ import threading
 import time
 from typing import Any
 
-from blue_agent.apis_shim import run_solution
-from blue_agent.retry import retrying
 from blue_agent.purple.code_mode import CodeReferencePlayer, is_code_task
+from blue_agent.replay_policy import ReplayPolicy, replay_tools
 from kernel.a2a_tools import COMPLETE_TASK_TOOL, ToolCall, parse_result, render_call, task_id_of
 from kernel.errors import TaskMessageError
 from kernel.world_data import WorldData
@@ -29,6 +30,10 @@ DESCRIPTION = "Replays the task's reference solution through the in-band AppWorl
 RETRY_NAME = "AppWorld reference-retry purple"
 RETRY_DESCRIPTION = ("Replays the task's reference solution through the in-band AppWorld tools, retrying calls that "
                      "failed with a passing fault (429, 503, 504).")
+CAREFUL_NAME = "AppWorld reference-careful purple"
+CAREFUL_DESCRIPTION = ("Replays the task's reference solution through the in-band AppWorld tools, retrying passing "
+                       "failures and repeating a write that got no answer only if reading the state shows it did not "
+                       "happen.")
 RESULT_TIMEOUT_S = 600.0
 _DONE = object()
 
@@ -36,8 +41,8 @@ _DONE = object()
 class ReferencePlayer:
     """One replay; `turn` hands the last result to the solution thread and returns its next call."""
 
-    def __init__(self, source: str, think_s: float = 0.0, retry: bool = False) -> None:
-        self.retry = retry
+    def __init__(self, source: str, think_s: float = 0.0, policy: ReplayPolicy = "plain") -> None:
+        self.policy = policy
         self.calls: queue.Queue[Any] = queue.Queue()
         self.results: queue.Queue[Any] = queue.Queue()
         self.think_s = think_s
@@ -46,7 +51,7 @@ class ReferencePlayer:
 
     def _replay(self, source: str) -> None:
         try:
-            run_solution(source, retrying(self._call) if self.retry else self._call)
+            replay_tools(source, self._call, self.policy)
         except Exception as exc:  # noqa: BLE001 - the replay ends; the purple gives up the task
             self.calls.put(ToolCall(name=COMPLETE_TASK_TOOL, arguments={"status": "fail"}))
             self.calls.put(_DONE)
@@ -77,13 +82,14 @@ class ReferencePlayer:
         self.results.put({"is_error": True, "message": "conversation closed"})
 
 
-def player_factory(world: WorldData, think_s: float = 0.0, retry: bool = False):  # noqa: ANN201 - a PlayerFactory
+def player_factory(world: WorldData, think_s: float = 0.0,  # noqa: ANN201 - a PlayerFactory
+                   policy: ReplayPolicy = "plain"):
     def make_player(first_message: str) -> ReferencePlayer | CodeReferencePlayer:
         task_id = task_id_of(first_message)
         if task_id is None:
             raise TaskMessageError("the first message names no `AppWorld task id: <id>` line")
         if is_code_task(first_message):
-            return CodeReferencePlayer(world.solution_source(task_id), retry)
-        return ReferencePlayer(world.solution_source(task_id), think_s, retry)
+            return CodeReferencePlayer(world.solution_source(task_id), policy)
+        return ReferencePlayer(world.solution_source(task_id), think_s, policy)
 
     return make_player

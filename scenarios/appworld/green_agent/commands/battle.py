@@ -16,7 +16,7 @@ from green_agent.commands.code_options import add_code_arguments, apply_unsafe_c
 from green_agent.commands.fault_options import add_faults_argument, faults_of
 from green_agent.batch.live import choose_slots, parse_slot_ports
 from green_agent.engine.config import BattleChoices
-from green_agent.local_battle import BattleRequest, run_battle_request
+from green_agent.local_battle import BLUE_HELP, BattleRequest, run_battle_request
 from green_agent.models.explanation import explain, plain_lines
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec
@@ -29,7 +29,7 @@ from kernel.untrusted import one_line
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("battle", help="run one battle: Green sets up a task, Blue solves it, Green judges")
     parser.add_argument("--task-id", required=True, help="task id, 'Task description: <id>', or N (N-th task of the split)")
-    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help=BLUE_HELP)
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)

@@ -24,7 +24,7 @@ from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.standard import standard_sentence
 from green_agent.batch.ray.local import only_loopback, private_netns_argv, rerun_in_private_netns
-from green_agent.local_battle import BUILTIN_BLUES
+from green_agent.local_battle import BLUE_HELP, BUILTIN_BLUES
 from green_agent.runtime.reaper import reaped_if_killed
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, Interval, Stability
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--split", help="split name (e.g. dev, train)")
     which.add_argument("--task-ids", help="comma-separated task ids")
-    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help=BLUE_HELP)
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)

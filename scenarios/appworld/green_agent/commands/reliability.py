@@ -19,6 +19,7 @@ from green_agent.commands.code_options import add_code_arguments, apply_unsafe_c
 from green_agent.commands.eval import add_confidence_argument, interval_options
 from green_agent.commands.fault_options import add_faults_argument, faults_of
 from green_agent.engine.config import BattleChoices
+from green_agent.local_battle import BLUE_HELP
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.runtime.reaper import reaped_if_killed
 from kernel.settings import Settings
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--split", help="split name (e.g. dev)")
     which.add_argument("--task-ids", help="comma-separated task ids")
-    parser.add_argument("--blue", required=True, help="reference | reference-retry | noop | llm | an A2A URL")
+    parser.add_argument("--blue", required=True, help=BLUE_HELP)
     add_faults_argument(parser, required=True)
     parser.add_argument("--out", type=Path, required=True, help="folder: baseline/, faults/, reliability.json, "
                                                                 "report.html")
