@@ -69,7 +69,7 @@ def slot(e2e_settings: Settings) -> Iterator[tuple[SlotUrls, dict[str, str]]]:
             log_dir=runs / "slot-logs", mcp_log_path=e2e_settings.agentbeats_mcp_log_path,
             lock_dir=runs / ".slot-locks"))
         blues = {blue: stack.enter_context(open_blue(blue, e2e_settings, world.urls, runs / "blue-logs"))
-                 for blue in ("reference", "reference-retry")}
+                 for blue in ("reference", "reference-retry", "reference-reckless")}
         yield world.urls, blues
 
 
@@ -306,3 +306,16 @@ def test_a_loss_to_an_unrecovered_fault_is_named_wherever_the_verdict_is_shown(
     report = (out / "report.html").read_text()
     assert 'id="headline-faults"' in report and ">0/1<" in report and why in report
     assert json.loads((out / "results.json").read_text())["rows"][0]["failed_calls"] == 0
+
+
+
+def test_a_blue_that_retries_everything_at_once_pays_in_429s_and_calls_and_scores_no_better(
+        tools_runs: dict[str, BattleResult], e2e_settings: Settings, slot: tuple[SlotUrls, dict[str, str]]) -> None:
+    """The reckless Blue repeats every failure at once: each repeat within a 429's retry-after is answered 429 again
+    (tools mode), so it spends its tries there and makes more calls than the retrying Blue, for no better score."""
+    careful_retry, reckless = tools_runs["retry"], battle(e2e_settings, slot, "reckless", "reference-reckless", SPEC)
+    assert reckless.status == "completed" and reckless.trajectory.upstream_faults == 0
+    assert (reckless.outcome == "passed") <= (careful_retry.outcome == "passed")
+    assert reckless.trajectory.total_calls > careful_retry.trajectory.total_calls
+    assert reckless.trajectory.faults_retry_after_ignored > 0 and reckless.trajectory.retries_after_fault > \
+        careful_retry.trajectory.retries_after_fault

@@ -4,6 +4,8 @@ Three policies (`ReplayPolicy`), the three points of one reliability curve (docs
 - `plain` (the `reference` Blue): the solution as it is; its first failed call ends it.
 - `retry` (`reference-retry`, `blue_agent.retry`): a call that failed with HTTP 429, 503 or 504 is called again
   after the message's retry-after, up to 3 times, whatever the call was.
+- `reckless` (`reference-reckless`, `blue_agent.retry.reckless`): any failed call is called again at once, whatever
+  the failure, up to 10 times: no retry-after honoured, no write checked (the far end of the curve).
 - `careful` (`reference-careful`, `blue_agent.careful_policy` with the table `blue_agent.careful_checks`): the same
   for what cannot have reached the world; after a 504 or an answer cut short, a write is repeated only if reading
   the app's state shows it did not happen; an empty page is read again.
@@ -27,11 +29,11 @@ from blue_agent import careful_checks, careful_policy
 from blue_agent.apis_shim import McpApis, ToolCaller, run_solution
 from blue_agent.code_mode import solution_code
 from blue_agent.errors import UndecodableAnswerError
-from blue_agent.retry import retrying, retrying_solution_code
+from blue_agent.retry import reckless, reckless_solution_code, retrying, retrying_solution_code
 
-ReplayPolicy = Literal["plain", "retry", "careful"]
+ReplayPolicy = Literal["plain", "retry", "reckless", "careful"]
 BLUE_POLICIES: dict[str, ReplayPolicy] = {"reference": "plain", "reference-retry": "retry",
-                                          "reference-careful": "careful"}
+                                          "reference-reckless": "reckless", "reference-careful": "careful"}
 """The shipped stand-in Blues and purples that replay the reference solution, and the policy of each."""
 
 
@@ -58,6 +60,8 @@ def replay_tools(source: str, call: ToolCaller, policy: ReplayPolicy, sleep: Cal
     """Tools mode: run the solution over `call` under `policy`."""
     if policy == "careful":
         run_solution(source, decoded(call), lambda apis: careful_apis(apis, sleep))
+    elif policy == "reckless":
+        run_solution(source, reckless(call))
     else:
         run_solution(source, retrying(call, sleep) if policy == "retry" else call)
 
@@ -74,4 +78,6 @@ def solution_code_for(source: str, policy: ReplayPolicy) -> str:
     """Code mode: the one execution that runs the solution under `policy`."""
     if policy == "careful":
         return careful_solution_code(source)
+    if policy == "reckless":
+        return reckless_solution_code(source)
     return retrying_solution_code(source) if policy == "retry" else solution_code(source)

@@ -94,3 +94,55 @@ class _RetryingApis:
 def retrying_solution_code(source: str) -> str:
     """A reference solution's source and its call with a retrying `apis`, as one execution."""
     return RETRYING_APIS + "\n\n" + source.rstrip() + "\n\nsolution(_RetryingApis(apis), requester)\n"
+
+
+RECKLESS_RETRIES = 10
+"""The reckless policy's bound: far past any careful client's, so it stands for "without limit" in a battle."""
+
+
+def reckless(call: ToolCaller) -> ToolCaller:
+    """`call`, repeating any failed call at once (no wait, whatever the failure), up to `RECKLESS_RETRIES` times:
+    the `reference-reckless` Blue, the far end of the reliability curve (docs/reliability.md)."""
+
+    def call_again(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        payload = call(name, arguments)
+        for _ in range(RECKLESS_RETRIES):
+            response = payload.get("response") if isinstance(payload, dict) else None
+            if not (isinstance(response, dict) and response.get("is_error") is True):
+                return payload
+            payload = call(name, arguments)
+        return payload
+
+    return call_again
+
+
+RECKLESS_APIS = f'''
+class _RecklessApp:
+    def __init__(self, app):
+        self._app = app
+
+    def __getattr__(self, api):
+        function = getattr(self._app, api)
+
+        def call(*args, **kwargs):
+            for attempt in range({RECKLESS_RETRIES + 1}):
+                try:
+                    return function(*args, **kwargs)
+                except Exception:
+                    if attempt == {RECKLESS_RETRIES}:
+                        raise
+        return call
+
+
+class _RecklessApis:
+    def __init__(self, apis):
+        self._apis = apis
+
+    def __getattr__(self, app):
+        return _RecklessApp(getattr(self._apis, app))
+'''
+
+
+def reckless_solution_code(source: str) -> str:
+    """A reference solution's source and its call with a reckless `apis`, as one execution."""
+    return RECKLESS_APIS + "\n\n" + source.rstrip() + "\n\nsolution(_RecklessApis(apis), requester)\n"

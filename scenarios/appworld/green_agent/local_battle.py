@@ -41,7 +41,7 @@ from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
 from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 
-BUILTIN_BLUES = ("reference", "reference-retry", "reference-careful", "noop", "llm")
+BUILTIN_BLUES = ("reference", "reference-retry", "reference-reckless", "reference-careful", "noop", "llm")
 BLUE_HELP = " | ".join(BUILTIN_BLUES) + " | an A2A URL"
 """`--blue`'s help on every command that takes it."""
 BLUE_READY_TIMEOUT_S = 60.0

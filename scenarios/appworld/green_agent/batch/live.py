@@ -32,7 +32,7 @@ from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, SlotSpec, SlotUrls
 RESUME_PORT_WAIT_S = 10.0
 """How long a `--resume` waits for its slot's ports (a killed run's reaper ends its servers within ~4 s)."""
 
-BLUES_WITHOUT_GATEWAY = ("reference", "reference-retry", "reference-careful", "noop")
+BLUES_WITHOUT_GATEWAY = ("reference", "reference-retry", "reference-reckless", "reference-careful", "noop")
 """Built-in Blues that learn the gateway URL from the task message, so they can start before the slot."""
 
 

@@ -11,7 +11,8 @@ import argparse
 from kernel.fault_spec import FaultSpec, parse_fault_spec
 
 FAULTS_HELP = ("a reliability run: answer a seeded share of the apps' calls with a fault, "
-               "rate=R,seed=S[,kinds=error+rate_limit+timeout(+empty+malformed)][,timeout_s=5][,max_consecutive=2] "
+               "rate=R,seed=S[,kinds=error+rate_limit+timeout(+empty+malformed+lost_response)][,timeout_s=5]"
+               "[,max_consecutive=2][,salt=HEX: a finished run's published secret, to reproduce its plan] "
                "(docs/reliability.md)")
 
 
