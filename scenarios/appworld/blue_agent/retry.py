@@ -59,13 +59,11 @@ def retrying(call: ToolCaller, sleep: Callable[[float], None] = time.sleep) -> T
     return call_with_retries
 
 
-RETRYING_APIS = f'''
-def _passing(error):
-    return str(error).startswith(("Response status code is 429", "Response status code is 503",
-                                  "Response status code is 504"))
-
-
-class _RetryingApp:
+def _repeating_apis(name: str, retries: int, retry_when: str) -> str:
+    """The source of an `apis` wrapper for code mode whose calls are made again (at once: AppWorld's REPL refuses
+    `time.sleep`) up to `retries` times while the Python expression `retry_when` holds of the `error` raised."""
+    return f'''
+class _{name}App:
     def __init__(self, app):
         self._app = app
 
@@ -73,22 +71,29 @@ class _RetryingApp:
         function = getattr(self._app, api)
 
         def call(*args, **kwargs):
-            for attempt in range({MAX_RETRIES + 1}):
+            for attempt in range({retries + 1}):
                 try:
                     return function(*args, **kwargs)
                 except Exception as error:
-                    if attempt == {MAX_RETRIES} or not _passing(error):
+                    if attempt == {retries} or not ({retry_when}):
                         raise
         return call
 
 
-class _RetryingApis:
+class _{name}Apis:
     def __init__(self, apis):
         self._apis = apis
 
     def __getattr__(self, app):
-        return _RetryingApp(getattr(self._apis, app))
+        return _{name}App(getattr(self._apis, app))
 '''
+
+
+RETRYING_APIS = '''
+def _passing(error):
+    return str(error).startswith(("Response status code is 429", "Response status code is 503",
+                                  "Response status code is 504"))
+''' + _repeating_apis("Retrying", MAX_RETRIES, "_passing(error)")
 
 
 def retrying_solution_code(source: str) -> str:
@@ -116,31 +121,7 @@ def reckless(call: ToolCaller) -> ToolCaller:
     return call_again
 
 
-RECKLESS_APIS = f'''
-class _RecklessApp:
-    def __init__(self, app):
-        self._app = app
-
-    def __getattr__(self, api):
-        function = getattr(self._app, api)
-
-        def call(*args, **kwargs):
-            for attempt in range({RECKLESS_RETRIES + 1}):
-                try:
-                    return function(*args, **kwargs)
-                except Exception:
-                    if attempt == {RECKLESS_RETRIES}:
-                        raise
-        return call
-
-
-class _RecklessApis:
-    def __init__(self, apis):
-        self._apis = apis
-
-    def __getattr__(self, app):
-        return _RecklessApp(getattr(self._apis, app))
-'''
+RECKLESS_APIS = _repeating_apis("Reckless", RECKLESS_RETRIES, "True")
 
 
 def reckless_solution_code(source: str) -> str:

@@ -397,18 +397,22 @@ class Gateway:
             return await self._lost(planned, spec, cleaned, gate, in_scope, code)
         if planned is not None:  # a fault on purpose (a reliability run): answered here, never forwarded
             return await self._faulted(planned, spec, gate, in_scope, code, generation)
+        reply = await self._forward(spec, cleaned, gate, in_scope)
+        if isinstance(reply, CallOutcome):
+            return reply
+        if reply.ok and name == COMPLETE_TASK_TOOL:
+            self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
+        return _answered(reply, in_scope, gate)
+
+    async def _forward(self, spec: ToolSpec, cleaned: dict[str, Any], gate: _BattleGate,
+                       in_scope: bool) -> ApiReply | CallOutcome:
+        """The call forwarded when its turn comes: AppWorld's reply, or the refusal (bad arguments, or its battle
+        or episode ended while it was queued)."""
         try:
             reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
         except ArgumentError as exc:
-            return _refusal(f"Invalid arguments for {name}: {exc}", in_scope=in_scope)
-        if reply.refused is not None:
-            return _refused_outcome(reply)
-        if reply.ok and name == COMPLETE_TASK_TOOL:
-            self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
-        outcome = _from_reply(reply)
-        outcome.in_scope = in_scope
-        outcome.seq = gate.seq
-        return outcome
+            return _refusal(f"Invalid arguments for {spec.name}: {exc}", in_scope=in_scope)
+        return _refused_outcome(reply) if reply.refused is not None else reply
 
     async def _faulted(self, planned: PlannedFault, spec: ToolSpec, gate: _BattleGate, in_scope: bool,
                        code: bool, generation: int, enforced: bool = False) -> CallOutcome:
@@ -437,16 +441,11 @@ class Gateway:
         that met a fault of ours is answered as usual (no fault on purpose)."""
         battle = self.scope.battle
         assert battle is not None and battle.faults is not None
-        try:
-            reply = await anyio.to_thread.run_sync(self.forwarder.forward, spec, cleaned, gate)
-        except ArgumentError as exc:
-            return _refusal(f"Invalid arguments for {spec.name}: {exc}", in_scope=in_scope)
-        if reply.refused is not None:
-            return _refused_outcome(reply)
+        reply = await self._forward(spec, cleaned, gate, in_scope)
+        if isinstance(reply, CallOutcome):
+            return reply
         if reply.fault is not None or reply.status_code is None:
-            outcome = _from_reply(reply)
-            outcome.in_scope, outcome.seq = in_scope, gate.seq
-            return outcome
+            return _answered(reply, in_scope, gate)
         await anyio.sleep(battle.faults.timeout_s)  # the client's wait before it gave up
         answer = fault_answer(planned.kind, spec, battle.faults.timeout_s)
         outcome = _fault_outcome(answer, InjectedFault(
@@ -486,6 +485,13 @@ def _marked(result: types.CallToolResult, over: bool) -> types.CallToolResult:
     if over:
         result.meta = {**(result.meta or {}), EPISODE_OVER_META: True}
     return result
+
+
+def _answered(reply: ApiReply, in_scope: bool, gate: _BattleGate) -> CallOutcome:
+    """The outcome of a call that reached the world: AppWorld's reply, numbered as the forwarder took it."""
+    outcome = _from_reply(reply)
+    outcome.in_scope, outcome.seq = in_scope, gate.seq
+    return outcome
 
 
 def _fault_outcome(answer: FaultAnswer, fault: InjectedFault, in_scope: bool) -> CallOutcome:
