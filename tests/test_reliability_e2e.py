@@ -305,6 +305,7 @@ def test_a_loss_to_an_unrecovered_fault_is_named_wherever_the_verdict_is_shown(
     assert f"{TASK} (trial 1): Green wins: {why}" in done.stdout
     report = (out / "report.html").read_text()
     assert 'id="headline-faults"' in report and ">0/1<" in report and why in report
+    assert report.count('<td class="injected">injected fault: error</td>') == 1  # not the agent's failed call
     assert json.loads((out / "results.json").read_text())["rows"][0]["failed_calls"] == 0
 
 

@@ -38,6 +38,8 @@ class CallView(BaseModel):
     success: bool | None = Field(default=None, description="Call outcome (None: unknown).")
     duration_ms: float | None = Field(default=None, description="Time in the gateway.")
     error: str | None = Field(default=None, description="Error message, truncated.")
+    fault: str | None = Field(default=None, description=(
+        "The kind of fault the gateway injected on purpose (a reliability run): the test, not the agent's error."))
 
 
 class BattleDetail(BaseModel):
@@ -71,7 +73,8 @@ def read_calls(folder: RunFolder, directory: Path) -> tuple[list[CallView], list
         calls.sort(key=lambda r: (r.timestamp, r.seq or 0))
         durations = [float(r.duration_ms) for r in calls if r.duration_ms is not None]
         views = [CallView(seq=i, tool=r.tool_name, arguments=_args_text(r.arguments), success=r.success,
-                          duration_ms=r.duration_ms, error=r.error[:300] if r.error else None)
+                          duration_ms=r.duration_ms, error=r.error[:300] if r.error else None,
+                          fault=r.fault.kind if r.fault else None)
                  for i, r in enumerate(calls[:MAX_CALLS_SHOWN], start=1)]
         return views, durations, len(calls), CALLS_FILE
     appworld_log = directory / OUTPUTS_DIR / "logs" / "api_calls.jsonl"

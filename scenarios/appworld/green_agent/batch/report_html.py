@@ -15,7 +15,7 @@ from pathlib import Path
 
 from green_agent.batch.charts import bar_chart, histogram, stacked_chart
 from green_agent.models.explanation import kind_words
-from green_agent.batch.report_data import BattleDetail, load_details
+from green_agent.batch.report_data import BattleDetail, CallView, load_details
 from green_agent.batch.report_provenance import provenance_html
 from green_agent.models.cost import usd
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
@@ -56,7 +56,7 @@ details{background:#fff;border:1px solid #dde2ea;border-radius:8px;margin:8px 0;
 summary{cursor:pointer;font-weight:600}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f5f8;padding:6px;border-radius:4px;font-size:12px;
   max-height:260px;overflow:auto}
-.calls td{font-size:12px}.ok{color:#1a7f37}.bad{color:#cf222e}.muted{color:#5b6475}
+.calls td{font-size:12px}.ok{color:#1a7f37}.bad{color:#cf222e}.muted{color:#5b6475}.injected{color:#9a6700}
 .empty{color:#5b6475;font-style:italic}a.trace{font-size:11px;margin-left:4px}
 """
 
@@ -264,13 +264,20 @@ def _scope_html(d: BattleDetail) -> str:
             f"<p class=\"muted\">In scope but not gold: {html_text(', '.join(extra) or 'none')}</p>")
 
 
+def _call_result(c: CallView) -> str:
+    """A call's result cell: ok, failed (the agent's own), or an injected fault (the test, not the agent's)."""
+    if c.fault:
+        return f'<td class="injected">injected fault: {html_text(c.fault)}</td>'
+    css, text = ("ok", "ok") if c.success else ("bad", "failed") if c.success is False else ("muted", "?")
+    return f'<td class="{css}">{text}</td>'
+
+
 def _calls_html(d: BattleDetail) -> str:
     if not d.calls:
         return '<p class="empty">No call records archived.</p>'
     rows = "".join(
         f"<tr><td class=\"num\">{c.seq}</td><td>{html_text(c.tool)}</td><td><code>{html_text(c.arguments)}</code></td>"
-        f"<td class=\"{'ok' if c.success else 'bad' if c.success is False else 'muted'}\">"
-        f"{'ok' if c.success else 'failed' if c.success is False else '?'}</td>"
+        f"{_call_result(c)}"
         f"<td class=\"num\">{html_text(_fmt(c.duration_ms, 1))}</td><td>{html_text(c.error or '')}</td></tr>"
         for c in d.calls)
     more = (f"<p class=\"muted\">showing {len(d.calls)} of {d.calls_total} calls</p>"
