@@ -15,6 +15,8 @@ as a published run has), on the first dev tasks, in tools mode.
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -44,8 +46,12 @@ PUBLISHED = "rate=0.3,seed=1,timeout_s=1"
 """What the dodger knows of the run: the spec as results.json publishes it (without the secret)."""
 SALT = "9c2e5b7d4a1f08e63b5c7d9e2f4a6b8c0d1e3f5a7b9c2d4e6f8a0b1c3d5e7f90"
 TASKS = 4
-HARMLESS = "phone__get_current_date_and_time"
-"""A read with no arguments that changes nothing: where the dodger spends a position it predicts faulted."""
+HARMLESS = ("phone__get_current_date_and_time", "spotify__show_genres", "amazon__show_prime_plans",
+            "spotify__show_premium_plans")
+"""Reads with no arguments that change nothing: where the dodger spends a position it predicts faulted. More than
+one, because a read answered 429 is answered 429 again within its retry-after without taking a position (the
+published rule, tools mode): the dodger then takes another one."""
+RETRY_AFTER_S = 1.1
 
 
 class Dodger:
@@ -55,6 +61,7 @@ class Dodger:
         self.spec, self.task_id, self.specs, self.session = spec, task_id, specs, session
         self.position = 0
         self.dodged = 0
+        self.held: dict[str, float] = {}
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         tool = self.specs[name]
@@ -62,9 +69,19 @@ class Dodger:
             while draw(self.spec, self.task_id, 1, self.position + 1, admitted_kinds(self.spec, tool)) is not None:
                 self.position += 1
                 self.dodged += 1
-                self.session.call_tool(HARMLESS, {})
+                self._harmless_read()
             self.position += 1
         return self.session.call_tool(name, arguments)
+
+    def _harmless_read(self) -> None:
+        """One harmless read, of an API no 429 holds back (so it takes a position of the plan)."""
+        if all(self.held.get(n, 0.0) > time.monotonic() for n in HARMLESS):
+            time.sleep(max(0.0, min(self.held.values()) - time.monotonic()))
+        now = time.monotonic()
+        name = next(n for n in HARMLESS if self.held.get(n, 0.0) <= now)
+        answer = self.session.call_tool(name, {})
+        if "HTTP 429" in json.dumps(answer):
+            self.held[name] = time.monotonic() + RETRY_AFTER_S
 
 
 def dodger_handler(settings: Settings, known: FaultSpec, dodges: dict[str, int]):  # noqa: ANN201 - a BlueHandler
@@ -105,7 +122,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) -> Itera
         blues = {"reference": stack.enter_context(open_blue("reference", settings, world.urls, tmp / "blue-logs")),
                  "dodger": stack.enter_context(blue_server("Dodger", dodger_handler(
                      settings, parse_fault_spec(PUBLISHED), dodges["dodger"]))).url,
-                 "insider": stack.enter_context(blue_server("Insider", dodger_handler(  # the control: it knows the secret
+                 "insider": stack.enter_context(blue_server("Insider", dodger_handler(  # the control: knows the secret
                      settings, spec, dodges["insider"]))).url}
         found: dict[str, list[BattleResult]] = {name: [] for name in blues}
         for task in tasks:
@@ -129,6 +146,6 @@ def test_a_blue_that_predicts_the_plan_from_the_published_seed_scores_like_the_p
     assert _passed(insider) == TASKS  # the dodging works where the plan is known: the secret is all that stops it
     assert _passed(plain) <= TASKS - 2  # the faults bite a Blue that never retries
     assert _passed(dodger) <= _passed(plain) + 1, ([r.outcome for r in plain], [r.outcome for r in dodger])
-    hit = [r for r in dodger if r.trajectory and any(c.api != HARMLESS.replace("__", ".")
-                                                     for c in r.trajectory.faulted_calls)]
+    harmless = {name.replace("__", ".") for name in HARMLESS}
+    hit = [r for r in dodger if r.trajectory and any(c.api not in harmless for c in r.trajectory.faulted_calls)]
     assert len(hit) >= TASKS - 1  # its real calls were faulted where it predicted them clear

@@ -88,7 +88,7 @@ class SpyBattles:
 
     def __call__(self, config: RunConfig) -> FakeBattles:
         self.specs.append(config.faults)
-        return FakeBattles()
+        return FakeBattles(delay_s=0.2)  # slow enough that an interrupt after the first battle stops the run
 
 
 def _files_holding(out: Path, text: str) -> set[str]:
@@ -126,7 +126,8 @@ def test_an_eval_commits_to_its_secret_keeps_it_across_resume_and_publishes_it_o
     assert not (out / SECRET_FILE).exists()
     assert {name for name in _files_holding(out, salt)} <= {"run.json", "results.json"}  # no battle's file
     on_disk = EvalResults.model_validate_json((out / "results.json").read_text())
-    assert parse_fault_spec(f"{on_disk.faults.text()},salt={on_disk.fault_salt}").commitment == on_disk.faults.commitment
+    reproduced = parse_fault_spec(f"{on_disk.faults.text()},salt={on_disk.fault_salt}")
+    assert reproduced.commitment == on_disk.faults.commitment
 
 
 def test_a_resume_without_the_runs_secret_or_with_another_is_refused(

@@ -28,6 +28,9 @@ from green_agent.runtime.slot import WorldSlot
 pytest_plugins = ["faults_support"]
 pytestmark = pytest.mark.e2e
 EXIT_TIMEOUT_S = 60
+READY_S = 300
+"""A safety net, not a bound: how long a started process may take to be ready (a Blue's imports took over 90 s on
+2 cores at load 14, beside the suite, two CPU burners and a code-mode eval)."""
 
 
 def _cli(args: list[str], settings: Settings, out: Path) -> subprocess.Popen:
@@ -96,7 +99,8 @@ def test_signal_to_battle_stops_its_blue_and_closes_the_world(sig: signal.Signal
                     "--out", str(tmp_path / "run"), "--deadline", "60"], shared_env, tmp_path)
     tree = Tree(process.pid)
     try:
-        tree.wait_for(lambda t: any(_is_blue(c) for c in t.pids.values()) and t.ports, 90, "the Blue child to listen")
+        tree.wait_for(lambda t: any(_is_blue(c) for c in t.pids.values()) and t.ports, READY_S,
+                      "the Blue child to listen")
         process.send_signal(sig)
         _assert_all_gone(process, tree, tmp_path, 130)
     finally:
@@ -115,7 +119,7 @@ def test_sigint_to_eval_while_its_slot_starts_stops_every_server(shared_env: Set
                    shared_env, tmp_path)
     tree = Tree(process.pid)
     try:
-        tree.wait_for(lambda t: len(t.pids) >= 3, 90, "the slot's servers to start")
+        tree.wait_for(lambda t: len(t.pids) >= 3, READY_S, "the slot's servers to start")
         time.sleep(1.0)  # let them get as far as importing AppWorld
         process.send_signal(signal.SIGINT)
         _assert_all_gone(process, tree, tmp_path, 130)

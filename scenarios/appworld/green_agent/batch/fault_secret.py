@@ -36,8 +36,8 @@ def salted_manifest(out: Path, manifest: RunManifest, new_run: bool, asked: Faul
         return manifest
     salt = manifest.fault_salt or _read(out)
     if salt is None:
-        raise BadInputError(f"--resume refused: {out} has no {SECRET_FILE}, the secret its fault plan draws on, so the "
-                            "plan could not be kept; start a new run (a new --out)")
+        raise BadInputError(f"--resume refused: {out} has no {SECRET_FILE}, the secret its fault plan draws on, "
+                            "so the plan could not be kept; start a new run (a new --out)")
     if asked is not None and asked.salt is not None and asked.salt != salt:
         raise BadInputError("--resume refused: the salt given does not match the run's own secret")
     salted = faults.with_salt(salt)

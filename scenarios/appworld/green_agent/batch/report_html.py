@@ -108,7 +108,8 @@ def _faults_card(results: EvalResults) -> str:
         parts.append(f"silent {totals.silent.recovered}/{totals.silent.injected}")
     if totals and totals.retry_after_ignored:
         parts.append(f"{totals.retry_after_ignored} call(s) within a 429's retry-after")
-    detail = f'<div class="ci" id="faults-by-kind">recovered/injected: {html_text(", ".join(parts) or "none")}</div>'
+    shown = html_text(", ".join(parts) or "none")
+    detail = f'<div class="ci" id="faults-by-kind">recovered/injected: {shown}</div>'
     return _card("faults", "injected faults recovered / injected (the test, not the agent's failed calls)",
                  f"{recovered}/{injected}", detail)
 

@@ -98,7 +98,8 @@ def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> Ev
         if manifest.provenance else None
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
                        aggregates=aggregate(rows, len(keys), trials, manifest.task_ids, options),
-                       faults=manifest.config.faults, fault_salt=manifest.fault_salt, standard=not custom, custom=custom, provenance=provenance,
+                       faults=manifest.config.faults, fault_salt=manifest.fault_salt, standard=not custom,
+                       custom=custom, provenance=provenance,
                        generated_at=datetime.now(timezone.utc))
 
 
