@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from green_agent.batch.world_digest import task_digests
+from green_agent.models.eval_run import RunManifest
 from green_agent.models.rejudge import RejudgedBattle, RejudgeReport
 from green_agent.rejudge.discover import SavedBattle, SavedRun, discover
 from green_agent.rejudge.faults import run_faults
@@ -51,13 +52,13 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None, timeo
     run = discover(path)
     world = WorldData(settings.appworld_root).require()
     battles = _selected(run, battle)
-    _check_world(run, settings, [b.task_id for b in battles if b.task_id])
+    manifest = RunFolder(run.root).manifest() if run.kind == "eval" else None  # read once: the world, faults, notes
+    _check_world(manifest, settings, [b.task_id for b in battles if b.task_id])
     if run_timeout_s is None:
         run_timeout_s = default_run_timeout(sum(_without_evaluator(b) is None for b in battles), timeout_s)
     judged: list[RejudgedBattle] = []
     with tempfile.TemporaryDirectory(prefix="rejudge-") as tmp:
-        faults = run_faults(RunFolder(run.root).manifest() if run.kind == "eval" else None, run.results,
-                            run.battles[0].result if run.kind == "battle" else None)
+        faults = run_faults(manifest, run.results, run.battles[0].result if run.kind == "battle" else None)
         with BattleJudge(settings, work_root(Path(tmp), world.root), world, timeout_s, run_timeout_s,
                          run_started=started, faults=faults) as judge:
             for index, saved in enumerate(battles):
@@ -68,13 +69,12 @@ def rejudge_run(path: Path, settings: Settings, battle: str | None = None, timeo
                          could_not_rejudge=sum(b.status == "could_not_rejudge" for b in rejudged),
                          not_rejudgeable=len(judged) - len(rejudged), startup_s=round(judge.startup_s, 2),
                          elapsed_s=round(time.monotonic() - started, 2), run_timeout_s=run_timeout_s,
-                         notes=_notes(run))
+                         notes=_notes(run, manifest))
 
 
-def _notes(run: SavedRun) -> list[str]:
+def _notes(run: SavedRun, manifest: RunManifest | None) -> list[str]:
     """Run-level remarks: an outcome rule other than this Green's, an eval run without a readable results.json."""
     notes = []
-    manifest = RunFolder(run.root).manifest() if run.kind == "eval" else None
     recorded = manifest.provenance.grader.outcome_rule if manifest and manifest.provenance else None
     if recorded is not None and recorded != OUTCOME_RULE_VERSION:
         notes.append(f"the run was graded under outcome rule v{recorded}; this Green applies v{OUTCOME_RULE_VERSION}, "
@@ -94,8 +94,7 @@ def _selected(run: SavedRun, battle: str | None) -> list[SavedBattle]:
     return chosen
 
 
-def _check_world(run: SavedRun, settings: Settings, tasks: list[str]) -> None:
-    manifest = RunFolder(run.root).manifest() if run.kind == "eval" else None
+def _check_world(manifest: RunManifest | None, settings: Settings, tasks: list[str]) -> None:
     recorded = manifest.task_digests if manifest else {}
     shared = sorted({t for t in tasks if t in recorded})
     here = task_digests(settings.appworld_root, shared)

@@ -80,7 +80,7 @@ def call_marks(records: Sequence[TraceRecord], numbers: dict[int, int]) -> dict[
         if record.kind != "tool_call" or record.call_key is None:
             continue
         key, kept = (record.battle_id, record.call_key), []
-        for faulted in open_faults.pop((record.battle_id, record.call_key), []):
+        for faulted in open_faults.pop(key, []):
             if faulted.fault == "lost_response":
                 marks[id(faulted)] = f"repeated at call #{numbers.get(id(record), 0)}"
                 marks[id(record)] = f"repeats call #{numbers.get(id(faulted), 0)} (its answer was lost)"
