@@ -63,6 +63,18 @@ class Paraphrase(BaseModel):
     gate: GateRecord | None = Field(default=None, description="The gate's verdict when written (None: not yet).")
 
 
+class ParaphraseSpec(BaseModel):
+    """A run's paraphrase setting (`--paraphrase STRENGTH`, the A2A config's `"paraphrase"`): which strength,
+    from which set, under which seed. Rides `BattleChoices.paraphrase`; None there: the original wording."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strength: Strength = Field(description="The strength every battle of the run is asked at.")
+    seed: int = Field(default=0, description="Input of the variant choice (`choose_index`), with task and trial.")
+    set_path: str | None = Field(default=None, description=(
+        "The set file (None: the world's authored set, `AUTHORED_SET` under its data folder)."))
+
+
 class ParaphraseChoice(BaseModel):
     """Which wording a battle ran: recorded in result.json, results.json rows and the trace."""
 
