@@ -22,6 +22,7 @@ from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.steps.report import Reporter
 from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S
 from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import ParaphraseSpec
 from kernel.settings import Interaction, ScopePolicy, Settings
 from kernel.task_ids import TaskRef
 from kernel.world_data import WorldData
@@ -46,6 +47,9 @@ class BattleChoices(BaseModel):
         "Only the A2A assessment driver sets this, for the bridge it started itself."))
     faults: FaultSpec | None = Field(default=None, description=(
         "A reliability run's fault spec, carried to the gateway, which alone plans and applies it (None: no faults)."))
+    paraphrase: ParaphraseSpec | None = Field(default=None, description=(
+        "A reliability run's paraphrase setting: the agent is asked in another wording of the same task, at this "
+        "strength (None: the original wording; docs/reliability.md)."))
 
 
 def resolve_choices(choices: BattleChoices, settings: Settings) -> BattleChoices:

@@ -24,6 +24,7 @@ from green_agent.models.provenance import Provenance
 from green_agent.models.result import BattleOutcome, BattleStatus
 from green_agent.models.trajectory import FaultedCall
 from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import ParaphraseChoice
 from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
@@ -185,6 +186,8 @@ class EvalRow(BaseModel):
     purple_output_tokens: int | None = Field(default=None, description="Output tokens the purple reported.")
     purple_usage_note: str | None = Field(default=None, description="Why the purple's cost is unknown, or how priced.")
     faults: RowFaults | None = Field(default=None, description="A reliability run: the battle's injected faults.")
+    paraphrase: ParaphraseChoice | None = Field(default=None, description=(
+        "A reliability run's paraphrase arm: the wording the battle's agent was asked in."))
     error_type: str | None = Field(default=None, description="Infrastructure error class, if any.")
     error_step: str | None = Field(default=None, description="Plan step that failed, if any.")
     result_path: str = Field(description="result.json, relative to the run directory.")

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from green_agent.models.bridge import BridgeReport
 from green_agent.models.scope import ScopeUsage
 from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import ParaphraseChoice
 from kernel.settings import Interaction, ScopePolicy
 from green_agent.models.trajectory import TrajectoryMetrics
 
@@ -171,6 +172,8 @@ class BattleResult(BaseModel):
     faults: FaultSpec | None = Field(default=None, description=(
         "A reliability run's fault spec the gateway applied to this battle (None: no faults; docs/reliability.md): "
         "its public parameters and the commitment to the run's secret, never the secret."))
+    paraphrase: ParaphraseChoice | None = Field(default=None, description=(
+        "The wording the agent was asked in, when not the original (a reliability run's paraphrase arm)."))
     fault_salt: str | None = Field(default=None, description=(
         "The run's secret the plan drew on, published here when the battle was the whole run (`battle`, a v1 "
         "session) and it is over; an eval's battles leave it to results.json, written once the run is over."))
