@@ -66,6 +66,17 @@ class TaskSpec(BaseModel):
     num_tests: int | None = None
 
 
+class TaskGroundTruth(BaseModel):
+    """What a task's ground truth says it depends on (whatever of it the world ships; the real dataset's
+    held-out splits have little)."""
+
+    answer: Any = Field(default=None, description="`answer.json` (None: an action task, or not shipped).")
+    private_data: dict[str, Any] = Field(default_factory=dict, description="`private_data.json` ({} when absent).")
+    public_data: dict[str, Any] = Field(default_factory=dict, description="`public_data.json` ({} when absent).")
+    required_apps: list[str] = Field(default_factory=list, description="`required_apps.json` ([] when absent).")
+    solution: str = Field(default="", description="The reference solution's source ('' when not shipped).")
+
+
 class WorldData:
     """The task and API-doc files of one AppWorld root."""
 
@@ -119,6 +130,19 @@ class WorldData:
         if solution.is_file():
             return sorted(set(_GOLD_API_PATTERN.findall(solution.read_text())))
         return []
+
+    def ground_truth(self, task_id: str) -> TaskGroundTruth:
+        """The task's ground-truth values (answer, private and public data, required apps, solution source)."""
+        gt = self.task_dir(task_id) / "ground_truth"
+        solution = gt / "solution.py"
+        private, public = _read_json(gt / "private_data.json", {}), _read_json(gt / "public_data.json", {})
+        return TaskGroundTruth(
+            answer=_read_json(gt / "answer.json", None),
+            private_data=private if isinstance(private, dict) else {"value": private},
+            public_data=public if isinstance(public, dict) else {"value": public},
+            required_apps=[str(app) for app in _read_json(gt / "required_apps.json", [])],
+            solution=solution.read_text() if solution.is_file() else "",
+        )
 
     def solution_source(self, task_id: str) -> str:
         """The reference solution (defines `solution(apis, requester)`), canary line removed."""
