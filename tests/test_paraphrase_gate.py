@@ -1,14 +1,21 @@
 """The validity gate (green_agent/paraphrase/gate.py) on the built world's tasks: planted bad lines are rejected
-naming the fact; good rewordings pass; `usable_variants` drops what fails (now or when it was written)."""
+naming the fact; good rewordings pass; `usable_variants` drops what fails (now or when it was written). The
+shipped authored set (the world's `paraphrases/authored.jsonl`, and as the pack writes it now) covers every task
+at every strength and passes; a malformed set file is refused naming the line (kernel/paraphrase_set.py)."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from green_agent.paraphrase.gate import check_paraphrase, task_facts, usable_variants
-from kernel.paraphrase_set import GateRecord, Paraphrase, ParaphraseSet
+from green_agent.runtime.world_build import WORLD_DIR
+from kernel.errors import BadInputError
+from kernel.paraphrase_set import AUTHORED, AUTHORED_SET, STRENGTHS, GateRecord, Paraphrase, ParaphraseSet, load_set
+from kernel.settings import Settings
 from kernel.world_data import WorldData
 
 
@@ -83,3 +90,46 @@ def test_usable_variants_drops_lines_that_fail_now_or_failed_when_written(world:
     usable = usable_variants(ParaphraseSet(lines, "digest"), world, "f0b2d02_1", "strong")
     assert [line.variant for line in usable] == [1, 3]
     assert usable_variants(ParaphraseSet(lines, "digest"), world, "f0b2d02_1", "mild") == []
+
+
+def pack_authored_set(settings: Settings) -> bytes:
+    """The authored set as the builder writes it from the pack now (builder/paraphrases.py, in .venv-appworld)."""
+    code = "import sys; from pack import load_scenarios; from builder.paraphrases import authored_lines; " \
+           "sys.stdout.write(authored_lines(load_scenarios()))"
+    done = subprocess.run([str(settings.appworld_python), "-c", code], cwd=WORLD_DIR, capture_output=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_shipped_set_covers_every_task_and_strength_and_passes_the_gate(settings: Settings,
+                                                                             world: WorldData) -> None:
+    shipped = load_set(world.data / AUTHORED_SET)
+    assert (world.data / AUTHORED_SET).read_bytes() == pack_authored_set(settings), "world built from another pack"
+    for task_id in world.split("all"):
+        for strength in STRENGTHS:
+            lines = shipped.variants(task_id, strength)
+            assert lines and all(line.source == AUTHORED for line in lines), (task_id, strength)
+            assert usable_variants(shipped, world, task_id, strength) == lines, (task_id, strength)
+    assert shipped.tasks() == set(world.split("all"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (b'{"task_id": "t_1", "strength": "mild", "variant": 1, "text": "x", "source": "authored"}\nnot json\n',
+     "line 2: not a JSON object"),
+    (b'\n{"task_id": "t_1", "strength": "loud", "variant": 1, "text": "x", "source": "authored"}\n',
+     "line 2: strength:"),
+    (b'{"task_id": "t_1", "strength": "mild", "variant": 0, "text": "x", "source": "authored"}\n', "line 1: variant:"),
+    (b'{"task_id": "t_1", "strength": "mild", "variant": 1, "text": "", "source": "authored"}\n', "line 1: text:"),
+    (b'{"task_id": "t_1", "strength": "mild", "variant": 1, "text": "x", "source": "a", "extra": 1}\n',
+     "line 1: extra:"),
+    (b'{"task_id": "t_1", "strength": "mild", "variant": 1, "text": "x", "source": "a"}\n' * 2,
+     "t_1 mild variant 1 appears twice"),
+])
+def test_a_malformed_set_file_is_refused_naming_the_line(tmp_path: Path, text: bytes, message: str) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_bytes(text)
+    with pytest.raises(BadInputError, match=re.escape(message)):
+        load_set(path)
+    with pytest.raises(BadInputError, match="cannot read it"):
+        load_set(tmp_path / "missing.jsonl")

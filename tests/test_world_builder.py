@@ -37,10 +37,14 @@ def solution(apis, requester):
     apis.supervisor.complete_task(answer=3)
 """
 
+PARAPHRASES = {{"mild": ("How many things exist?",), "medium": ("The things: how many are there?",),
+               "strong": ("It's me, counting stuff: what is the number of things?",),
+               "naturalistic": ("how many thigns r there",)}}
+
 def task(number, **override):
     base = TaskDef(variant=number, instruction="How many things are there?", difficulty=1, answer=3,
                    solution=SOLUTION, evaluation=EVALUATION, test_labels=("no_op_fail", "no_op_pass"),
-                   required_apps=())
+                   required_apps=(), paraphrases=PARAPHRASES)
     return replace(base, **override)
 
 SCENARIO = ScenarioDef(scenario_id={scenario_id!r}, title="Draft", split="dev", apps=("simple_note",),
@@ -61,6 +65,12 @@ BAD_CASES = [
                  "requirement text repeated", id="duplicate-requirement"),
     pytest.param("private_data={}, evaluation=EVALUATION.replace('models.changed_model_names()', 'private_data.x')",
                  "f0dead1_2", "field private_data", id="evaluation-reads-missing-private-data"),
+    pytest.param("paraphrases={k: v for k, v in PARAPHRASES.items() if k != 'strong'}", "f0dead1_2",
+                 "field paraphrases: needs at least one 'strong' wording", id="paraphrases-miss-a-strength"),
+    pytest.param("paraphrases={**PARAPHRASES, 'loud': ('HOW MANY THINGS?',)}", "f0dead1_2",
+                 "field paraphrases: unknown strength 'loud'", id="paraphrases-unknown-strength"),
+    pytest.param("paraphrases={**PARAPHRASES, 'mild': ('how many things are  there?',)}", "f0dead1_2",
+                 "mild variant 1 is the instruction itself", id="paraphrase-is-the-instruction"),
 ]
 
 
@@ -83,11 +93,17 @@ from pack.snippets import action_checks, check, login_preamble, paginate, questi
 from pack.types import ScenarioDef, TaskDef
 
 LOGIN = login_preamble("simple_note") + paginate("notes", "simple_note.search_notes", 'tags=["draft"]')
+PARAPHRASES = {"mild": ("What number of draft notes do I have?",), "medium": ("My draft notes: how many?",),
+               "strong": ("It's me, tidying up: what count of drafts sits in my notes?",),
+               "naturalistic": ("how many draft notes do i hav",)}
 COUNT = dict(instruction="How many draft notes do I have?", difficulty=1, answer=3, required_apps=("simple_note",),
+             paraphrases=PARAPHRASES,
              solution=solution(LOGIN, "    apis.supervisor.complete_task(answer=len(notes))"),
              **question_checks("the number of draft notes"))
 PIN = TaskDef(
     variant=2, instruction="Pin my draft notes.", difficulty=2, required_apps=("simple_note",),
+    paraphrases={"mild": ("Pin each of my draft notes.",), "medium": ("My draft notes: pin them all.",),
+                 "strong": ("It's me; keep every draft at the top, pinned.",), "naturalistic": ("pin my drafts pls",)},
     solution=solution(LOGIN, """
     for note in notes:
         apis.simple_note.update_note(note_id=note["note_id"], pinned=True, access_token=token)
