@@ -1,5 +1,5 @@
-"""r_fault on hand-made runs: the paired ratio and its interval (`green_agent.stats.ratio`), the reliability block
-`compare` adds when run B is run A's battles under faults (`green_agent.batch.reliability`), and its CLI output.
+"""r_fault on hand-made runs: the paired ratio and its interval (`green_agent.reliability.ratio`), the reliability block
+`compare` adds when run B is run A's battles under faults (`green_agent.reliability.r_fault`), and its CLI output.
 
 Runs are `EvalResults` built from rows as test_compare.py builds them; the real runs are in
 test_reliability_e2e.py.
@@ -19,7 +19,7 @@ from green_agent.batch.compare import compare_runs
 from green_agent.cli import main
 from green_agent.models.eval_run import EvalResults, FaultAggregates, KindFaults
 from green_agent.stats.intervals import IntervalOptions
-from green_agent.stats.ratio import paired_ratio
+from green_agent.reliability.ratio import paired_ratio
 from kernel.fault_spec import parse_fault_spec
 from test_compare import TASKS, run, write
 

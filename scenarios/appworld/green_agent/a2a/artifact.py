@@ -16,7 +16,7 @@ not count (infrastructure errors on our side, retried), so a retry is visible on
   show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
   `no_interval` says why in words; `{}` for an empty shard.
 - `faults` (a reliability run, `config.faults`): the spec and the faults injected and recovered by kind over the
-  judged battles (`green_agent.batch.faults`), and each row's `faults_injected` / `faults_recovered`; null without
+  judged battles (`green_agent.reliability.faults`), and each row's `faults_injected` / `faults_recovered`; null without
   faults. A run with faults is custom (`custom` names the spec).
 - `cost` and `task_results[].cost_usd`: the purple's reported usage plus the Green's predictor cost
   (`green_agent.models.cost`); unknown is null, never 0; never part of a verdict.

@@ -100,7 +100,7 @@ def _card(key: str, label: str, value: str, interval: str = "") -> str:
 
 def _faults_card(results: EvalResults) -> str:
     """A reliability run's faults: injected and recovered, by kind, loud and silent, apart from the agent's own
-    failed calls (`green_agent.batch.faults`)."""
+    failed calls (`green_agent.reliability.faults`)."""
     totals = results.aggregates.faults
     injected, recovered = (totals.injected, totals.recovered) if totals else (0, 0)
     parts = [f"{kind} {k.recovered}/{k.injected}" for kind, k in (totals.by_kind.items() if totals else [])]

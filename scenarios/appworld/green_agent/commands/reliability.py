@@ -1,6 +1,6 @@
 """`appworld-green reliability`: r_fault of an agent, its TGC with faults over its TGC without, on the same battles.
 
-Runs `eval` twice (`green_agent.batch.reliability_run`): `--out DIR/baseline` without faults and `DIR/faults`
+Runs `eval` twice (`green_agent.reliability.run`): `--out DIR/baseline` without faults and `DIR/faults`
 with `--faults SPEC`, then writes `DIR/reliability.json` and `DIR/report.html` and prints the reliability block
 (or only the JSON with --json). Exit codes as `eval`'s: 0 when every battle of both runs was judged, 2 bad input
 (a bad spec is refused before anything starts), 3 infrastructure errors left after retries, 130 interrupted.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalRequest
 from green_agent.batch.live import parse_slot_ports
-from green_agent.batch.reliability_report import reliability_lines
-from green_agent.batch.reliability_run import RELIABILITY_FILE, REPORT_FILE, ReliabilityRequest, run_reliability
+from green_agent.reliability.report import reliability_lines
+from green_agent.reliability.run import RELIABILITY_FILE, REPORT_FILE, ReliabilityRequest, run_reliability
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.commands.eval import add_confidence_argument, interval_options
 from green_agent.commands.fault_options import add_faults_argument, faults_of

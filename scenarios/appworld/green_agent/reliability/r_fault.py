@@ -3,9 +3,9 @@
 Contract: `reliability_of(baseline, faulted, pairs, ...)` takes the two `EvalResults` and the per-task pairing
 `compare` made of them (`green_agent.batch.compare.pair_tasks`: each task's passed trials over its trials, an
 unjudged trial not passed, as the headline TGC counts it). It returns None unless the baseline ran without faults
-and the faulted run with them. The ratios are `green_agent.stats.ratio.paired_ratio` over scenarios: TGC from the
+and the faulted run with them. The ratios are `green_agent.reliability.ratio.paired_ratio` over scenarios: TGC from the
 tasks' pass rates summed per scenario, SGC from the scenario-trials passed (`green_agent.batch.scenarios`).
-Recovery comes from the faulted run's `aggregates.faults` (faults the agent received; `green_agent.batch.faults`).
+Recovery comes from the faulted run's `aggregates.faults` (faults the agent received; `green_agent.reliability.faults`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from green_agent.models.eval_run import EvalResults, KindFaults
 from green_agent.models.reliability import KindRecovery, Reliability
 from green_agent.stats.compare import scenario_sums
 from green_agent.stats.intervals import IntervalOptions
-from green_agent.stats.ratio import paired_ratio
+from green_agent.reliability.ratio import paired_ratio
 
 
 def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[TaskComparison], path_a: str,
