@@ -7,7 +7,7 @@ write API are faulted) at rate 0.3, with `timeout_s=1` so the test stays fast (t
 - the same seed twice faults the same calls the same way, another seed other calls;
 - each faulted call's record holds what the agent received, and the trace says the same;
 - code mode: the REPL raises AppWorld's requester's exception; the retrying code passes;
-- the A2A door: the reference-retry purple through the in-band bridge passes, and the artifact carries the faults.
+- the A2A door: a sweep is a profile; the reference-retry purple passes through the bridge, the artifact carries it.
 Bad specs are refused before anything starts (tests/test_fault_plan.py, also on the A2A door below).
 """
 
@@ -173,26 +173,35 @@ def test_code_mode_raises_appworlds_requester_exception_and_the_retrying_code_pa
                for r in read_call_log(Path(won.archive.call_log)) if r.fault)
 
 
-def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env, tmp_path: Path) -> None:  # noqa: F811
+def test_the_a2a_door_runs_the_profile_and_the_retrying_purple_passes(green, env, tmp_path: Path) -> None:  # noqa: F811
+    """`config.faults` with a sweep: the `reliability` command's sequence through the bridge (a baseline, one arm per
+    rate, one secret); the artifact's headline is the baseline's and `profile` holds every arm."""
     rejected = assess(green.url, {"participants": {"agent": "http://127.0.0.1:9"},
                                   "config": {"task_ids": [TASK], "faults": {"rate": 0.3, "seed": "1"}}})
     assert rejected.state == "rejected" and "config.faults: seed must be an integer" in rejected.statuses[-1]
     purple, url, _ = start(["purple", "--kind", "reference-retry"], env, tmp_path / "purple.log")
     try:
-        outcome = assess(green.url, {"participants": {"agent": url}, "config": {
-            "task_ids": [TASK], "predictor": "all", "faults": {"rate": 0.3, "seed": 1, "timeout_s": 1, "salt": SALT}}})
+        outcome = assess(green.url, {"participants": {"agent": url}, "config": {"task_ids": [TASK], "predictor": "all",
+                         "faults": {"rate": [0.3, 0.6], "seed": 1, "timeout_s": 1, "salt": SALT}}})
     finally:
         purple.stop()
     assert outcome.state == "completed", outcome.statuses
     data = outcome.data
-    assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["standard"] is False
-    assert data["faults"]["spec"]["seed"] == 1 and data["faults"]["injected"] >= 3
-    assert data["faults"]["recovered"] == data["faults"]["injected"]
-    assert data["faults"]["salt"] == SALT and data["faults"]["spec"]["commitment"] == hashlib.sha256(
-        SALT.encode()).hexdigest() and "salt" not in data["faults"]["spec"]  # published once the run is over
-    assert data["rows"][0]["faults_injected"] == data["faults"]["injected"]
-    assert any(c.startswith("faults rate=0.3,seed=1") for c in data["custom"])
-    assert "A reliability run under rate=0.3,seed=1" in outcome.texts[0]
+    assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["faults"] is None  # the baseline's headline
+    assert data["run_dir"].endswith("/baseline") and data["rows"][0]["faults_injected"] is None
+    profile = data["profile"]
+    assert [(a["name"], a["rate"]) for a in profile["arms"]] == [("faults-rate0.3", 0.3), ("faults-rate0.6", 0.6)]
+    assert [p["rate"] for p in profile["curve"]] == [0.3, 0.6] and profile["tgc_baseline"] == 100.0
+    first = profile["arms"][0]
+    assert first["tgc"] == 100.0 and first["ratio"] == 1.0 and first["faults"]["seed"] == 1
+    assert first["recovery"]["faults_injected"] >= 3
+    assert first["recovery"]["faults_recovered"] == first["recovery"]["faults_injected"]
+    assert profile["fault_salt"] == SALT and profile["fault_commitment"] == hashlib.sha256(SALT.encode()).hexdigest()
+    assert all("salt" not in a["faults"] for a in profile["arms"])  # published once, beside the commitment
+    run = Path(data["run_dir"]).parent
+    assert (run / "reliability.json").is_file() and (run / "reliability.html").is_file()
+    assert json.loads((run / "faults-rate0.6" / "results.json").read_text())["fault_salt"] == SALT
+    assert "Reliability profile against this baseline" in outcome.texts[0]
 
 
 def test_a_faulted_battle_rejudges_equal_its_faults_never_replayed(tools_runs: dict[str, BattleResult],

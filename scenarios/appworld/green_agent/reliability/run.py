@@ -11,11 +11,15 @@ every arm is over. An interrupted run stops where it is and publishes nothing; `
 Then `<out>/reliability.json` (`ReliabilityProfile`, `green_agent.reliability.profile`) and
 `<out>/reliability.html` (`green_agent.reliability.page`) are written, and every run's report.html links the
 page. Infrastructure errors are retried by each run as usual; a fault or a wording is never one.
+The A2A door runs the same sequence (`green_agent.a2a.assessment`): `battles` wraps each run in what its battles
+play through (the in-band bridge, one per run, logging into that run's folder), `on_result` hears every battle.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -23,6 +27,8 @@ from pydantic import BaseModel, Field
 from green_agent.batch.evaluate import EvalOutcome, EvalRequest, run_eval
 from green_agent.batch.fault_secret import kept_secret, publish_all
 from green_agent.batch.progress import Stage
+from green_agent.batch.runner import BattleFn
+from green_agent.models.result import BattleResult
 from green_agent.batch.rows import write_outputs
 from green_agent.models.reliability_profile import ReliabilityProfile
 from green_agent.output_paths import check_output_dir
@@ -63,7 +69,12 @@ class ReliabilityOutcome(BaseModel):
         return sum(r.results.aggregates.infra_errors for r in runs)
 
 
-def run_reliability(request: ReliabilityRequest, settings: Settings) -> ReliabilityOutcome:
+RunBattles = Callable[[EvalRequest], AbstractContextManager[BattleFn | None]]
+"""A run's request -> a context in which its battles are built (None: `run_eval`'s own, on the slots)."""
+
+
+def run_reliability(request: ReliabilityRequest, settings: Settings, *, battles: RunBattles | None = None,
+                    on_result: Callable[[BattleResult], None] | None = None) -> ReliabilityOutcome:
     """The baseline, every arm, then the profile's files (module docstring). BadInputError / InfrastructureError."""
     choices = request.eval.choices
     if choices.faults is not None or choices.paraphrase is not None:
@@ -74,18 +85,24 @@ def run_reliability(request: ReliabilityRequest, settings: Settings) -> Reliabil
     arms = [a.model_copy(update={"faults": a.faults.with_salt(salt)}) if a.faults and salt else a
             for a in request.arms]
     started = time.monotonic()
-    baseline = run_eval(request.eval.model_copy(update={"out": out / BASELINE_DIR}), settings,
-                        stage=Stage(BASELINE_DIR, later_runs=len(arms)))
+    around = battles or (lambda _: nullcontext(None))
+
+    def run_one(one: EvalRequest, stage: Stage) -> EvalOutcome:
+        with around(one) as battle:
+            return run_eval(one, settings, battle=battle, on_result=on_result, stage=stage)
+
+    baseline = run_one(request.eval.model_copy(update={"out": out / BASELINE_DIR}),
+                       Stage(BASELINE_DIR, later_runs=len(arms)))
     outcome = ReliabilityOutcome(baseline=baseline, interrupted=baseline.interrupted)
     done = baseline.ran
     for index, arm in enumerate(arms):
         if outcome.interrupted:
             return outcome
         arm_choices = choices.model_copy(update={"faults": arm.faults, "paraphrase": arm.paraphrase})
-        ran = run_eval(request.eval.model_copy(update={"out": out / arm.name, "choices": arm_choices,
-                                                       "publish_salt": False}), settings,
-                       stage=Stage(arm.name, earlier_battles=done, earlier_s=time.monotonic() - started,
-                                   later_runs=len(arms) - index - 1))
+        ran = run_one(request.eval.model_copy(update={"out": out / arm.name, "choices": arm_choices,
+                                                      "publish_salt": False}),
+                      Stage(arm.name, earlier_battles=done, earlier_s=time.monotonic() - started,
+                            later_runs=len(arms) - index - 1))
         outcome.arms[arm.name], done = ran, done + ran.ran
         outcome.interrupted = ran.interrupted
     if outcome.interrupted:
