@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from green_agent.batch.compare import pair_tasks
+from green_agent.batch.scenarios import scenario_of
 from green_agent.models.explanation import fault_cause
 from green_agent.models.reliability_profile import (Arm, AxisLine, Consistency, CurvePoint, LostTask,
                                                     ReliabilityProfile, Safety)
@@ -50,7 +51,7 @@ def build_profile(baseline: NamedRun, arms: Sequence[tuple[ArmSpec, NamedRun]],
     commitment = next((s.faults.commitment for s, _ in arms if s.faults is not None), None)
     profile = ReliabilityProfile(
         blue=base.manifest.config.blue, tasks=len(base.manifest.task_ids),
-        scenarios=len({t.split("_")[0] for t in base.manifest.task_ids}), trials=trials, baseline=baseline.name,
+        scenarios=len({scenario_of(t) for t in base.manifest.task_ids}), trials=trials, baseline=baseline.name,
         tgc_baseline=base.aggregates.tgc, arms=arm_models, curve=curve, consistency=steady, safety=safe, lost=lost,
         fault_salt=salt, fault_commitment=commitment, message="")
     return profile.model_copy(update={"axes": axis_lines(profile), "message": profile_message(profile)})

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from green_agent.batch.evaluate import EvalOutcome, EvalRequest, run_eval
 from green_agent.batch.fault_secret import kept_secret, publish_all
 from green_agent.batch.progress import Stage
-from green_agent.batch.runner import BattleFn
+from green_agent.batch.runner import BattleFn, SlotFactory
 from green_agent.models.result import BattleResult
 from green_agent.batch.rows import write_outputs
 from green_agent.models.reliability_profile import ReliabilityProfile
@@ -74,8 +74,10 @@ RunBattles = Callable[[EvalRequest], AbstractContextManager[BattleFn | None]]
 
 
 def run_reliability(request: ReliabilityRequest, settings: Settings, *, battles: RunBattles | None = None,
-                    on_result: Callable[[BattleResult], None] | None = None) -> ReliabilityOutcome:
-    """The baseline, every arm, then the profile's files (module docstring). BadInputError / InfrastructureError."""
+                    on_result: Callable[[BattleResult], None] | None = None,
+                    factory: SlotFactory | None = None) -> ReliabilityOutcome:
+    """The baseline, every arm, then the profile's files (module docstring). BadInputError / InfrastructureError.
+    `factory` replaces the real slots of every run (tests only, as `run_eval`'s)."""
     choices = request.eval.choices
     if choices.faults is not None or choices.paraphrase is not None:
         raise BadInputError("the baseline of a reliability run is unperturbed: give faults and paraphrases as arms")
@@ -89,7 +91,7 @@ def run_reliability(request: ReliabilityRequest, settings: Settings, *, battles:
 
     def run_one(one: EvalRequest, stage: Stage) -> EvalOutcome:
         with around(one) as battle:
-            return run_eval(one, settings, battle=battle, on_result=on_result, stage=stage)
+            return run_eval(one, settings, factory=factory, battle=battle, on_result=on_result, stage=stage)
 
     baseline = run_one(request.eval.model_copy(update={"out": out / BASELINE_DIR}),
                        Stage(BASELINE_DIR, later_runs=len(arms)))
