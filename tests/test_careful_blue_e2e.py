@@ -243,8 +243,11 @@ def test_the_careful_purple_passes_on_the_a2a_door_under_every_kind_of_fault(
     assert outcome.state == "completed", outcome.statuses
     data = outcome.data
     assert data["tgc"] == 100.0 and data["infra_errors"] == 0, [(r["task_id"], r["outcome"]) for r in data["rows"]]
-    lost = data["faults"]["by_kind"]["lost_response"]
-    assert data["faults"]["injected"] >= 6 and lost["injected"] >= 1 and lost["recovered"] == lost["injected"]
+    arm = data["profile"]["arms"][0]  # the faults are an arm of the profile against the (unfaulted) baseline
+    assert arm["tgc"] == 100.0 and arm["infra_errors"] == 0, data["profile"]["lost"]
+    recovery = arm["recovery"]
+    lost = recovery["recovery_by_kind"]["lost_response"]
+    assert recovery["faults_injected"] >= 6 and lost["injected"] >= 1 and lost["recovered"] == lost["injected"]
     # every fault but one the gateway counts as recovered: a 503 on a reply whose redo's answer was lost is not
     # (the redo reached the world, and the careful Blue rightly did not make it a third time)
-    assert data["faults"]["recovered"] >= data["faults"]["injected"] - 1
+    assert recovery["faults_recovered"] >= recovery["faults_injected"] - 1

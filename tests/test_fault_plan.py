@@ -76,7 +76,28 @@ def test_the_assessment_config_refuses_a_bad_faults_object_in_its_own_words() ->
     with pytest.raises(RequestError, match=r"config\.faults: rate must be in \(0, 1\], got 0"):
         parse_request(json.dumps(request))
     request["config"] = {"faults": {"rate": 0.3, "seed": 2, "kinds": ["error", "empty"]}}
-    assert parse_request(json.dumps(request)).config.faults == FaultSpec(rate=0.3, seed=2, kinds=("error", "empty"))
+    assert parse_request(json.dumps(request)).config.faults == [FaultSpec(rate=0.3, seed=2, kinds=("error", "empty"))]
+
+
+def test_the_assessment_config_takes_a_sweep_and_strengths_as_the_reliability_command_does() -> None:
+    """`config.faults.rate` may be a list or `R1+R2` (one arm per rate), `config.paraphrase` a list or `S1+S2`;
+    a bad value is refused naming the key, in the words `reliability.arms` uses for `--faults` / `--paraphrase`."""
+    def config(**given: object) -> dict[str, object]:
+        return {"participants": {"agent": "http://127.0.0.1:1"}, "config": given}
+
+    swept = parse_request(json.dumps(config(faults={"rate": [0.3, 0.6], "seed": 1}, paraphrase="mild+strong"))).config
+    assert [s.rate for s in swept.faults] == [0.3, 0.6] and {s.seed for s in swept.faults} == {1}
+    assert swept.paraphrase == ["mild", "strong"] and swept.paraphrase_seed == 0
+    assert [s.rate for s in parse_request(json.dumps(config(faults={"rate": "0.1+0.2", "seed": 1}))).config.faults] \
+        == [0.1, 0.2]
+    for given, says in (({"faults": {"rate": [0.3, 0.3], "seed": 1}}, r"config\.faults: rate 0\.3 is given twice"),
+                        ({"faults": {"rate": [0.3, 2], "seed": 1}}, r"config\.faults: rate must be in"),
+                        ({"faults": {"rate": ["x"], "seed": 1}}, r"config\.faults: rate must be a number"),
+                        ({"paraphrase": ["strong", "loud"]}, r"config\.paraphrase: unknown strength 'loud'"),
+                        ({"paraphrase": []}, r"config\.paraphrase: expected strengths"),
+                        ({"paraphrase_seed": -1}, r"config\.paraphrase_seed")):
+        with pytest.raises(RequestError, match=says):
+            parse_request(json.dumps(config(**given)))
 
 
 @pytest.mark.parametrize("command", ["battle", "eval"])

@@ -1,5 +1,5 @@
-"""r_fault on hand-made runs: the paired ratio and its interval (`green_agent.stats.ratio`), the reliability block
-`compare` adds when run B is run A's battles under faults (`green_agent.batch.reliability`), and its CLI output.
+"""r_fault on hand-made runs: the paired ratio and its interval (`green_agent.reliability.ratio`), the reliability block
+`compare` adds when run B is run A's battles under faults (`green_agent.reliability.r_fault`), and its CLI output.
 
 Runs are `EvalResults` built from rows as test_compare.py builds them; the real runs are in
 test_reliability_e2e.py.
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import bootstrap
 
 from green_agent.batch.aggregate import aggregate
 from green_agent.batch.compare import compare_runs
 from green_agent.cli import main
 from green_agent.models.eval_run import EvalResults, FaultAggregates, KindFaults
 from green_agent.stats.intervals import IntervalOptions
-from green_agent.stats.ratio import paired_ratio
+from green_agent.reliability.ratio import paired_ratio
+from green_agent.stats.cluster import difference_bounds
 from kernel.fault_spec import parse_fault_spec
 from test_compare import TASKS, run, write
 
@@ -42,26 +42,22 @@ def faulted(verdict, injected: dict[str, tuple[int, int]] | None = None) -> Eval
                                       "custom": [f"faults {SPEC.text()}"]})
 
 
-def test_the_ratio_is_faulted_over_baseline_with_scipys_paired_bootstrap_over_scenarios() -> None:
-    a, b = [3, 3, 2, 3, 3, 1, 3], [1, 3, 0, 2, 3, 1, 0]
-    found = paired_ratio(a, b, IntervalOptions(seed=5))
-    assert found.ratio == pytest.approx(10 / 18, abs=1e-4)
-    expected = bootstrap((np.array(a, float), np.array(b, float)),
-                         lambda x, y, axis=-1: np.sum(y, axis=axis) / np.sum(x, axis=axis), paired=True,
-                         vectorized=True, n_resamples=9999, method="BCa",
-                         random_state=np.random.default_rng(5)).confidence_interval
-    assert (found.interval.low, found.interval.high) == (round(expected.low, 4), round(expected.high, 4))
-    assert "BCa" in found.interval.method and found.interval.low < found.ratio < found.interval.high
-    assert paired_ratio(a, b, IntervalOptions(seed=5)) == found  # seeded: the same files, the same interval
+def test_the_ratio_is_the_paired_difference_over_the_baseline_clustered_by_scenario() -> None:
+    a, b = [1, 1, 0, 1, 1, 1, 1], [1, 0, 0, 1, 1, 0, 1]
+    clusters = ["s1", "s1", "s2", "s2", "s3", "s3", "s4"]
+    found = paired_ratio(a, b, clusters)
+    assert found.ratio == pytest.approx(4 / 6, abs=1e-4)
+    bounds = difference_bounds(np.array(b, float) - np.array(a, float), clusters, 0.95)
+    assert found.interval.low == pytest.approx(max(0, 1 + bounds.low / (6 / 7)), abs=1e-4)
+    assert "paired difference" in found.interval.method and found.interval.low < found.ratio <= found.interval.high
+    assert paired_ratio(a, b, clusters) == found  # no random draw: the same files, the same interval
 
 
 def test_no_ratio_without_a_baseline_pass_and_no_interval_on_one_scenario() -> None:
-    assert paired_ratio([0, 0], [1, 0]).ratio is None and "passed nothing" in paired_ratio([0, 0], [1, 0]).note
-    one = paired_ratio([3], [2])
+    none = paired_ratio([0, 0], [1, 0], ["a", "b"])
+    assert none.ratio is None and "passed nothing" in none.note
+    one = paired_ratio([1, 1, 1], [1, 1, 0], ["a"] * 3)
     assert one.ratio == pytest.approx(2 / 3, abs=1e-4) and one.interval is None and "one scenario" in one.note
-    same = paired_ratio([3] * 7, [3] * 7)  # an agent that loses nothing: BCa is undefined, the percentile is 1 to 1
-    assert same.ratio == 1.0 and (same.interval.low, same.interval.high) == (1.0, 1.0)
-    assert "percentile" in same.interval.method
 
 
 def test_compare_adds_the_reliability_block_only_for_a_baseline_against_its_faulted_run() -> None:

@@ -7,7 +7,7 @@ write API are faulted) at rate 0.3, with `timeout_s=1` so the test stays fast (t
 - the same seed twice faults the same calls the same way, another seed other calls;
 - each faulted call's record holds what the agent received, and the trace says the same;
 - code mode: the REPL raises AppWorld's requester's exception; the retrying code passes;
-- the A2A door: the reference-retry purple through the in-band bridge passes, and the artifact carries the faults.
+- the A2A door: a sweep is a profile; the reference-retry purple passes through the bridge, the artifact carries it.
 Bad specs are refused before anything starts (tests/test_fault_plan.py, also on the A2A door below).
 """
 
@@ -31,6 +31,7 @@ from change_log_support import diff_change_logs, read_change_log
 from green_agent.commands.battle import summary as battle_summary
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import open_blue, run_on_slot
+from green_agent.models.reliability_profile import ReliabilityProfile
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec, SlotUrls, WorldSlot
 from green_agent.steps.archive import state_digest
@@ -41,7 +42,7 @@ from kernel.fault_spec import parse_fault_spec
 from kernel.ports import free_port
 from kernel.settings import Settings, load_settings
 from kernel.task_ids import TaskRef
-from test_batch_e2e import slot_ports
+from test_batch_e2e import CLI, cli_env, slot_ports
 
 pytestmark = pytest.mark.e2e
 
@@ -173,26 +174,68 @@ def test_code_mode_raises_appworlds_requester_exception_and_the_retrying_code_pa
                for r in read_call_log(Path(won.archive.call_log)) if r.fault)
 
 
-def test_the_a2a_door_carries_the_spec_and_the_retrying_purple_passes(green, env, tmp_path: Path) -> None:  # noqa: F811
+def test_the_a2a_door_runs_the_profile_and_the_retrying_purple_passes(green, env, tmp_path: Path) -> None:  # noqa: F811
+    """`config.faults` with a sweep: the `reliability` command's sequence through the bridge (a baseline, one arm per
+    rate, one secret); the artifact's headline is the baseline's and `profile` holds every arm."""
     rejected = assess(green.url, {"participants": {"agent": "http://127.0.0.1:9"},
                                   "config": {"task_ids": [TASK], "faults": {"rate": 0.3, "seed": "1"}}})
     assert rejected.state == "rejected" and "config.faults: seed must be an integer" in rejected.statuses[-1]
     purple, url, _ = start(["purple", "--kind", "reference-retry"], env, tmp_path / "purple.log")
     try:
-        outcome = assess(green.url, {"participants": {"agent": url}, "config": {
-            "task_ids": [TASK], "predictor": "all", "faults": {"rate": 0.3, "seed": 1, "timeout_s": 1, "salt": SALT}}})
+        outcome = assess(green.url, {"participants": {"agent": url}, "config": {"task_ids": [TASK], "predictor": "all",
+                         "faults": {"rate": [0.3, 0.6], "seed": 1, "timeout_s": 1, "salt": SALT}}})
     finally:
         purple.stop()
     assert outcome.state == "completed", outcome.statuses
     data = outcome.data
-    assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["standard"] is False
-    assert data["faults"]["spec"]["seed"] == 1 and data["faults"]["injected"] >= 3
-    assert data["faults"]["recovered"] == data["faults"]["injected"]
-    assert data["faults"]["salt"] == SALT and data["faults"]["spec"]["commitment"] == hashlib.sha256(
-        SALT.encode()).hexdigest() and "salt" not in data["faults"]["spec"]  # published once the run is over
-    assert data["rows"][0]["faults_injected"] == data["faults"]["injected"]
-    assert any(c.startswith("faults rate=0.3,seed=1") for c in data["custom"])
-    assert "A reliability run under rate=0.3,seed=1" in outcome.texts[0]
+    assert data["tgc"] == 100.0 and data["infra_errors"] == 0 and data["faults"] is None  # the baseline's headline
+    assert data["run_dir"].endswith("/baseline") and data["rows"][0]["faults_injected"] is None
+    profile = data["profile"]
+    assert [(a["name"], a["rate"]) for a in profile["arms"]] == [("faults-rate0.3", 0.3), ("faults-rate0.6", 0.6)]
+    assert [p["rate"] for p in profile["curve"]] == [0.3, 0.6] and profile["tgc_baseline"] == 100.0
+    first = profile["arms"][0]
+    assert first["tgc"] == 100.0 and first["ratio"] == 1.0 and first["faults"]["seed"] == 1
+    assert first["recovery"]["faults_injected"] >= 3
+    assert first["recovery"]["faults_recovered"] == first["recovery"]["faults_injected"]
+    assert profile["fault_salt"] == SALT and profile["fault_commitment"] == hashlib.sha256(SALT.encode()).hexdigest()
+    assert all("salt" not in a["faults"] for a in profile["arms"])  # published once, beside the commitment
+    run = Path(data["run_dir"]).parent
+    assert (run / "reliability.json").is_file() and (run / "reliability.html").is_file()
+    assert json.loads((run / "faults-rate0.6" / "results.json").read_text())["fault_salt"] == SALT
+    assert "Reliability profile against this baseline" in outcome.texts[0]
+
+
+PROFILE_TASKS = ["f0a7c07_2", "f0e5a05_3"]
+"""Two dev tasks of two scenarios; the reference Blue (no retry) loses f0a7c07_2 under the sweep's plan."""
+
+
+def test_the_reliability_command_runs_a_sweep_with_trials_and_writes_the_profile(
+        appworld_root: Path, tmp_path: Path) -> None:
+    """`reliability` end to end on real servers: a baseline and one arm per rate, every arm's files, the profile on
+    the terminal (pass^1..2, the curve), reliability.json valid and linked from every run's report."""
+    ports, _ = slot_ports(1)
+    out = tmp_path / "rel"
+    done = subprocess.run([CLI, "reliability", "--task-ids", ",".join(PROFILE_TASKS), "--blue", "reference",
+                           "--predictor", "ground_truth", "--faults", "rate=0.3+0.6,seed=1,timeout_s=1",
+                           "--trials", "2", "--out", str(out), "--slot-ports", ports, "--deadline", "120"],
+                          env=cli_env(appworld_root, tmp_path), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {p.name for p in out.iterdir() if p.is_dir()} == {"baseline", "faults-rate0.3", "faults-rate0.6"}
+    profile = ReliabilityProfile.model_validate_json((out / "reliability.json").read_text())
+    salt = profile.fault_salt
+    assert salt and hashlib.sha256(salt.encode()).hexdigest() == profile.fault_commitment
+    for arm in ("faults-rate0.3", "faults-rate0.6"):
+        assert json.loads((out / arm / "results.json").read_text())["fault_salt"] == salt
+        assert json.loads((out / arm / "run.json").read_text())["config"]["faults"]["commitment"] == \
+            profile.fault_commitment
+    assert profile.tgc_baseline == 100.0 and profile.arms[0].lost_tasks[:1] == ["f0a7c07_2"]
+    assert profile.consistency is not None and set(profile.consistency.pass_hat_k) == {"1", "2"}
+    assert "pass^1 1.00, pass^2 1.00" in done.stdout and "curve (fault rate: r_fault [interval]):" in done.stdout
+    assert "  0.3: " in done.stdout and "  0.6: " in done.stdout and "lost faults-rate0.3 f0a7c07_2" in done.stdout
+    for run in ("baseline", "faults-rate0.3", "faults-rate0.6"):
+        assert 'href="../reliability.html"' in (out / run / "report.html").read_text()
+    page = (out / "reliability.html").read_text()
+    assert "faults-rate0.3/tasks/f0a7c07_2/" in page and "trace.html" in page
 
 
 def test_a_faulted_battle_rejudges_equal_its_faults_never_replayed(tools_runs: dict[str, BattleResult],

@@ -1,5 +1,5 @@
 """A reliability run's records: the trajectory's fault figures from call records (`green_agent.trajectory.faults`),
-a row's faults block and the run's totals (`green_agent.batch.faults`), the run marked custom
+a row's faults block and the run's totals (`green_agent.reliability.faults`), the run marked custom
 (`green_agent.batch.standard`), and the retrying Blue's reading of a failure (`blue_agent.retry`).
 
 Built from hand-made call records and results (the gateway's own records are checked end to end in
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from blue_agent.retry import retrying, transient_message, wait_for
-from green_agent.batch.faults import fault_aggregates, row_faults
+from green_agent.reliability.faults import fault_aggregates, row_faults
 from green_agent.batch.standard import custom_settings
 from green_agent.models.eval_run import EvalRow, RunConfig
 from green_agent.models.result import BattleResult, VersionsRecord

@@ -16,8 +16,12 @@ not count (infrastructure errors on our side, retried), so a retry is visible on
   show them, scenario-aware (docs/statistics.md); a shard of one scenario has none (`null`), and
   `no_interval` says why in words; `{}` for an empty shard.
 - `faults` (a reliability run, `config.faults`): the spec and the faults injected and recovered by kind over the
-  judged battles (`green_agent.batch.faults`), and each row's `faults_injected` / `faults_recovered`; null without
+  judged battles (`green_agent.reliability.faults`), and each row's `faults_injected` / `faults_recovered`; null without
   faults. A run with faults is custom (`custom` names the spec).
+- `profile` (a reliability profile, `config.faults` and/or `config.paraphrase`): reliability.json's record
+  (`green_agent.models.reliability_profile`): every arm against the shared baseline, the curve, consistency, safety,
+  the lost tasks, the published fault secret; null otherwise, and null when the profile was interrupted. The headline
+  figures, `rows` and `run_dir` are then the baseline's; `faults` stays null (the arms' recovery is in the profile).
 - `cost` and `task_results[].cost_usd`: the purple's reported usage plus the Green's predictor cost
   (`green_agent.models.cost`); unknown is null, never 0; never part of a verdict.
 """
@@ -37,6 +41,7 @@ from green_agent.batch.standard import standard_sentence
 from green_agent.models.cost import CostFigures, cost_sentence
 from green_agent.models.eval_run import EvalResults, EvalRow, FaultAggregates
 from green_agent.models.provenance import Provenance
+from green_agent.models.reliability_profile import ReliabilityProfile
 from green_agent.models.explanation import explain
 from green_agent.models.result import BattleOutcome, BattleResult
 from kernel.fault_spec import FaultSpec
@@ -141,6 +146,7 @@ class AssessmentData(BaseModel):
                                      "task (`green_agent.models.cost`; unknown is null, never 0). None: empty shard.")
     intervals: dict[str, Any] = Field(description="Confidence intervals of the run's figures (module docstring).")
     faults: ArtifactFaults | None = Field(default=None, description="A reliability run's faults (module docstring).")
+    profile: ReliabilityProfile | None = Field(default=None, description="A reliability profile (module docstring).")
     rows: list[TaskRow]
     task_results: list[TaskResult] = Field(description="One per task of the shard, in order (the leaderboard's unit).")
     shard: ShardInfo
@@ -156,8 +162,10 @@ class AssessmentData(BaseModel):
 
 
 def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInfo, role: str, config: dict[str, Any],
-               versions: dict[str, str], time_used: float, out: Path | None) -> AssessmentData:
-    """The artifact's data from the run's `results.json` record (None: an empty shard, nothing ran)."""
+               versions: dict[str, str], time_used: float, out: Path | None,
+               profile: ReliabilityProfile | None = None) -> AssessmentData:
+    """The artifact's data from the run's `results.json` record (None: an empty shard, nothing ran); `profile`: a
+    reliability profile's record, whose baseline `results` and `out` are."""
     rows = [_row(r, out) for r in results.rows] if results else []
     trials = int(config.get("trials") or 1)
     costs = _task_costs(results.rows if results else [], trials)
@@ -183,7 +191,7 @@ def build_data(results: EvalResults | None, task_ids: list[str], shard: ShardInf
         incomplete=results.aggregates.incomplete or outcomes["not_run"] > 0 if results else battles > 0,
         infra_errors=outcomes["infra_error"],
         by_difficulty=_by_difficulty(rows), outcomes=outcomes,
-        intervals=interval_fields(results.aggregates) if results else {}, faults=_faults(results),
+        intervals=interval_fields(results.aggregates) if results else {}, faults=_faults(results), profile=profile,
         rows=rows, shard=shard, config=config,
         versions=versions, standard=bool(results and results.standard),
         custom=results.custom if results else ["an empty shard (more shards than tasks): no battle ran"],
@@ -209,6 +217,8 @@ def summary_text(data: AssessmentData) -> str:
     if data.faults is not None:
         text += (f" A reliability run under {data.faults.spec.text()}: {data.faults.injected} fault(s) reached the "
                  f"purple, {data.faults.recovered} recovered.")
+    if data.profile is not None:
+        text += f" Reliability profile against this baseline: {one_line(data.profile.message, MAX_WHY)}"
     if data.cost is not None:
         text += " " + cost_sentence(data.cost)
     failures = [row for row in data.rows if not row.passed and row.why][:MAX_WHY_LISTED]

@@ -7,6 +7,10 @@
    directory under RUNS_DIR, slots, retries, results.json, report.html), except that each battle is
    built with `BattleChoices(bridge=True)` and dispatched to the bridge (`bridge_battle_fn`);
 4. stops the bridge and returns `AssessmentData` (`green_agent.a2a.artifact`).
+With `faults` or `paraphrase` in the config it is a reliability profile instead: the `reliability` command's own
+sequence (`green_agent.reliability.run.run_reliability`: the baseline into `<out>/baseline`, one folder per arm, one
+shared fault secret, reliability.json and reliability.html in `<out>`), each run through a bridge of its own; the
+artifact's headline figures and rows are the baseline's (the unperturbed run) and `profile` carries the profile.
 `events` is told `started(task_ids, shard)` and `finished(result, passed, judged)` per battle.
 """
 
@@ -29,6 +33,10 @@ from green_agent.a2a.request import Assessment, resolve_shard
 from green_agent.batch.checkpoint import BattleKey
 from green_agent.batch.evaluate import EvalRequest, run_eval
 from green_agent.batch.live import SlotEnv
+from green_agent.batch.runner import BattleFn
+from green_agent.models.reliability_profile import ReliabilityProfile
+from green_agent.reliability.arms import build_arms
+from green_agent.reliability.run import BASELINE_DIR, ReliabilityRequest, run_reliability
 from kernel.task_ids import TaskRef
 from green_agent.engine.config import BattleChoices, build_battle
 from green_agent.engine.sequencer import run_battle
@@ -88,14 +96,27 @@ def run_assessment(assessment: Assessment, settings: Settings, events: Assessmen
 
     choices = BattleChoices(blue=assessment.purple_url, predictor=config["predictor"],
                             scope_policy=config["scope_policy"], interaction=config.get("interaction"),
-                            deadline_s=config["deadline_s"], faults=assessment.config.faults,
-                            reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
+                            deadline_s=config["deadline_s"], reply_grace_s=BRIDGE_REPLY_GRACE_S, bridge=True)
     request = EvalRequest(task_ids=task_ids, choices=choices, workers=config["workers"], trials=config["trials"],
                           out=out, slot_specs=slot_specs, **assessment_standard(assessment, config))
-    with running_bridge(assessment, config, out / "logs") as bridge_url:
-        outcome = run_eval(request, settings, battle=bridge_battle_fn(bridge_url, request), on_result=on_result)
-    return build_data(outcome.results, task_ids, shard, assessment.role, config, found,
-                      time.monotonic() - started, out)
+
+    @contextmanager
+    def bridged(run: EvalRequest) -> Iterator[BattleFn]:
+        with running_bridge(assessment, config, Path(run.out) / "logs") as bridge_url:
+            yield bridge_battle_fn(bridge_url, run)
+
+    asked = assessment.config
+    profile: ReliabilityProfile | None = None
+    if asked.faults or asked.paraphrase:
+        arms = build_arms(asked.faults or [], asked.paraphrase or [], asked.paraphrase_seed)
+        ran = run_reliability(ReliabilityRequest(eval=request, arms=arms), settings, battles=bridged,
+                              on_result=on_result)
+        results, profile, out = ran.baseline.results, ran.profile, out / BASELINE_DIR
+    else:
+        with bridged(request) as battle:
+            results = run_eval(request, settings, battle=battle, on_result=on_result).results
+    return build_data(results, task_ids, shard, assessment.role, config, found, time.monotonic() - started, out,
+                      profile)
 
 
 def assessment_standard(assessment: Assessment, config: dict[str, object]) -> dict[str, object]:

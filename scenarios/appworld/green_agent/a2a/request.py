@@ -7,6 +7,8 @@ the only one stored, logged or reported; the credentials are kept apart (`Assess
 Basic auth. `parse_request(text)` returns an `Assessment` or raises `RequestError`, a `BadInputError` whose one
 sentence names the field; `resolve_shard(config, world)` turns the config into this shard's ordered
 task ids. Both run before any world starts. Unknown config keys are refused, never ignored.
+`faults` (whose `rate` may be a sweep) and `paraphrase` (strengths) are read by `green_agent.reliability.arms`, the
+parser the `reliability` command uses, so both doors accept and refuse the same things in the same words.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from green_agent.a2a.purple_http import split_credentials
 from green_agent.models.scope import PREDICTOR_CHOICES
 from green_agent.runfolder.limits import MAX_TRIALS
 from kernel.errors import BadInputError
-from kernel.fault_spec import FaultSpec, fault_spec_from
+from green_agent.reliability.arms import fault_sweep_from, strengths
+from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import Strength
 from kernel.scrubber import register_secrets
 from kernel.settings import Interaction, ScopePolicy
 from kernel.settings import MAX_SLOTS
@@ -59,8 +63,13 @@ class AssessmentConfig(BaseModel):
     scope_policy: ScopePolicy | None = Field(default=None, description="advise | enforce.")
     interaction: Interaction | None = Field(default=None, description=(
         "tools | code (the purple writes Python against `apis`: protocol appworld-a2a-code/1, docs/a2a.md)."))
-    faults: FaultSpec | None = Field(default=None, description=(
-        "A reliability run: {rate, seed, kinds, timeout_s, max_consecutive} (`kernel.fault_spec`, docs/reliability.md)."))
+    faults: list[FaultSpec] | None = Field(default=None, description=(
+        "A reliability profile's fault arms: {rate, seed, kinds, timeout_s, max_consecutive}, `rate` one number or a "
+        "sweep (a list, or `R1+R2`): one arm per rate (`kernel.fault_spec`, docs/reliability.md)."))
+    paraphrase: list[Strength] | None = Field(default=None, description=(
+        "A reliability profile's paraphrase arms: strengths as a list or `S1+S2` (mild, medium, strong, "
+        "naturalistic), worded from the world's authored set (docs/paraphrases.md)."))
+    paraphrase_seed: int = Field(default=0, ge=0, description="Seed of the variant choice (as `--paraphrase-seed`).")
 
     @field_validator("task_ids", mode="before")
     @classmethod
@@ -132,12 +141,11 @@ def _config(config: Any) -> AssessmentConfig:
     if not isinstance(nested, dict):
         raise RequestError("config.assessment_config must be a JSON object")
     merged = {**nested, **{k: v for k, v in config.items() if k != "assessment_config"}}
+    merged = _arms(merged)
     try:
         return AssessmentConfig.model_validate(merged)
     except ValidationError as exc:
         error = exc.errors()[0]
-        if error["loc"] and error["loc"][0] == "faults":  # the fault spec's own words, naming the bad part
-            _faults_problem(merged.get("faults"))
         field = ".".join(str(p) for p in error["loc"])
         if error["type"] == "extra_forbidden":
             known = ", ".join(AssessmentConfig.model_fields)
@@ -145,12 +153,16 @@ def _config(config: Any) -> AssessmentConfig:
         raise RequestError(f"config.{_quote(field)}: {error['msg']}") from None
 
 
-def _faults_problem(value: Any) -> None:
-    """Raise RequestError with the fault spec's own message for `config.faults`."""
+def _arms(config: dict[str, Any]) -> dict[str, Any]:
+    """`faults` and `paraphrase` parsed as the `reliability` command parses them; RequestError in their words."""
     try:
-        fault_spec_from(value, "config.faults")
+        if config.get("faults") is not None:
+            config = {**config, "faults": fault_sweep_from(config["faults"], "config.faults")}
+        if config.get("paraphrase") is not None:
+            config = {**config, "paraphrase": strengths(config["paraphrase"], "config.paraphrase")}
     except BadInputError as exc:
         raise RequestError(str(exc)) from None
+    return config
 
 
 def resolve_shard(config: AssessmentConfig, world: WorldData, default_split: str) -> tuple[list[str], int]:

@@ -39,7 +39,7 @@ from typing import NamedTuple
 from statistics import fmean
 
 from green_agent.batch.cost import cost_figures
-from green_agent.batch.faults import fault_aggregates
+from green_agent.reliability.faults import fault_aggregates
 from green_agent.batch.scenarios import UNJUDGED, scenario_of, scenario_statuses, sgc_counts, sgc_units
 from green_agent.models.eval_run import DifficultyStat, EvalAggregates, EvalRow, Interval, Stability
 from green_agent.stats.intervals import IntervalOptions, cluster_interval, cluster_intervals, mean_intervals, wilson

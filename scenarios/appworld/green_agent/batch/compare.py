@@ -12,7 +12,7 @@ A shared task enters the comparison as the headline TGC counts it: every trial o
 a trial not judged (or without a result) counting as not passed (`aggregate.passed`); the shared
 tasks with such a trial in A or in B are listed (`incomplete_tasks`). The statistics are
 `green_agent.stats.compare.paired_difference`, over all tasks and per difficulty. When A ran without faults and B
-with them, the comparison carries B's reliability against A (`green_agent.batch.reliability`).
+with them, the comparison carries B's reliability against A (`green_agent.reliability.r_fault`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from green_agent.batch.aggregate import is_judged, passed
-from green_agent.batch.reliability import reliability_of
+from green_agent.reliability.r_fault import reliability_of
 from green_agent.batch.report_html import TRACE_PAGE
 from green_agent.models.comparison import Comparison, RunSide, TaskComparison
 from green_agent.models.eval_run import EvalResults, EvalRow

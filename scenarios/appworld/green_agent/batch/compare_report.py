@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernel.untrusted import html_text
 
-from green_agent.batch.reliability_report import reliability_html, reliability_lines
+from green_agent.reliability.report import reliability_html, reliability_lines
 from green_agent.batch.report_html import CSS
 from green_agent.models.comparison import Comparison, PairedDifference, TaskComparison
 from green_agent.models.cost import cost_short

@@ -75,6 +75,10 @@ class EvalRequest(BaseModel):
         "when split is None (an assessment); None: the task set is `split`'s whole list, or a task list."))
     driver_custom: list[str] = Field(default_factory=list, description=(
         "What the driver changed from a standard run that the run's config does not hold (`batch.standard`)."))
+    publish_salt: bool = Field(default=True, description=(
+        "Publish the fault plan's secret when the run is over; False: a driver that shares one secret over several "
+        "runs (a reliability profile's fault sweep) publishes it itself once every run is over "
+        "(`green_agent.batch.fault_secret.publish_all`)."))
 
 
 class EvalOutcome(BaseModel):
@@ -167,7 +171,7 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
             outcome = _run_pending(request, settings, manifest, out, pending, workers, progress, factory, battle,
                                    on_result)
             interrupted, ran = outcome.interrupted, len(outcome.results)
-        if not interrupted:
+        if not interrupted and request.publish_salt:
             publish(out, manifest)  # the run is over: its fault plan's secret is no longer one
     finally:
         progress.close()

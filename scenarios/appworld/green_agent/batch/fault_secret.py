@@ -56,6 +56,21 @@ def publish(out: Path, manifest: RunManifest) -> None:
     (Path(out) / SECRET_FILE).unlink(missing_ok=True)
 
 
+def kept_secret(out: Path) -> str | None:
+    """The unpublished secret a run keeps for its resume, or the one its run.json published; None: neither."""
+    manifest = RunFolder(out).manifest() if (Path(out) / MANIFEST_FILE).is_file() else None
+    return (manifest.fault_salt if manifest else None) or _read(out)
+
+
+def publish_all(runs: list[Path], salt: str) -> None:
+    """Several runs that share one secret (a reliability profile's fault sweep) are all over: publish it in each."""
+    for out in runs:
+        manifest = RunFolder(out).manifest()
+        if manifest is not None and manifest.config.faults is not None:
+            faults = manifest.config.faults.with_salt(salt)
+            publish(out, manifest.model_copy(update={"config": manifest.config.model_copy(update={"faults": faults})}))
+
+
 def _keep(out: Path, salt: str) -> None:
     path = Path(out) / SECRET_FILE
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

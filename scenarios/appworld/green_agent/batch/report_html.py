@@ -20,6 +20,7 @@ from green_agent.batch.report_provenance import provenance_html
 from green_agent.models.cost import usd
 from green_agent.models.eval_run import EvalResults, EvalRow, Interval, Stability
 from green_agent.stats.intervals import ONE_SCENARIO
+from green_agent.runfolder.layout import PROFILE_PAGE
 from kernel.untrusted import html_text
 
 TRACE_PAGE = "trace.html"
@@ -100,7 +101,7 @@ def _card(key: str, label: str, value: str, interval: str = "") -> str:
 
 def _faults_card(results: EvalResults) -> str:
     """A reliability run's faults: injected and recovered, by kind, loud and silent, apart from the agent's own
-    failed calls (`green_agent.batch.faults`)."""
+    failed calls (`green_agent.reliability.faults`)."""
     totals = results.aggregates.faults
     injected, recovered = (totals.injected, totals.recovered) if totals else (0, 0)
     parts = [f"{kind} {k.recovered}/{k.injected}" for kind, k in (totals.by_kind.items() if totals else [])]
@@ -329,12 +330,16 @@ def _detail(d: BattleDetail) -> str:
             f"<p class=\"muted\">battle {html_text(r.battle_id)} · {html_text(r.result_path)}</p></details>")
 
 
-def render_html(results: EvalResults, details: list[BattleDetail], traces: set[str] | None = None) -> str:
-    """The whole page as a string (`traces`: the rows' result paths that have a trace page beside them)."""
+def render_html(results: EvalResults, details: list[BattleDetail], traces: set[str] | None = None,
+                profile: str | None = None) -> str:
+    """The whole page as a string (`traces`: the rows' result paths that have a trace page beside them;
+    `profile`: the relative link to the reliability profile this run belongs to)."""
     title = f"AppWorld eval: {results.manifest.config.blue} on {results.manifest.config.split or 'custom tasks'}"
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html_text(title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
-            f'<body data-ready="0"><h1>{html_text(title)}</h1>{_headline(results)}'
+            f'<body data-ready="0"><h1>{html_text(title)}</h1>'
+            + (f'<p class="meta" id="profile-link">A run of <a href="{html_text(profile)}">a reliability profile</a>'
+               '</p>' if profile else "") + f'{_headline(results)}'
             f'<h2>Charts</h2>{_charts(results, details)}{_stability_html(results.aggregates.stability)}'
             f'<h2>Battles</h2>{_table(results.rows, details, traces)}'
             f'<h2>Per-battle detail</h2>{"".join(_detail(d) for d in details)}'
@@ -344,4 +349,5 @@ def render_html(results: EvalResults, details: list[BattleDetail], traces: set[s
 def render_report(out: Path, results: EvalResults) -> str:
     """Load the per-battle detail from `out` and render the page."""
     traces = {r.result_path for r in results.rows if (Path(out) / r.result_path).parent.joinpath(TRACE_PAGE).is_file()}
-    return render_html(results, load_details(out, results.rows), traces)
+    profile = f"../{PROFILE_PAGE}" if (Path(out).parent / PROFILE_PAGE).is_file() else None
+    return render_html(results, load_details(out, results.rows), traces, profile)

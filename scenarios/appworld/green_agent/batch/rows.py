@@ -17,7 +17,7 @@ from typing import Any
 from kernel.atomic import atomic_write_text
 from green_agent.batch.aggregate import aggregate, scenario_of
 from green_agent.batch.cost import purple_cost
-from green_agent.batch.faults import row_faults
+from green_agent.reliability.faults import row_faults
 from green_agent.batch.checkpoint import (AGENTBEATS_FILE, REPORT_FILE, RESULTS_FILE, BattleKey, battle_keys,
                                           load_results)
 from green_agent.batch.provenance import rejudge_command

@@ -115,4 +115,4 @@ class Comparison(BaseModel):
         "Said before the verdict when a run is custom: the difference may come from its settings, not the agent."))
     reliability: Reliability | None = Field(default=None, description=(
         "When B is A's battles under faults (A without, B with a fault spec): r_fault, its interval, recovery by "
-        "kind (`green_agent.batch.reliability`, docs/reliability.md)."))
+        "kind (`green_agent.reliability.r_fault`, docs/reliability.md)."))

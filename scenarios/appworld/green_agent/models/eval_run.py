@@ -135,7 +135,7 @@ class KindFaults(BaseModel):
 
 
 class FaultAggregates(BaseModel):
-    """A reliability run's faults over its judged battles (`green_agent.batch.faults`)."""
+    """A reliability run's faults over its judged battles (`green_agent.reliability.faults`)."""
 
     injected: int = Field(ge=0, description="Faults that reached the agent.")
     recovered: int = Field(ge=0, description="Of which recovered.")

@@ -1,7 +1,7 @@
 """`reliability.json` and `compare`'s `reliability` block: how much of a score survives a flaky world.
 
 Written by `appworld-green reliability` (and put in a `Comparison` when run B is a fault run of run A's battles),
-computed by `green_agent.batch.reliability` from two `results.json`: the same battles without faults (the
+computed by `green_agent.reliability.r_fault` from two `results.json`: the same battles without faults (the
 baseline) and with them. Definitions are in docs/reliability.md.
 """
 
@@ -37,7 +37,7 @@ class Reliability(BaseModel):
     tgc_faults: float | None = Field(description="TGC with faults.")
     r_fault: float | None = Field(description="tgc_faults / tgc_baseline (None: the baseline passed nothing).")
     r_fault_ci: Interval | None = Field(default=None, description=(
-        "Its paired interval over scenarios (`green_agent.stats.ratio`); None: see r_fault_note."))
+        "Its paired interval over scenarios (`green_agent.reliability.ratio`); None: see r_fault_note."))
     r_fault_note: str | None = Field(default=None, description="Why there is no ratio or no interval, in words.")
     sgc_baseline: float | None = Field(default=None, description="SGC without faults.")
     sgc_faults: float | None = Field(default=None, description="SGC with faults.")

@@ -25,8 +25,10 @@ REPORT_FILE = "report.html"
 EVENTS_FILE = "events.jsonl"
 TASKS_DIR = "tasks"
 TASK_INFO_FILE = "task.json"
+PROFILE_PAGE = "reliability.html"
+"""A reliability profile's page, beside its runs' folders (`green_agent.reliability.run`)."""
 
-__all__ = ["AGENTBEATS_FILE", "EVENTS_FILE", "MANIFEST_FILE", "REPORT_FILE", "RESULTS_FILE", "RESULT_FILE",
+__all__ = ["AGENTBEATS_FILE", "EVENTS_FILE", "MANIFEST_FILE", "PROFILE_PAGE", "REPORT_FILE", "RESULTS_FILE", "RESULT_FILE",
            "TASKS_DIR", "TASK_INFO_FILE", "TRACE_FILE", "BattleKey", "battle_dir", "battle_keys", "result_path",
            "task_dir"]
 

@@ -1,13 +1,17 @@
-"""The reliability block in words: terminal lines and an HTML section (`compare`, `reliability`).
+"""The reliability block in words: terminal lines and an HTML section (`compare`), and the profile's terminal lines
+(`reliability`).
 
-Renders a `Reliability` (`green_agent.models.reliability`) only; every text goes through `html_text` on the page.
+Renders a `Reliability` (`green_agent.models.reliability`) or a `ReliabilityProfile`; every text goes through
+`html_text` on the page.
 """
 
 from __future__ import annotations
 
 from green_agent.models.eval_run import Interval
 from green_agent.models.reliability import Reliability
-from kernel.untrusted import html_text
+from green_agent.models.reliability_profile import ReliabilityProfile
+from green_agent.reliability.words import ci_text
+from kernel.untrusted import html_text, terminal_text
 
 MAX_TASKS_SHOWN = 10
 
@@ -70,3 +74,25 @@ def reliability_html(r: Reliability) -> str:
             f'<p class="meta">interval: {html_text(r.r_fault_ci.method if r.r_fault_ci else r.r_fault_note or "none")}'
             '</p><table id="recovery"><tr><th>kind</th><th></th><th>injected</th><th>recovered</th><th>rate</th></tr>'
             f"{kinds}</table>{lost}</section>")
+
+
+def profile_lines(p: ReliabilityProfile) -> list[str]:
+    """The profile for the terminal: the summary, one line per axis, the curve's points, the lost tasks."""
+    lines = [p.message, "profile:"]
+    for a in p.axes:
+        value = f"{a.value:.2f}" if a.value is not None else "-"
+        lines.append(f"  {a.axis:<28} {value:>5}  ({ci_text(a.ci)})  {a.sentence}")
+    if p.consistency is not None:
+        c = p.consistency
+        lines.append("  pass^k: " + ", ".join(f"pass^{k} {f.value:.2f}" if f.value is not None else f"pass^{k} -"
+                                              for k, f in c.pass_hat_k.items()))
+    if p.curve:
+        lines.append("curve (fault rate: r_fault [interval]):")
+        lines += [f"  {pt.rate:g}: {pt.ratio:.2f}" + (f" [{pt.low:.2f}, {pt.high:.2f}]" if pt.low is not None
+                                                       and pt.high is not None else "")
+                  if pt.ratio is not None else f"  {pt.rate:g}: -" for pt in p.curve]
+    for t in p.lost[:MAX_TASKS_SHOWN]:
+        lines.append(f"  lost {t.arm} {terminal_text(t.task_id)} trial {t.trial}: {terminal_text(t.cause)}")
+    if len(p.lost) > MAX_TASKS_SHOWN:
+        lines.append(f"  ... and {len(p.lost) - MAX_TASKS_SHOWN} more lost battle(s): see reliability.html")
+    return lines

@@ -3,9 +3,9 @@
 Contract: `reliability_of(baseline, faulted, pairs, ...)` takes the two `EvalResults` and the per-task pairing
 `compare` made of them (`green_agent.batch.compare.pair_tasks`: each task's passed trials over its trials, an
 unjudged trial not passed, as the headline TGC counts it). It returns None unless the baseline ran without faults
-and the faulted run with them. The ratios are `green_agent.stats.ratio.paired_ratio` over scenarios: TGC from the
-tasks' pass rates summed per scenario, SGC from the scenario-trials passed (`green_agent.batch.scenarios`).
-Recovery comes from the faulted run's `aggregates.faults` (faults the agent received; `green_agent.batch.faults`).
+and the faulted run with them. The ratios are `green_agent.reliability.ratio.paired_ratio`, clustered by
+scenario: TGC over the tasks' pass rates, SGC over each scenario's share of scenario-trials passed (`green_agent.batch.scenarios`).
+Recovery comes from the faulted run's `aggregates.faults` (faults the agent received; `green_agent.reliability.faults`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from green_agent.batch.scenarios import sgc_units
 from green_agent.models.comparison import TaskComparison
 from green_agent.models.eval_run import EvalResults, KindFaults
 from green_agent.models.reliability import KindRecovery, Reliability
-from green_agent.stats.compare import scenario_sums
 from green_agent.stats.intervals import IntervalOptions
-from green_agent.stats.ratio import paired_ratio
+from green_agent.reliability.ratio import paired_ratio
 
 
 def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[TaskComparison], path_a: str,
@@ -27,15 +26,15 @@ def reliability_of(baseline: EvalResults, faulted: EvalResults, pairs: Sequence[
     """The reliability block of `faulted` against `baseline` (module docstring); None unless only B has faults."""
     if faulted.faults is None or baseline.faults is not None or not pairs:
         return None
-    sums_a, sums_b = scenario_sums(pairs)
-    tgc = paired_ratio(sums_a, sums_b, options)
-    sgc = paired_ratio(*_sgc_sums(baseline, faulted, [p.task_id for p in pairs]), options)
+    rates_a, rates_b, clusters = task_rates(pairs)
+    tgc = paired_ratio(rates_a, rates_b, clusters, options)
+    sgc = paired_ratio(*_sgc_rates(baseline, faulted, [p.task_id for p in pairs]), options)
     totals = faulted.aggregates.faults
     by_kind = {kind: KindRecovery(injected=k.injected, recovered=k.recovered, loud=k.silent == 0,
                                   rate=round(k.recovered / k.injected, 4) if k.injected else None)
                for kind, k in (totals.by_kind.items() if totals else [])}
-    tgc_a = round(100 * float(sums_a.sum()) / len(pairs), 2)
-    tgc_b = round(100 * float(sums_b.sum()) / len(pairs), 2)
+    tgc_a = round(100 * sum(rates_a) / len(pairs), 2)
+    tgc_b = round(100 * sum(rates_b) / len(pairs), 2)
     found = Reliability(
         faults=faulted.faults, baseline=path_a, faulted=path_b, tgc_baseline=tgc_a, tgc_faults=tgc_b,
         r_fault=tgc.ratio, r_fault_ci=tgc.interval, r_fault_note=tgc.note,
@@ -54,10 +53,15 @@ def _rate(totals: KindFaults | None) -> float | None:
 
 
 
+def task_rates(pairs: Sequence[TaskComparison]) -> tuple[list[float], list[float], list[str]]:
+    """Per compared task: its pass rate over its trials in the baseline and in the other run, and its scenario."""
+    return ([p.passed_a / p.trials_a for p in pairs], [p.passed_b / p.trials_b for p in pairs],
+            [p.scenario_id for p in pairs])
 
 
-def _sgc_sums(baseline: EvalResults, faulted: EvalResults, tasks: list[str]) -> tuple[list[float], list[float]]:
-    """Per scenario of the compared tasks (sorted): scenario-trials passed in each run, as rates of its trials."""
+def _sgc_rates(baseline: EvalResults, faulted: EvalResults, tasks: list[str]
+               ) -> tuple[list[float], list[float], list[str]]:
+    """Per scenario of the compared tasks (sorted): its share of scenario-trials passed in each run, the scenario."""
     sums: list[dict[str, float]] = []
     for run in (baseline, faulted):
         keep = set(tasks)
@@ -68,7 +72,7 @@ def _sgc_sums(baseline: EvalResults, faulted: EvalResults, tasks: list[str]) -> 
             per[cluster] += value / run.manifest.config.trials
         sums.append(per)
     scenarios = sorted(set(sums[0]) | set(sums[1]))
-    return [sums[0].get(s, 0.0) for s in scenarios], [sums[1].get(s, 0.0) for s in scenarios]
+    return [sums[0].get(s, 0.0) for s in scenarios], [sums[1].get(s, 0.0) for s in scenarios], scenarios
 
 
 def in_words(r: Reliability) -> str:
