@@ -31,6 +31,7 @@ COMMAND_MODULES: list[str] = [
     "green_agent.commands.reliability",
     "green_agent.commands.trace",
     "green_agent.commands.rejudge",
+    "green_agent.commands.paraphrase",
     "green_agent.commands.a2a",
     "green_agent.commands.doctor",
 ]

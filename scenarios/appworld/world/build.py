@@ -1,10 +1,12 @@
 """Build the offline AppWorld world from our task pack (runs in `.venv-appworld` only).
 
 Usage:
-    python build.py [--root DIR] [--only-validate] [--extra-scenario FILE ...]
+    python build.py [--root DIR] [--only-validate | --paraphrases-only] [--extra-scenario FILE ...]
 
 Writes `<root>/data` (root: `--root`, else `APPWORLD_ROOT`): API docs, the 12 base DBs, every task
-of the pack in AppWorld's native format, and `datasets/{train,dev,all}.txt`. The pack is validated
+of the pack in AppWorld's native format, `datasets/{train,dev,all}.txt` and the authored paraphrase set
+`paraphrases/authored.jsonl`. `--paraphrases-only` writes only that set into an existing world (no AppWorld
+import, nothing else touched). The pack is validated
 first; nothing is written when it is malformed. The world is built in a staging folder next to
 `<root>/data` and renamed into place; `<root>/data/.built` (a digest of the pack and builder
 sources) is written last. Two builds of the same sources give identical files.
@@ -23,6 +25,7 @@ import time
 import traceback
 from pathlib import Path
 
+from builder.paraphrases import write_authored_set
 from pack import PackError, load_scenarios, source_digest
 from pack.types import SPLITS, ScenarioDef
 
@@ -32,7 +35,10 @@ STAMP_NAME = ".built"
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Build the offline AppWorld world from the task pack.")
     parser.add_argument("--root", help="AppWorld root to build into (default: $APPWORLD_ROOT)")
-    parser.add_argument("--only-validate", action="store_true", help="validate the pack, write nothing")
+    steps = parser.add_mutually_exclusive_group()
+    steps.add_argument("--only-validate", action="store_true", help="validate the pack, write nothing")
+    steps.add_argument("--paraphrases-only", action="store_true",
+                       help="write only <root>/data/paraphrases/authored.jsonl into an existing world")
     parser.add_argument("--extra-scenario", action="append", default=[], type=Path, metavar="FILE",
                         help="also load this scenario module (checking a draft outside pack/scenarios)")
     return parser.parse_args(argv)
@@ -89,6 +95,7 @@ def _build_into(staging: Path, scenarios: list[ScenarioDef]) -> dict[str, float]
         ids = _task_ids([s for s in scenarios if s.split == split])
         write_text(os.path.join(data_dir, "datasets", f"{split}.txt"), "".join(f"{i}\n" for i in ids))
     write_text(os.path.join(data_dir, "datasets", "all.txt"), "".join(f"{i}\n" for i in _task_ids(scenarios)))
+    write_authored_set(Path(data_dir), scenarios)
     return timings
 
 
@@ -104,6 +111,15 @@ def _swap_into_place(root: Path, new_data: Path) -> None:
 
 def _task_ids(scenarios: list[ScenarioDef]) -> list[str]:
     return sorted(scenario.task_id(task) for scenario in scenarios for task in scenario.tasks)
+
+
+def _write_paraphrases_only(root: Path, scenarios: list[ScenarioDef]) -> int:
+    if not (root / "data" / "tasks").is_dir():
+        print(f"error: no built world at {root / 'data'}: build it first (without --paraphrases-only)", file=sys.stderr)
+        return 2
+    path = write_authored_set(root / "data", scenarios)
+    print(f"wrote {sum(1 for _ in path.open())} authored paraphrases to {path}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no AppWorld root: pass --root DIR or set APPWORLD_ROOT", file=sys.stderr)
         return 2
     root = Path(root_text).resolve()
+    if args.paraphrases_only:
+        return _write_paraphrases_only(root, scenarios)
     started = time.perf_counter()
     try:
         timings = build(root, scenarios, source_digest(args.extra_scenario))

@@ -60,6 +60,7 @@ _WEEKDAY = re.compile(r"\b(" + "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _NUMBER = re.compile(r"(?<![\w.])(\$\s*)?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:st|nd|rd|th)?(\s*dollars?\b)?",
                      re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]*(?:'[A-Za-z]+)?")
+_PRONOUN_I = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$")
 
 
@@ -170,7 +171,7 @@ def _read_names(text: str) -> list[Fact]:
     """Runs of capitalised words (module docstring), each with the text before it."""
     runs: list[list[re.Match[str]]] = []
     for match in _WORD.finditer(text):
-        capitalised = match.group(0)[0].isupper() and match.group(0) != "I"
+        capitalised = match.group(0)[0].isupper() and match.group(0).lower() not in _PRONOUN_I
         joined = runs and runs[-1] and re.fullmatch(r" ?(?:&\s)?", text[runs[-1][-1].end():match.start()])
         if capitalised and joined:
             runs[-1].append(match)

@@ -14,7 +14,7 @@ from textwrap import dedent
 from typing import Any
 
 from pack import PackError
-from pack.types import SPLITS, ScenarioDef, TaskDef
+from pack.types import PARAPHRASE_STRENGTHS, SPLITS, ScenarioDef, TaskDef
 from pack.world import APPS
 
 SCENARIO_ID_PATTERN = re.compile(r"^f0[0-9a-f]{5}$")
@@ -119,8 +119,28 @@ def _task_problems(task: TaskDef, where: str) -> list[str]:
         problems.append(f"{where}: field instruction: gives the answer away ({task.answer!r})")
     if task.seed_task is not None and not callable(task.seed_task):
         problems.append(f"{where}: field seed_task: must be a function seed_task(ctx) or None")
+    problems += _paraphrase_problems(task, where)
     problems += _solution_problems(task, where)
     problems += _evaluation_problems(task, where)
+    return problems
+
+
+def _paraphrase_problems(task: TaskDef, where: str) -> list[str]:
+    """Every strength has at least one wording, each a sentence that is not the instruction itself."""
+    if not isinstance(task.paraphrases, dict):
+        return [f"{where}: field paraphrases: must be a dict strength -> tuple of wordings"]
+    problems = [f"{where}: field paraphrases: unknown strength {name!r} (known: {', '.join(PARAPHRASE_STRENGTHS)})"
+                for name in task.paraphrases if name not in PARAPHRASE_STRENGTHS]
+    for strength in PARAPHRASE_STRENGTHS:
+        wordings = task.paraphrases.get(strength)
+        if not isinstance(wordings, tuple) or not wordings:
+            problems.append(f"{where}: field paraphrases: needs at least one {strength!r} wording (a tuple of strings)")
+            continue
+        for number, text in enumerate(wordings, start=1):
+            if not isinstance(text, str) or len(text.strip()) < 10:
+                problems.append(f"{where}: field paraphrases: {strength} variant {number} must be a sentence")
+            elif " ".join(text.lower().split()) == " ".join(task.instruction.lower().split()):
+                problems.append(f"{where}: field paraphrases: {strength} variant {number} is the instruction itself")
     return problems
 
 

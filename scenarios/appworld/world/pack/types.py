@@ -17,6 +17,9 @@ Split = Literal["train", "dev", "test"]
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 """train: few-shot demos for the API predictor; dev: tuning; test: held out, never used to tune anything."""
 TestLabel = Literal["no_op_fail", "no_op_pass"]
+ParaphraseStrength = Literal["mild", "medium", "strong", "naturalistic"]
+PARAPHRASE_STRENGTHS: tuple[str, ...] = ("mild", "medium", "strong", "naturalistic")
+"""The field's four strengths (kernel.paraphrase_set.Strength, kept here: the pack imports nothing of the Green)."""
 
 DEFAULT_TASK_DATETIME = "2023-05-18T12:00:00"
 """When every task happens (AppWorld's default system datetime); time is frozen there."""
@@ -103,6 +106,11 @@ class TaskDef:
     public_data: dict[str, Any] = field(default_factory=dict)
     seed_task: SeedFn | None = None
     """Adds rows that only this task's world has (after the base world and `seed_base`)."""
+    paraphrases: dict[ParaphraseStrength, tuple[str, ...]] = field(default_factory=dict)
+    """Other wordings of `instruction`, at least one per strength (`PARAPHRASE_STRENGTHS`): `mild` synonyms and
+    voice, `medium` reordered, `strong` a persona stating the request indirectly, `naturalistic` casual, with typos
+    and abbreviations in ordinary words. Each keeps every fact of the instruction literally (quoted strings,
+    numbers in digits, dates, names) and adds none; the build writes them to `paraphrases/authored.jsonl`."""
 
     @property
     def is_question(self) -> bool:

@@ -47,6 +47,15 @@ COUNT = TaskDef(
     variant=1,
     difficulty=1,
     instruction="How many of my notes in Simple Note are tagged 'recipe'?",
+    paraphrases={
+        "mild": ("How many of my Simple Note notes carry the tag 'recipe'?",),
+        "medium": ("In Simple Note, count my notes that are tagged 'recipe': how many are there?",),
+        "strong": (
+            "It's Maya. I'm trying to get a sense of how big my cooking collection has grown; could you tell me the "
+            "number of Simple Note entries I've labelled 'recipe'?",
+        ),
+        "naturalistic": ("quick q - how many notes do i have in Simple Note w/ the tag 'recipe'? thx",),
+    },
     answer=len(RECIPES),
     required_apps=("simple_note",),
     solution=solution(LOGIN, '''
@@ -62,6 +71,25 @@ TAG_QUICK = TaskDef(
         f"In Simple Note, add the tag 'quick' to every one of my recipes (notes tagged 'recipe') that takes "
         f"{QUICK_LIMIT} minutes or less. Keep their other tags as they are."
     ),
+    paraphrases={
+        "mild": (
+            "In Simple Note, put the tag 'quick' on each of my recipes (notes tagged 'recipe') that take "
+            f"{QUICK_LIMIT} minutes or less. Leave their other tags as they are.",
+        ),
+        "medium": (
+            f"Every one of my recipes (the notes tagged 'recipe') in Simple Note that takes {QUICK_LIMIT} minutes or "
+            "less should get the tag 'quick'; their other tags stay as they are.",
+        ),
+        "strong": (
+            "Maya here, planning weeknight dinners. Whatever dish in my Simple Note collection labelled 'recipe' can "
+            f"be made in {QUICK_LIMIT} minutes or less deserves an extra label, 'quick', on top of whatever labels it "
+            "already carries, which shouldn't be touched.",
+        ),
+        "naturalistic": (
+            "can u go thru my recipes in Simple Note (notes taged 'recipe') and add the tag 'quick' to the ones that "
+            f"take {QUICK_LIMIT} minutes or less? dont mess w their other tags",
+        ),
+    },
     required_apps=("simple_note",),
     private_data={"quick_titles": QUICK_TITLES},
     solution=solution(LOGIN, f'''
@@ -103,6 +131,25 @@ INDEX = TaskDef(
         "Create a Simple Note note titled 'Recipe Index' tagged 'index' whose content lists the titles of all "
         "my recipes (my notes tagged 'recipe'), one title per line, in alphabetical order."
     ),
+    paraphrases={
+        "mild": (
+            "Make a Simple Note note with the title 'Recipe Index' and the tag 'index', whose content lists the titles "
+            "of all my recipes (my notes tagged 'recipe'), one title per line, in alphabetical order.",
+        ),
+        "medium": (
+            "Listing the titles of all my recipes (the notes tagged 'recipe'), one per line and in alphabetical order, "
+            "create a new Simple Note note titled 'Recipe Index' with the tag 'index'.",
+        ),
+        "strong": (
+            "It's Maya; my cooking notes are a mess. I'd love a table of contents: a fresh Simple Note entry called "
+            "'Recipe Index', labelled 'index', whose body is simply the name of each note I've labelled 'recipe', "
+            "sorted A to Z, a single name on each line.",
+        ),
+        "naturalistic": (
+            "pls make a note in Simple Note called 'Recipe Index' w/ tag 'index' that lists the titles of all my "
+            "recipies (notes tagged 'recipe'), one per line, alphabetical order",
+        ),
+    },
     required_apps=("simple_note",),
     private_data={"title": "Recipe Index", "tags": ["index"], "lines": sorted(title for title, _, _ in RECIPES)},
     solution=solution(LOGIN, '''

@@ -45,6 +45,25 @@ LATE = TaskDef(
     difficulty=1,
     instruction=("How many of my coworkers have their birthday between July 1 and December 31? My phone contacts "
                  "say who my coworkers are and when their birthdays are."),
+    paraphrases={
+        "mild": (
+            "How many of my coworkers have a birthday between July 1 and December 31? My phone contacts show who my "
+            "coworkers are and when their birthdays fall.",
+        ),
+        "medium": (
+            "My phone contacts say who my coworkers are and when their birthdays are. Between July 1 and December 31, "
+            "how many of those coworkers have their birthday?",
+        ),
+        "strong": (
+            "Maya here, budgeting for office cake in the second half of the year. Whose birthday from work lands from "
+            "July 1 through December 31? I just need a count; my phone's address book records both the work "
+            "relationship and the dates.",
+        ),
+        "naturalistic": (
+            "how many of my coworkers have bdays between July 1 and December 31? u can see who's a coworker + their "
+            "birthdays in my phone contacts",
+        ),
+    },
     answer=len(LATE_BIRTHDAYS),
     required_apps=("phone",),
     solution=solution(PHONE_LOGIN, _contacts("coworker"), '''
@@ -59,6 +78,25 @@ BIRTHDAY_NOTE = TaskDef(
     difficulty=2,
     instruction=("Create a Simple Note note titled 'Coworker birthdays' that lists each of my coworkers (see my phone "
                  "contacts), one per line, as 'First Last: YYYY-MM-DD' with their birthday."),
+    paraphrases={
+        "mild": (
+            "Make a Simple Note note titled 'Coworker birthdays' listing each of my coworkers (see my phone contacts), "
+            "one per line, as 'First Last: YYYY-MM-DD' with their birthday.",
+        ),
+        "medium": (
+            "Using my phone contacts to find my coworkers, create a Simple Note note titled 'Coworker birthdays' with "
+            "one line per coworker, written as 'First Last: YYYY-MM-DD' with their birthday.",
+        ),
+        "strong": (
+            "It's Maya. I keep forgetting work birthdays, so I want them written down: a new Simple Note entry named "
+            "'Coworker birthdays', a single line for every colleague in my phone's address book, each shaped exactly "
+            "like 'First Last: YYYY-MM-DD' using that person's date of birth.",
+        ),
+        "naturalistic": (
+            "can u make a Simple Note note called 'Coworker birthdays' w/ all my coworkers from my phone contacts, one "
+            "per line, formatted 'First Last: YYYY-MM-DD' w/ their bday",
+        ),
+    },
     required_apps=("phone", "simple_note"),
     private_data={"title": "Coworker birthdays", "lines": BIRTHDAY_LINES},
     solution=solution(PHONE_LOGIN, _contacts("coworker"), '''
@@ -92,6 +130,25 @@ TEXT_RULES = TaskDef(
     difficulty=3,
     instruction=("Text each of my roommates on my phone the content of my Simple Note note titled 'House rules', "
                  "exactly as written. My phone contacts say who my roommates are."),
+    paraphrases={
+        "mild": (
+            "Send each of my roommates a text on my phone with the content of my Simple Note note titled 'House "
+            "rules', exactly as it is written. My phone contacts show who my roommates are.",
+        ),
+        "medium": (
+            "My phone contacts say who my roommates are. Each of them should get a text from my phone containing the "
+            "content of my Simple Note note titled 'House rules', exactly as written.",
+        ),
+        "strong": (
+            "Maya here; the flat needs reminding of the rules. Whoever my phone's address book marks as living with me "
+            "should get a message from me, word for word the body of the Simple Note entry called 'House rules', "
+            "nothing changed.",
+        ),
+        "naturalistic": (
+            "text each of my roommates on my phone whatever's in my Simple Note note 'House rules', word for word pls. "
+            "my phone contacts say who the roomates are",
+        ),
+    },
     required_apps=("phone", "simple_note"),
     private_data={"receivers": [_BY_KEY[k].phone_number for k in ROOMMATES], "message": RULES},
     solution=solution(PHONE_LOGIN, _contacts("roommate"), '''

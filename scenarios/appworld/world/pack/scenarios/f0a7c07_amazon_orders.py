@@ -108,6 +108,15 @@ MARCH_SPENDING = TaskDef(
     variant=1,
     difficulty=1,
     instruction="How much did I spend in total on my Amazon orders placed in March 2023?",
+    paraphrases={
+        "mild": ("What did I spend in total on the Amazon orders I placed in March 2023?",),
+        "medium": ("For my Amazon orders placed in March 2023, how much did I spend in total?",),
+        "strong": (
+            "It's Maya, I'm sorting my budget. Add up what I paid for everything I ordered on Amazon during March 2023 "
+            "and give me the grand total.",
+        ),
+        "naturalistic": ("how much did i spend altogther on Amazon orders i placed in March 2023?",),
+    },
     answer=MARCH_TOTAL,
     required_apps=("amazon",),
     seed_task=seed_shop,
@@ -125,6 +134,25 @@ CHEAP_TO_CART = TaskDef(
         "Move every item on my Amazon wish list that costs less than $30 into my cart, with its full wish-list "
         "quantity. Leave the other wish-list items where they are and don't place an order."
     ),
+    paraphrases={
+        "mild": (
+            "Move each item on my Amazon wish list that costs under $30 into my cart, with its full wish-list "
+            "quantity. Leave the other wish-list items where they are and don't place an order.",
+        ),
+        "medium": (
+            "Into my cart should go every item on my Amazon wish list that costs less than $30, each with its full "
+            "wish-list quantity. Don't place an order, and leave the other wish-list items where they are.",
+        ),
+        "strong": (
+            "Maya here, treating myself a little. Anything I've saved on Amazon for later that's priced below $30 can "
+            "go to the basket, in whatever quantity I'd saved it; the pricier things stay saved, and nobody checks out "
+            "yet.",
+        ),
+        "naturalistic": (
+            "move everything on my Amazon wishlist that's under $30 into the cart (full qty from the wishlist). leave "
+            "the rest on the wishlist & dont order anything",
+        ),
+    },
     required_apps=("amazon",),
     seed_task=seed_shop,
     private_data={"moved": CHEAP_ITEMS, "cart_item": CART_ITEM[0], "cart_quantity": CART_ITEM[1]},
@@ -177,6 +205,24 @@ REORDER_WORK = TaskDef(
         "I want to buy again everything from my most recent Amazon order that was shipped to my Work address. "
         "Add each of its products to my cart in the same quantity as in that order, but don't place the order yet."
     ),
+    paraphrases={
+        "mild": (
+            "I'd like to buy again everything from my latest Amazon order that was shipped to my Work address. Add "
+            "each of its products to my cart in the same quantity as in that order, but don't place the order yet.",
+        ),
+        "medium": (
+            "Take my most recent Amazon order shipped to my Work address and add each of its products to my cart, in "
+            "the same quantity as in that order; I want to buy it all again, but don't place the order yet.",
+        ),
+        "strong": (
+            "It's Maya, restocking the office. Whatever I last had Amazon deliver to the Work address, put those same "
+            "products back in my basket with matching counts; I'll check out myself later.",
+        ),
+        "naturalistic": (
+            "wanna reorder my last Amazon order that went to my Work address. add all its products to the cart, same "
+            "qty as that order, but dont place the order yet",
+        ),
+    },
     required_apps=("amazon",),
     seed_task=seed_shop,
     private_data={"added": LATEST_WORK_ITEMS, "cart_item": CART_ITEM[0], "cart_quantity": CART_ITEM[1]},

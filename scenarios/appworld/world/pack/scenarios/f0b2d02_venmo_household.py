@@ -66,6 +66,15 @@ FARID_TOTAL = TaskDef(
     variant=1,
     difficulty=1,
     instruction="How much money in total did Farid Haddad send me on Venmo during April 2023?",
+    paraphrases={
+        "mild": ("What is the total amount of money Farid Haddad sent me on Venmo during April 2023?",),
+        "medium": ("During April 2023, Farid Haddad sent me money on Venmo: how much was it in total?",),
+        "strong": (
+            "Maya here, squaring accounts. Tally up every Venmo payment that reached me from Farid Haddad in April "
+            "2023 and tell me the sum.",
+        ),
+        "naturalistic": ("how much $$ did Farid Haddad send me on venmo in april 2023 total?",),
+    },
     answer=FARID_APRIL_TOTAL,
     required_apps=("venmo",),
     solution=solution(VENMO_LOGIN, block('''
@@ -88,6 +97,25 @@ APPROVE_CHLOE = TaskDef(
         "Approve all the pending Venmo payment requests that Chloe Nguyen sent me, paying from my Venmo balance. "
         "Leave every other payment request as it is."
     ),
+    paraphrases={
+        "mild": (
+            "Approve every pending Venmo payment request that Chloe Nguyen sent me, paying from my Venmo balance. "
+            "Leave all other payment requests as they are.",
+        ),
+        "medium": (
+            "The pending Venmo payment requests Chloe Nguyen sent me should all be approved, paid from my Venmo "
+            "balance. Every other payment request stays as it is.",
+        ),
+        "strong": (
+            "It's Maya; I owe Chloe Nguyen for a few things. Whatever she has asked me for on Venmo that is still "
+            "waiting, say yes to it using the money sitting in my Venmo account. Requests from anybody else, don't "
+            "touch.",
+        ),
+        "naturalistic": (
+            "pls approve all the pending venmo requests from Chloe Nguyen, pay from my venmo balance. dont touch any "
+            "other requests",
+        ),
+    },
     required_apps=("venmo",),
     private_data={"requester_email": "chloe.nguyen@gmail.com", "descriptions": CHLOE_PENDING},
     solution=solution(VENMO_LOGIN, block(
@@ -143,6 +171,24 @@ PAY_ROOMMATES = TaskDef(
         f"Send each of my roommates ${ROOMMATE_SHARE:.2f} on Venmo with the description 'May utilities'. "
         "My phone contacts say who my roommates are."
     ),
+    paraphrases={
+        "mild": (
+            f"Send ${ROOMMATE_SHARE:.2f} on Venmo to each of my roommates, with the description 'May utilities'. My "
+            "phone contacts show who my roommates are.",
+        ),
+        "medium": (
+            f"With the description 'May utilities', send each of my roommates ${ROOMMATE_SHARE:.2f} on Venmo. Who my "
+            "roommates are is in my phone contacts.",
+        ),
+        "strong": (
+            "Maya here, splitting the bills. Everybody I share the flat with (my phone's address book marks them) gets "
+            f"${ROOMMATE_SHARE:.2f} from me through Venmo, labelled 'May utilities'.",
+        ),
+        "naturalistic": (
+            f"venmo each of my roomates ${ROOMMATE_SHARE:.2f}, description 'May utilities'. check my phone contacts "
+            "for who the roommates are",
+        ),
+    },
     required_apps=("phone", "venmo"),
     private_data={"receivers": ["chloe.nguyen@gmail.com", "priya.shah@gmail.com"], "amount": ROOMMATE_SHARE,
                   "description": "May utilities"},

@@ -98,6 +98,15 @@ FARID_BALANCE = TaskDef(
     variant=1,
     difficulty=1,
     instruction=f"How much does Farid Haddad owe me in our Splitwise group '{GROUP}'?",
+    paraphrases={
+        "mild": (f"What does Farid Haddad owe me in our Splitwise group '{GROUP}'?",),
+        "medium": (f"In our Splitwise group '{GROUP}', how much does Farid Haddad owe me?",),
+        "strong": (
+            f"It's Maya, settling up after the trip. Looking at the '{GROUP}' group on Splitwise, what is Farid "
+            "Haddad's outstanding balance toward me?",
+        ),
+        "naturalistic": (f"how much does Farid Haddad owe me in the Splitwise group '{GROUP}'??",),
+    },
     answer=FARID_OWES,
     required_apps=("splitwise",),
     seed_task=seed_trip,
@@ -121,6 +130,28 @@ RECORD_GROCERIES = TaskDef(
         f"Splitwise group '{GROUP}' with the description '{NEW_EXPENSE['description']}', paid by me and split "
         "equally among all the group's members, me included."
     ),
+    paraphrases={
+        "mild": (
+            f"I spent ${NEW_EXPENSE['amount']:.2f} on groceries at Safeway for the trip. Record it as an expense in my "
+            f"Splitwise group '{GROUP}' with the description '{NEW_EXPENSE['description']}', paid by me and split "
+            "equally among all the group's members, including me.",
+        ),
+        "medium": (
+            f"Add an expense to my Splitwise group '{GROUP}': I paid ${NEW_EXPENSE['amount']:.2f} for groceries at "
+            f"Safeway for the trip. Use the description '{NEW_EXPENSE['description']}', mark me as the payer, and "
+            "split it equally among all the group's members, me included.",
+        ),
+        "strong": (
+            f"Maya here, back from the store. The trip's food run at Safeway came to ${NEW_EXPENSE['amount']:.2f} and "
+            f"it was my card. Log that on Splitwise under '{GROUP}' as '{NEW_EXPENSE['description']}', with me as the "
+            "one who paid and everybody in the group, myself too, owing an even share.",
+        ),
+        "naturalistic": (
+            f"paid ${NEW_EXPENSE['amount']:.2f} at Safeway for groceries for the trip. pls add it to my Splitwise "
+            f"group '{GROUP}', description '{NEW_EXPENSE['description']}', paid by me, split evenly w/ everyone in the "
+            "group incl me",
+        ),
+    },
     required_apps=("splitwise",),
     seed_task=seed_trip,
     private_data={"group": GROUP, "others": [MEMBER_EMAILS[key] for key in MEMBERS if key != "maya"], **NEW_EXPENSE},
@@ -168,6 +199,24 @@ TOP_PAYER = TaskDef(
         f"Besides me, which member of my Splitwise group '{GROUP}' has paid the most money in total for the "
         "group's expenses? Tell me their full name."
     ),
+    paraphrases={
+        "mild": (
+            f"Apart from me, which member of my Splitwise group '{GROUP}' has paid the most money in total for the "
+            "group's expenses? Give me their full name.",
+        ),
+        "medium": (
+            f"Which member of my Splitwise group '{GROUP}', besides me, has paid the most money in total for the "
+            "group's expenses? Tell me their full name.",
+        ),
+        "strong": (
+            f"It's Maya. Leaving myself out of it, who in the '{GROUP}' group on Splitwise has covered the biggest "
+            "share of the shared costs overall? First and last name, please.",
+        ),
+        "naturalistic": (
+            f"not counting me, who in my Splitwise group '{GROUP}' paid the most in total for group expenses? full "
+            "name pls",
+        ),
+    },
     answer=TOP_PAYER_NAME,
     required_apps=("splitwise",),
     seed_task=seed_trip,

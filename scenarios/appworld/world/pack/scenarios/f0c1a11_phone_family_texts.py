@@ -70,6 +70,24 @@ COUNT_TEXTS = TaskDef(
     difficulty=2,
     instruction=("How many text messages did my mother send me on my phone between May 12 and May 17, 2023, "
                  "both days included? My phone contacts say who she is."),
+    paraphrases={
+        "mild": (
+            "How many texts did my mother send me on my phone between May 12 and May 17, 2023, including both days? My "
+            "phone contacts show who she is.",
+        ),
+        "medium": (
+            "Between May 12 and May 17, 2023, both days included, how many text messages did my mother send me on my "
+            "phone? Who she is is in my phone contacts.",
+        ),
+        "strong": (
+            "Maya here. Mom has been messaging a lot lately; from May 12 through May 17, 2023, counting both ends, how "
+            "many of her texts arrived on my phone? My phone's address book tells you which contact she is.",
+        ),
+        "naturalistic": (
+            "how many texts did my mom send me on my phone from May 12 to May 17, 2023 (both days incl)? shes in my "
+            "phone contacts",
+        ),
+    },
     answer=FROM_NADIA_IN_WINDOW,
     required_apps=("phone",),
     solution=solution(LOGIN, MOTHER, block(paginate(
@@ -85,6 +103,15 @@ TEXT_MOTHER = TaskDef(
     variant=2,
     difficulty=1,
     instruction=f"Text my mother on my phone: '{MESSAGE}' My phone contacts say who she is.",
+    paraphrases={
+        "mild": (f"Send my mother a text on my phone: '{MESSAGE}' My phone contacts show who she is.",),
+        "medium": (f"On my phone, text this to my mother: '{MESSAGE}' Who she is is in my phone contacts.",),
+        "strong": (
+            f"It's Maya; Mom is worried about the party. Message her from my phone with exactly '{MESSAGE}' and "
+            "nothing else. My phone's address book says which contact is her.",
+        ),
+        "naturalistic": (f"pls text my mom on my phone: '{MESSAGE}' shes in my phone contacts",),
+    },
     required_apps=("phone",),
     private_data={"receiver_phone": "4155550113", "message": MESSAGE},
     solution=solution(LOGIN, MOTHER, f'''
@@ -119,6 +146,25 @@ ALARMS = TaskDef(
     difficulty=2,
     instruction=("On my phone, turn off my alarm labelled 'Wake up' (do not delete it) and create a new alarm at "
                  "07:30 labelled 'Gym' that repeats on Monday, Wednesday and Friday. Leave my other alarms alone."),
+    paraphrases={
+        "mild": (
+            "On my phone, switch off my alarm labelled 'Wake up' (don't delete it) and set a new alarm at 07:30 "
+            "labelled 'Gym' that repeats on Monday, Wednesday and Friday. Leave my other alarms as they are.",
+        ),
+        "medium": (
+            "Create a new alarm on my phone at 07:30 labelled 'Gym' that repeats on Monday, Wednesday and Friday, and "
+            "turn off (without deleting) my alarm labelled 'Wake up'. My other alarms stay alone.",
+        ),
+        "strong": (
+            "Maya here, new routine. The phone alarm called 'Wake up' should stay but go quiet, not be removed. Then "
+            "give me one at 07:30 called 'Gym' that goes off every Monday, Wednesday and Friday. Nothing else among my "
+            "alarms changes.",
+        ),
+        "naturalistic": (
+            "on my phone: turn off the 'Wake up' alarm (dont delete it!) and make a new one at 07:30 called 'Gym' "
+            "repeating Monday, Wednesday and Friday. leave the other alarms alone",
+        ),
+    },
     required_apps=("phone",),
     seed_task=seed_alarms,
     private_data={"off_label": "Wake up", "time": "07:30", "label": "Gym", "days": ["friday", "monday", "wednesday"]},

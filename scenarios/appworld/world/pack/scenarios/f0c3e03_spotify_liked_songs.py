@@ -82,6 +82,15 @@ COUNT_JUNIPER = TaskDef(
     variant=1,
     difficulty=1,
     instruction=f"How many of the songs I've liked on Spotify are by {JUNIPER}?",
+    paraphrases={
+        "mild": (f"How many of the songs I have liked on Spotify are by the artist {JUNIPER}?",),
+        "medium": (f"Of the songs I've liked on Spotify, how many are by {JUNIPER}?",),
+        "strong": (
+            f"It's Maya, I think I'm a bit obsessed with {JUNIPER}. Among the tracks I've hearted on Spotify, what "
+            "number are that artist's?",
+        ),
+        "naturalistic": (f"how many of my liked songs on spotify are {JUNIPER} ones?",),
+    },
     answer=len(LIKED_JUNIPER),
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
@@ -99,6 +108,17 @@ MOST_PLAYED_LIKED = TaskDef(
     variant=2,
     difficulty=2,
     instruction="Which of the songs I've liked on Spotify has been played the most times? Just tell me its title.",
+    paraphrases={
+        "mild": ("Which of my liked songs on Spotify has been played the most times? Just give me its title.",),
+        "medium": (
+            "Of the songs I've liked on Spotify, which has been played the most times? Only its title, please.",
+        ),
+        "strong": (
+            "Maya here, curious about my habits. Among the tracks I've hearted on Spotify, which one has the highest "
+            "play count? The name of the track is all I want.",
+        ),
+        "naturalistic": ("which of my liked songs on spotify has the most plays? just the title",),
+    },
     answer=MOST_PLAYED,
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
@@ -120,6 +140,25 @@ PICKS_PLAYLIST = TaskDef(
         f"Create a new private Spotify playlist titled '{JUNIPER} Picks' containing every {JUNIPER} song that is "
         "in my song library or among my liked songs (each song once). Don't add any other songs."
     ),
+    paraphrases={
+        "mild": (
+            f"Make a new private Spotify playlist titled '{JUNIPER} Picks' containing every {JUNIPER} song that is in "
+            "my song library or among my liked songs (each song once). Don't add other songs.",
+        ),
+        "medium": (
+            f"Every {JUNIPER} song in my song library or among my liked songs should go, each once, into a new private "
+            f"Spotify playlist titled '{JUNIPER} Picks'. No other songs.",
+        ),
+        "strong": (
+            f"It's Maya, and I want a {JUNIPER} corner. Start a fresh Spotify playlist, private, called '{JUNIPER} "
+            "Picks', and fill it with that artist's tracks from what I've saved or hearted, no repeats, and nobody "
+            "else's music.",
+        ),
+        "naturalistic": (
+            f"make a new private playlist on Spotify called '{JUNIPER} Picks' w/ every {JUNIPER} song from my library "
+            "or my liked songs (each once). no other songs pls",
+        ),
+    },
     required_apps=("spotify",),
     seed_task=seed_liked_songs,
     private_data={"title": f"{JUNIPER} Picks", "song_titles": PICKS},

@@ -107,6 +107,15 @@ COUNT_WREN = TaskDef(
     variant=1,
     difficulty=1,
     instruction=f"How many songs by {WREN} are in my Spotify song library?",
+    paraphrases={
+        "mild": (f"How many songs by {WREN} does my Spotify song library contain?",),
+        "medium": (f"In my Spotify song library, how many songs are by {WREN}?",),
+        "strong": (
+            f"Maya here. {WREN} has been on repeat; what count of that artist's tracks have I saved to my Spotify "
+            "collection?",
+        ),
+        "naturalistic": (f"how many {WREN} songs r in my spotify library?",),
+    },
     answer=LIBRARY_WREN_COUNT,
     required_apps=("spotify",),
     seed_task=seed_music,
@@ -127,6 +136,25 @@ LIST_PLAYLIST = TaskDef(
         f"Create a note in Simple Note titled '{LIST_NOTE}' that lists the titles of all the songs in my Spotify "
         f"playlist '{PLAYLIST}', one title per line."
     ),
+    paraphrases={
+        "mild": (
+            f"Make a note in Simple Note titled '{LIST_NOTE}' listing the titles of all the songs in my Spotify "
+            f"playlist '{PLAYLIST}', one title per line.",
+        ),
+        "medium": (
+            f"Listing the titles of all the songs in my Spotify playlist '{PLAYLIST}', one per line, create a note in "
+            f"Simple Note titled '{LIST_NOTE}'.",
+        ),
+        "strong": (
+            "It's Maya; I want the tracklist written down for the car. Copy the name of every track on the Spotify "
+            f"playlist called '{PLAYLIST}' into a fresh Simple Note entry called '{LIST_NOTE}', a single name on each "
+            "line.",
+        ),
+        "naturalistic": (
+            f"can u make a Simple Note note called '{LIST_NOTE}' w/ the titles of every song in my spotify playlist "
+            f"'{PLAYLIST}', one per line",
+        ),
+    },
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"title": LIST_NOTE, "songs": sorted(ROAD_TRIP_SONGS)},
@@ -155,6 +183,24 @@ ADD_IDEAS = TaskDef(
         f"My Simple Note note '{IDEAS_NOTE}' lists song titles, one per line. Add each of those songs to my "
         f"Spotify playlist '{PLAYLIST}', skipping any that are already in it."
     ),
+    paraphrases={
+        "mild": (
+            f"My Simple Note note '{IDEAS_NOTE}' lists song titles, one on each line. Add each of those songs to my "
+            f"Spotify playlist '{PLAYLIST}', skipping any that it already contains.",
+        ),
+        "medium": (
+            f"Add to my Spotify playlist '{PLAYLIST}' each song listed (one title per line) in my Simple Note note "
+            f"'{IDEAS_NOTE}', skipping any that are already in the playlist.",
+        ),
+        "strong": (
+            "Maya here, prepping the drive. I jotted track names, a single one on each line, in the Simple Note entry "
+            f"called '{IDEAS_NOTE}'; get whichever of them aren't yet on the Spotify list '{PLAYLIST}' onto it.",
+        ),
+        "naturalistic": (
+            f"my Simple Note note '{IDEAS_NOTE}' has song titles (one per line). pls add them to my spotify playlist "
+            f"'{PLAYLIST}', skip the ones alredy in there",
+        ),
+    },
     required_apps=("simple_note", "spotify"),
     seed_task=seed_music,
     private_data={"playlist": PLAYLIST, "added": IDEAS_TO_ADD},

@@ -52,6 +52,17 @@ COUNT_INVOICES = TaskDef(
     variant=1,
     difficulty=2,
     instruction=f"How many of my Simple Note notes tagged '{TAG}' contain the word 'invoice' in their content?",
+    paraphrases={
+        "mild": (f"How many of my Simple Note notes with the tag '{TAG}' have the word 'invoice' in their content?",),
+        "medium": (
+            f"Among my Simple Note notes tagged '{TAG}', how many contain the word 'invoice' in their content?",
+        ),
+        "strong": (
+            f"It's Maya, digging through old paperwork. Of the Simple Note entries I labelled '{TAG}', what number "
+            "mention 'invoice' somewhere in the body?",
+        ),
+        "naturalistic": (f"how many of my Simple Note notes taged '{TAG}' have the word 'invoice' in them?",),
+    },
     answer=INVOICE_COUNT,
     required_apps=("simple_note",),
     solution=solution(LOGIN, '''
@@ -65,6 +76,24 @@ DELETE_DUPLICATES = TaskDef(
     difficulty=2,
     instruction=(f"Delete every one of my Simple Note notes tagged '{TAG}' whose content contains the word "
                  "'duplicate'. Keep all my other notes."),
+    paraphrases={
+        "mild": (
+            f"Delete each of my Simple Note notes tagged '{TAG}' whose content contains the word 'duplicate'. Keep "
+            "every other note of mine.",
+        ),
+        "medium": (
+            f"My Simple Note notes tagged '{TAG}' whose content contains the word 'duplicate' should all be deleted; "
+            "all my other notes stay.",
+        ),
+        "strong": (
+            f"Maya here, decluttering. Among the Simple Note entries labelled '{TAG}', get rid of whichever have "
+            "'duplicate' written in the body. Everything else I've written stays put.",
+        ),
+        "naturalistic": (
+            f"pls delete my Simple Note notes taged '{TAG}' that have the word 'duplicate' in them. keep all the other "
+            "notes",
+        ),
+    },
     required_apps=("simple_note",),
     private_data={"titles": DUPLICATES},
     solution=solution(LOGIN, '''
@@ -92,6 +121,15 @@ APPEND_LINE = TaskDef(
     variant=3,
     difficulty=1,
     instruction=f"Add the line '{APPENDED}' at the end of my Simple Note note titled 'Lease renewal 2022'.",
+    paraphrases={
+        "mild": (f"Append the line '{APPENDED}' to the end of my Simple Note note titled 'Lease renewal 2022'.",),
+        "medium": (f"At the end of my Simple Note note titled 'Lease renewal 2022', add the line '{APPENDED}'.",),
+        "strong": (
+            "It's Maya; I've gone over the lease paperwork. Stamp the Simple Note entry called 'Lease renewal 2022' "
+            f"with a final line reading '{APPENDED}'.",
+        ),
+        "naturalistic": (f"add the line '{APPENDED}' at the bottom of my Simple Note note 'Lease renewal 2022' pls",),
+    },
     required_apps=("simple_note",),
     private_data={"title": "Lease renewal 2022", "line": APPENDED},
     solution=solution(block(NOTE_LOGIN, '''

@@ -100,6 +100,23 @@ COUNT_OVERDUE = TaskDef(
         f"How many tasks in my Todoist project '{PROJECT}' are still not completed even though their due date "
         "is already past (before today)?"
     ),
+    paraphrases={
+        "mild": (
+            f"How many tasks in my Todoist project '{PROJECT}' are still not done even though their due date has "
+            "already passed (before today)?",
+        ),
+        "medium": (
+            f"In my Todoist project '{PROJECT}', how many tasks have a due date that is already past (before today) "
+            "and are still not completed?",
+        ),
+        "strong": (
+            f"Maya here, the move is slipping. Within '{PROJECT}' on Todoist, what count of to-dos are overdue, "
+            "meaning their deadline fell before today, and still unfinished?",
+        ),
+        "naturalistic": (
+            f"how many tasks in my Todoist project '{PROJECT}' are overdue (due before today) and still not done?",
+        ),
+    },
     answer=len(OVERDUE),
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
@@ -116,6 +133,24 @@ RESCHEDULE = TaskDef(
         f"In my Todoist project '{PROJECT}', every task that isn't completed and whose due date has already passed "
         f"(before today) should now be due on {NEW_DUE} with high priority. Please update them."
     ),
+    paraphrases={
+        "mild": (
+            f"In my Todoist project '{PROJECT}', every task that isn't done and whose due date has already gone by "
+            f"(before today) should now be due on {NEW_DUE} with high priority. Please update them.",
+        ),
+        "medium": (
+            f"Please update my Todoist project '{PROJECT}': each task not yet completed whose due date has already "
+            f"passed (before today) gets a new due date of {NEW_DUE} and high priority.",
+        ),
+        "strong": (
+            f"It's Maya, rescheduling. Whatever in '{PROJECT}' on Todoist is still open with a deadline already behind "
+            f"us (earlier than today), push it to {NEW_DUE} and flag it as high priority.",
+        ),
+        "naturalistic": (
+            f"in my Todoist project '{PROJECT}' pls move every unfinished task thats overdue (due before today) to "
+            f"{NEW_DUE} and make it high priority",
+        ),
+    },
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
     private_data={"titles": OVERDUE, "due_date": NEW_DUE, "priority": "high"},
@@ -154,6 +189,28 @@ HAND_OVER = TaskDef(
         f"every task in that section that isn't completed yet, and add a new task to that section titled "
         f"'{NEW_TASK['title']}', due {NEW_TASK['due_date']}, with high priority."
     ),
+    paraphrases={
+        "mild": (
+            f"My roommate Chloe is taking charge of the Utilities section of our Todoist project '{PROJECT}'. Assign "
+            "her each task in that section that isn't completed yet, and add a new task to that section titled "
+            f"'{NEW_TASK['title']}', due {NEW_TASK['due_date']}, with high priority.",
+        ),
+        "medium": (
+            f"In the Utilities section of our Todoist project '{PROJECT}', which my roommate Chloe is taking over, "
+            "assign her every task that isn't completed yet; then add to that section a new task titled "
+            f"'{NEW_TASK['title']}', due {NEW_TASK['due_date']}, with high priority.",
+        ),
+        "strong": (
+            "Maya here. Chloe, who lives with me, now owns the Utilities part of our shared Todoist project "
+            f"'{PROJECT}'. Hand her everything there that's still open, and put one more to-do in that part: "
+            f"'{NEW_TASK['title']}', deadline {NEW_TASK['due_date']}, high priority.",
+        ),
+        "naturalistic": (
+            f"my roommate Chloe is taking over the Utilities section in our Todoist project '{PROJECT}'. assign her "
+            f"all the unfinished tasks there + add a new task in that section '{NEW_TASK['title']}' due "
+            f"{NEW_TASK['due_date']}, high priority",
+        ),
+    },
     required_apps=("todoist",),
     seed_task=seed_apartment_move,
     private_data={"assigned_titles": UTILITIES_OPEN, "assignee_email": "chloe.nguyen@gmail.com",

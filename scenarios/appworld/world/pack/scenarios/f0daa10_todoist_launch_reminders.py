@@ -96,6 +96,15 @@ JULY_BIRTHDAY = TaskDef(
     variant=1,
     difficulty=1,
     instruction="Which of my coworkers in my phone contacts has a birthday in July? Tell me their full name.",
+    paraphrases={
+        "mild": ("Which of my coworkers in my phone contacts has their birthday in July? Give me their full name.",),
+        "medium": ("In my phone contacts, which coworker of mine has a birthday in July? Tell me their full name.",),
+        "strong": (
+            "It's Maya, organising a card. Among the colleagues in my phone's address book, whose birthday falls in "
+            "July? First and last name, please.",
+        ),
+        "naturalistic": ("which coworker in my phone contacts has a bday in July? full name pls",),
+    },
     answer=JULY_COWORKERS[0],
     required_apps=("phone",),
     seed_task=seed_launch,
@@ -113,6 +122,24 @@ COUNT_OPEN = TaskDef(
         f"How many unfinished tasks in my Todoist project '{PROJECT}' are assigned to my coworkers? "
         "My phone contacts say who my coworkers are."
     ),
+    paraphrases={
+        "mild": (
+            f"How many incomplete tasks in my Todoist project '{PROJECT}' are assigned to my coworkers? My phone "
+            "contacts show who my coworkers are.",
+        ),
+        "medium": (
+            f"In my Todoist project '{PROJECT}', how many unfinished tasks are assigned to my coworkers? Who my "
+            "coworkers are is in my phone contacts.",
+        ),
+        "strong": (
+            f"Maya here, checking the team's load. Of the open to-dos in '{PROJECT}' on Todoist, what number sit with "
+            "my colleagues? My phone's address book marks which people are colleagues.",
+        ),
+        "naturalistic": (
+            f"how many unfinished tasks in my Todoist project '{PROJECT}' are assigned to my coworkers? my phone "
+            "contacts say who they are",
+        ),
+    },
     answer=OPEN_COWORKER_TASKS,
     required_apps=("phone", "todoist"),
     seed_task=seed_launch,
@@ -133,6 +160,28 @@ TEXT_REMINDERS = TaskDef(
         "my coworkers (see my phone contacts), text that coworker on the phone, one message per task, saying "
         "exactly: Reminder: <task title> is due tomorrow."
     ),
+    paraphrases={
+        "mild": (
+            f"For each unfinished task in my Todoist project '{PROJECT}' that is due tomorrow and assigned to one of "
+            "my coworkers (see my phone contacts), text that coworker on the phone, one message per task, saying "
+            "exactly: Reminder: <task title> is due tomorrow.",
+        ),
+        "medium": (
+            "Text a coworker on the phone, one message per task, for every unfinished task in my Todoist project "
+            f"'{PROJECT}' that is assigned to them (my phone contacts say who my coworkers are) and due tomorrow, "
+            "saying exactly: Reminder: <task title> is due tomorrow.",
+        ),
+        "strong": (
+            "It's Maya; launch prep is tight. Wherever a colleague of mine (my phone's address book tells you who) "
+            f"holds an open to-do in '{PROJECT}' on Todoist with a deadline of tomorrow, message that person from my "
+            "phone, a separate message for each to-do, worded exactly: Reminder: <task title> is due tomorrow.",
+        ),
+        "naturalistic": (
+            f"for every unfinished task in my Todoist project '{PROJECT}' due tmrw and assigned to a coworker (see my "
+            "phone contacts), text that coworker on the phone, one msg per task, saying exactly: Reminder: <task "
+            "title> is due tomorrow.",
+        ),
+    },
     required_apps=("phone", "todoist"),
     seed_task=seed_launch,
     private_data={"messages": REMINDERS},

@@ -80,6 +80,15 @@ COUNT_EMAILS = TaskDef(
     variant=1,
     difficulty=1,
     instruction=f"How many emails are there in my Gmail thread with the subject '{SUBJECT}'?",
+    paraphrases={
+        "mild": (f"How many emails does my Gmail thread with the subject '{SUBJECT}' contain?",),
+        "medium": (f"In my Gmail, the thread with the subject '{SUBJECT}': how many emails are in it?",),
+        "strong": (
+            "Maya here; the neighbourhood chatter never stops. What count of messages has the Gmail conversation "
+            f"titled '{SUBJECT}' reached?",
+        ),
+        "naturalistic": (f"how many emails r in my Gmail thread '{SUBJECT}'?",),
+    },
     answer=len(PARTY),
     required_apps=("gmail",),
     seed_task=seed_inbox,
@@ -93,6 +102,15 @@ REPLY_LATEST = TaskDef(
     variant=2,
     difficulty=2,
     instruction=f"In Gmail, reply to the most recent email of my thread '{SUBJECT}' with the message '{REPLY}'",
+    paraphrases={
+        "mild": (f"In Gmail, answer the latest email of my thread '{SUBJECT}' with the message '{REPLY}'",),
+        "medium": (f"Reply with the message '{REPLY}' to the most recent email of my Gmail thread '{SUBJECT}'.",),
+        "strong": (
+            f"It's Maya, volunteering. On Gmail, respond to the newest message in the conversation titled '{SUBJECT}' "
+            f"with just '{REPLY}'",
+        ),
+        "naturalistic": (f"reply to the latest email in my Gmail thread '{SUBJECT}' with '{REPLY}' thx",),
+    },
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subject": SUBJECT, "body": REPLY, "latest_sender": "oscar.lindqvist@gmail.com"},
@@ -125,6 +143,21 @@ ARCHIVE_NEWSLETTERS = TaskDef(
     variant=3,
     difficulty=3,
     instruction="In Gmail, archive every thread in my inbox whose subject starts with 'Newsletter:'. Leave the rest.",
+    paraphrases={
+        "mild": (
+            "In Gmail, archive each thread in my inbox whose subject begins with 'Newsletter:'. Leave the others.",
+        ),
+        "medium": (
+            "Every thread in my Gmail inbox whose subject starts with 'Newsletter:' should be archived; the rest stay.",
+        ),
+        "strong": (
+            "Maya here, tidying up my mail. On Gmail, whatever conversation in the inbox has a subject opening with "
+            "'Newsletter:' goes to the archive; nothing else moves.",
+        ),
+        "naturalistic": (
+            "pls archive every thread in my Gmail inbox w/ a subject starting with 'Newsletter:'. leave the rest",
+        ),
+    },
     required_apps=("gmail",),
     seed_task=seed_inbox,
     private_data={"subjects": sorted(subject for _, subject, _ in NEWSLETTERS)},

@@ -94,6 +94,24 @@ VENUE_CODE = TaskDef(
         "Grace Kim emailed me the reservation code of the venue she booked for Kira's bridal shower. "
         "What is that code?"
     ),
+    paraphrases={
+        "mild": (
+            "Grace Kim sent me an email with the reservation code of the venue she booked for Kira's bridal shower. "
+            "What's that code?",
+        ),
+        "medium": (
+            "What is the reservation code of the venue Grace Kim booked for Kira's bridal shower? She emailed it to "
+            "me.",
+        ),
+        "strong": (
+            "It's Maya, and I've lost a detail. The place Grace Kim reserved for the bridal shower of Kira came with a "
+            "booking code, which she mailed me. Which code is it?",
+        ),
+        "naturalistic": (
+            "Grace Kim emailed me the reservation code for the venue she booked for Kira's bridal shower - whats the "
+            "code?",
+        ),
+    },
     answer=RESERVATION_CODE,
     required_apps=("gmail",),
     seed_task=seed_shower,
@@ -114,6 +132,15 @@ LABEL_RSVPS = TaskDef(
     variant=2,
     difficulty=2,
     instruction=f"In Gmail, label every email thread in my inbox with the subject '{SUBJECT}' as '{LABEL}'.",
+    paraphrases={
+        "mild": (f"In Gmail, put the label '{LABEL}' on each email thread in my inbox with the subject '{SUBJECT}'.",),
+        "medium": (f"Every email thread in my Gmail inbox with the subject '{SUBJECT}' should be labelled '{LABEL}'.",),
+        "strong": (
+            "Maya here, keeping the shower organised. On Gmail, tag whatever conversation in the inbox is titled "
+            f"'{SUBJECT}' with '{LABEL}'.",
+        ),
+        "naturalistic": (f"in Gmail pls label all the inbox threads w/ subject '{SUBJECT}' as '{LABEL}'",),
+    },
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"label": LABEL, "subject": SUBJECT, "senders": sorted(EMAILS.values())},
@@ -161,6 +188,26 @@ REPLY_COMING = TaskDef(
         f"who said they're coming, in their RSVP thread, with exactly: '{REPLY}' Don't reply to the ones who "
         "can't make it."
     ),
+    paraphrases={
+        "mild": (
+            f"Some friends replied to my email about Kira's bridal shower (subject '{SUBJECT}'). Answer each friend "
+            f"who said they're coming, in their RSVP thread, with exactly: '{REPLY}' Don't answer the ones who can't "
+            "make it.",
+        ),
+        "medium": (
+            "Each friend who said they're coming, in answer to my email about Kira's bridal shower (subject "
+            f"'{SUBJECT}'), should get a reply in their RSVP thread with exactly: '{REPLY}' The ones who can't make it "
+            "get no reply.",
+        ),
+        "strong": (
+            f"It's Maya, and the replies for Kira's party are in, under '{SUBJECT}'. Whoever said yes gets, inside "
+            f"that same RSVP conversation, exactly '{REPLY}' Whoever declined hears nothing from me.",
+        ),
+        "naturalistic": (
+            f"some friends answered my email about Kira's shower (subject '{SUBJECT}'). reply to everyone who's "
+            f"coming, in their RSVP thread, with exactly '{REPLY}' dont reply to the ppl who cant come",
+        ),
+    },
     required_apps=("gmail",),
     seed_task=seed_shower,
     private_data={"body": REPLY, "subject": SUBJECT, "coming": sorted(EMAILS[key] for key in COMING)},

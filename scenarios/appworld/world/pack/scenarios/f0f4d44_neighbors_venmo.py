@@ -75,6 +75,23 @@ MAY_TO_NEIGHBORS = TaskDef(
     difficulty=3,
     instruction=("How much money did I send in total on Venmo during May 2023 to my neighbors? My phone "
                  "contacts say who my neighbors are."),
+    paraphrases={
+        "mild": (
+            "What is the total money I sent on Venmo to my neighbors during May 2023? My phone contacts show who my "
+            "neighbors are.",
+        ),
+        "medium": (
+            "During May 2023, how much money in total did I send to my neighbors on Venmo? Who my neighbors are is in "
+            "my phone contacts.",
+        ),
+        "strong": (
+            "Maya here. I've been generous with the people next door lately: over Venmo, what did I pay them "
+            "altogether in May 2023? My phone's address book marks who lives nearby.",
+        ),
+        "naturalistic": (
+            "how much did i send my neighbors on venmo in May 2023 total? my phone contacts say who the neighbors are",
+        ),
+    },
     answer=MAY_TOTAL,
     required_apps=("phone", "venmo"),
     # The loop is written out: page_loop(..., align=True) would wrap its call after `page_index=page_index,`.
@@ -102,6 +119,24 @@ PAY_HEDGE = TaskDef(
     difficulty=2,
     instruction=("Oscar Lindqvist emailed me how much I owe him for the hedge trimming. Pay him exactly that on "
                  "Venmo with the description 'Hedge trimming'."),
+    paraphrases={
+        "mild": (
+            "Oscar Lindqvist sent me an email saying how much I owe him for the hedge trimming. Pay him exactly that "
+            "amount on Venmo with the description 'Hedge trimming'.",
+        ),
+        "medium": (
+            "On Venmo, pay Oscar Lindqvist exactly what I owe him for the hedge trimming, which he told me by email, "
+            "with the description 'Hedge trimming'.",
+        ),
+        "strong": (
+            "It's Maya; the garden looks great. Oscar Lindqvist mailed me his bill for the work on the hedges. Send "
+            "him precisely that sum through Venmo, labelled 'Hedge trimming'.",
+        ),
+        "naturalistic": (
+            "Oscar Lindqvist emailed me what i owe him for the hedge trimming, pls pay him exactly that on venmo w/ "
+            "description 'Hedge trimming'",
+        ),
+    },
     required_apps=("gmail", "venmo"),
     seed_task=seed_emails,
     private_data={"receiver": "oscar.lindqvist@gmail.com", "amount": HEDGE_AMOUNT, "description": "Hedge trimming"},
@@ -145,6 +180,24 @@ REQUEST_NEIGHBORS = TaskDef(
     difficulty=2,
     instruction=(f"Send each of my neighbors a Venmo payment request for ${REQUEST_AMOUNT:.2f} with the description "
                  f"'{REQUEST_DESCRIPTION}'. My phone contacts say who my neighbors are."),
+    paraphrases={
+        "mild": (
+            f"Send a Venmo payment request for ${REQUEST_AMOUNT:.2f} with the description '{REQUEST_DESCRIPTION}' to "
+            "each of my neighbors. My phone contacts show who my neighbors are.",
+        ),
+        "medium": (
+            f"Each of my neighbors should get a Venmo payment request for ${REQUEST_AMOUNT:.2f} with the description "
+            f"'{REQUEST_DESCRIPTION}'. Who my neighbors are is in my phone contacts.",
+        ),
+        "strong": (
+            "Maya here, collecting for the party. Ask everybody who lives next door (my phone's address book marks "
+            f"them) for ${REQUEST_AMOUNT:.2f} through Venmo, labelled '{REQUEST_DESCRIPTION}'.",
+        ),
+        "naturalistic": (
+            f"pls send all my neighbors a venmo request for ${REQUEST_AMOUNT:.2f}, description "
+            f"'{REQUEST_DESCRIPTION}'. my phone contacts say who the neighbors are",
+        ),
+    },
     required_apps=("phone", "venmo"),
     private_data={"receivers": NEIGHBORS, "amount": REQUEST_AMOUNT, "description": REQUEST_DESCRIPTION},
     solution=solution(VENMO_LOGIN, NEIGHBORS_FROM_PHONE, f'''

@@ -82,6 +82,24 @@ COUNT_FILES = TaskDef(
         "How many files are in my ~/documents/taxes_2022 folder, counting the files inside its subfolders too "
         "(but not the subfolders themselves)?"
     ),
+    paraphrases={
+        "mild": (
+            "How many files does my ~/documents/taxes_2022 folder hold, counting the files in its subfolders as well "
+            "(but not the subfolders themselves)?",
+        ),
+        "medium": (
+            "Counting the files inside its subfolders too, but not the subfolders themselves, how many files are in my "
+            "~/documents/taxes_2022 folder?",
+        ),
+        "strong": (
+            "It's Maya, getting the tax paperwork together. Under ~/documents/taxes_2022, nested folders included, "
+            "what total of actual files is there? Don't count the folders as items.",
+        ),
+        "naturalistic": (
+            "how many files r in ~/documents/taxes_2022 incl the ones in subfolders (not counting the subfolders "
+            "themselves)?",
+        ),
+    },
     answer=TAX_FILE_COUNT,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
@@ -101,6 +119,25 @@ DONATIONS_TOTAL = TaskDef(
         "My 2022 donation receipts are the files in ~/documents/taxes_2022/receipts whose names start with "
         "'donation_'; each one has an 'Amount:' line. How many dollars did I donate in total?"
     ),
+    paraphrases={
+        "mild": (
+            "My 2022 donation receipts are the files in ~/documents/taxes_2022/receipts whose names begin with "
+            "'donation_'; each has an 'Amount:' line. How many dollars did I donate in total?",
+        ),
+        "medium": (
+            "How many dollars did I donate in total? My 2022 donation receipts are the files in "
+            "~/documents/taxes_2022/receipts whose names start with 'donation_', each with an 'Amount:' line.",
+        ),
+        "strong": (
+            "Maya here, claiming my charity deductions. Inside ~/documents/taxes_2022/receipts, the receipts for my "
+            "2022 giving are whichever files are named starting 'donation_', and every one of them carries an "
+            "'Amount:' line. Add those up for me in dollars.",
+        ),
+        "naturalistic": (
+            "my 2022 donation receipts are the files in ~/documents/taxes_2022/receipts starting with 'donation_', "
+            "each has an 'Amount:' line. how much did i donate total in dollars?",
+        ),
+    },
     answer=DONATION_TOTAL,
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
@@ -128,6 +165,28 @@ FILE_FORMS = TaskDef(
         "their file names. Then create ~/documents/taxes_2022/forms/index.txt listing the file names (not full "
         "paths) of all the PDF files in that forms folder, one per line, in alphabetical order."
     ),
+    paraphrases={
+        "mild": (
+            "Move the 1099 tax forms in my ~/downloads folder into ~/documents/taxes_2022/forms, keeping their file "
+            "names. Then make ~/documents/taxes_2022/forms/index.txt listing the file names (not full paths) of all "
+            "the PDF files in that forms folder, one per line, in alphabetical order.",
+        ),
+        "medium": (
+            "Keeping their file names, move the 1099 tax forms from my ~/downloads folder into "
+            "~/documents/taxes_2022/forms. After that, create ~/documents/taxes_2022/forms/index.txt with the file "
+            "names (not full paths) of all the PDF files in that forms folder, in alphabetical order, one per line.",
+        ),
+        "strong": (
+            "It's Maya, filing season. The 1099 forms I grabbed are lying in ~/downloads; relocate them, names "
+            "unchanged, to ~/documents/taxes_2022/forms. Afterwards write ~/documents/taxes_2022/forms/index.txt "
+            "naming every PDF in that folder, bare names rather than paths, sorted A to Z, a single name on each line.",
+        ),
+        "naturalistic": (
+            "move the 1099 tax forms from my ~/downloads into ~/documents/taxes_2022/forms (keep the file names). then "
+            "make ~/documents/taxes_2022/forms/index.txt listing the file names (not full paths) of all the PDF files "
+            "in that folder, one per line, alphabetical",
+        ),
+    },
     required_apps=("file_system",),
     seed_task=seed_tax_folder,
     private_data={
