@@ -158,7 +158,10 @@ class Battle:
                                       self.deps.apis_url, self.config.max_interactions)
         self.world_start = trace_hooks.world_start(
             self.trace, outputs_path(self.deps.appworld_root, self.state.setup.experiment_name, task_id))
-        return {"task": self.state.setup.task.model_dump(), "experiment_name": self.state.setup.experiment_name}
+        task = self.state.setup.task
+        if self.state.wording is not None:  # this output is posted on the AgentBeats battle page, which a Blue told
+            task = task.model_copy(update={"instruction": self.state.wording.text})  # the backend's URL can read
+        return {"task": task.model_dump(), "experiment_name": self.state.setup.experiment_name}
 
     def _scope(self) -> StepOutput:
         task = self.state.setup.task
