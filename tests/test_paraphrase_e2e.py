@@ -75,9 +75,10 @@ def e2e_settings(tmp_path_factory: pytest.TempPathFactory, appworld_root: Path) 
 @pytest.fixture(scope="module")
 def set_file(e2e_settings: Settings) -> Path:
     path = e2e_settings.runs_dir.parent / "set.jsonl"
-    path.write_text(dump_lines(Paraphrase(task_id=task, strength=strength, variant=i + 1, text=text,  # type: ignore[arg-type]
-                                          source="authored")
-                               for (task, strength), texts in WORDINGS.items() for i, text in enumerate(texts)))
+    lines = [Paraphrase.model_validate({"task_id": task, "strength": strength, "variant": i + 1, "text": text,
+                                        "source": "authored"})
+             for (task, strength), texts in WORDINGS.items() for i, text in enumerate(texts)]
+    path.write_text(dump_lines(lines))
     return path
 
 
@@ -124,7 +125,8 @@ def battle(settings: Settings, slot: tuple[SlotUrls, dict[str, str], list[str]],
            strength: str | None, set_file: Path, interaction: str = "tools") -> BattleResult:
     urls, blues, _ = slot
     spec = ParaphraseSpec(strength=strength, set_path=str(set_file)) if strength else None  # type: ignore[arg-type]
-    choices = BattleChoices(blue=blue, predictor="all", interaction=interaction, paraphrase=spec)  # type: ignore[arg-type]
+    choices = BattleChoices.model_validate({"blue": blue, "predictor": "all", "interaction": interaction,
+                                            "paraphrase": spec})
     name = f"{blue}-{interaction}-{task}-{strength}-{len(list(settings.runs_dir.glob('*')))}"
     return run_on_slot(TaskRef(task_id=task, source="id"), choices, settings, urls, blues[blue],
                        settings.runs_dir / name, name)

@@ -101,8 +101,8 @@ def test_without_a_wording_and_for_other_apis_the_answer_is_appworlds(tmp_path: 
 
 
 def memory_set(texts: list[str], strength: str = "mild") -> ParaphraseSet:
-    lines = [Paraphrase(task_id=TASK, strength=strength, variant=i + 1, text=t, source="authored")  # type: ignore[arg-type]
-             for i, t in enumerate(texts)]
+    lines = [Paraphrase.model_validate({"task_id": TASK, "strength": strength, "variant": i + 1, "text": t,
+                                        "source": "authored"}) for i, t in enumerate(texts)]
     return ParaphraseSet(lines, digest="d" * 64, path="(memory)")
 
 

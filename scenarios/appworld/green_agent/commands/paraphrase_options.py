@@ -47,8 +47,8 @@ def paraphrase_spec_from(args: argparse.Namespace) -> ParaphraseSpec | None:
     given without it."""
     strength = getattr(args, "paraphrase", None)
     if strength is None:
-        given = [flag for flag, name in (("--paraphrase-set", "paraphrase_set"), ("--paraphrase-seed", "paraphrase_seed"))
-                 if getattr(args, name, None) is not None]
+        flags = (("--paraphrase-set", "paraphrase_set"), ("--paraphrase-seed", "paraphrase_seed"))
+        given = [flag for flag, name in flags if getattr(args, name, None) is not None]
         if given:
             raise BadInputError(f"{' and '.join(given)} without --paraphrase STRENGTH: say which strength to ask in")
         return None
