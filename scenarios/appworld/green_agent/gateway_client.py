@@ -62,10 +62,12 @@ class GatewayClient:
 
     def start_battle(self, battle_id: str, task_id: str, scope: list[str] | None, policy: str = "advise",
                      launch_url_allowed: bool = False, interaction: str = "tools",
-                     task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1) -> str:
+                     task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1,
+                     instruction: str | None = None) -> str:
         """Set the battle with a new token: its scope (`app__api` tools; None = every tool) under `policy`
-        (advise | enforce), and a reliability run's fault spec (`faults`, planned per `trial`). Returns the Blue's
-        MCP base URL for it (`<base_url>/b/<token>`)."""
+        (advise | enforce), a reliability run's fault spec (`faults`, planned per `trial`) and a paraphrase arm's
+        wording (`instruction`: what `supervisor.show_active_task` answers). Returns the Blue's MCP base URL for it
+        (`<base_url>/b/<token>`)."""
         token = new_secret()
         register_secrets([token])  # the Blue's key to its battle: scrubbed from every file and output of ours
         state = self._call("PUT", "/control/battle", json={"battle_id": battle_id, "task_id": task_id, "scope": scope,
@@ -74,7 +76,7 @@ class GatewayClient:
                                                    "interaction": interaction, "task_datetime": task_datetime,
                                                    "secrets": battle_secrets(battle_id),
                                                    "faults": faults.wire() if faults else None,
-                                                   "trial": trial})
+                                                   "trial": trial, "instruction": instruction})
         self.isolation = state.get("isolation") if isinstance(state, dict) else None
         return f"{self.base_url}/b/{token}"
 

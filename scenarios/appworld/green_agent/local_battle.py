@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from kernel.errors import BadInputError, InfrastructureError
 from green_agent.models.result import BattleResult
 from green_agent.output_paths import check_output_dir, check_output_file
-from green_agent.engine.config import BattleChoices, build_battle, resolve_choices, world_data
+from green_agent.engine.config import BattleChoices, build_battle, resolve_choices, run_paraphrases, world_data
 from green_agent.engine.sequencer import run_battle
 from green_agent.runtime.code_sandbox import check_code_sandbox
 from green_agent.runtime.processes import ManagedProcess
@@ -41,7 +41,8 @@ from green_agent.steps.report import Reporter
 from green_agent.task_check import require_intact
 from kernel.task_ids import TaskRef, extract_task_token, resolve_task, validate_task_id
 
-BUILTIN_BLUES = ("reference", "reference-retry", "reference-reckless", "reference-careful", "noop", "llm")
+BUILTIN_BLUES = ("reference", "reference-retry", "reference-reckless", "reference-careful", "instruction-bound", "noop",
+                 "llm")
 BLUE_HELP = " | ".join(BUILTIN_BLUES) + " | an A2A URL"
 """`--blue`'s help on every command that takes it."""
 BLUE_READY_TIMEOUT_S = 60.0
@@ -81,6 +82,13 @@ def precheck_task(request: BattleRequest, settings: Settings) -> TaskRef | str:
             require_intact(world, [validate_task_id(token)])
     ref = resolve_task(request.task, world, split)
     return ref if world is not None else request.task
+
+
+def precheck_paraphrase(choices: BattleChoices, settings: Settings, task: TaskRef | str) -> None:
+    """A paraphrase arm: the set loads and the task has a usable variant, before anything starts (BadInputError)."""
+    paraphrases = run_paraphrases(choices.paraphrase, world_data(settings))
+    if paraphrases is not None and isinstance(task, TaskRef):
+        paraphrases.check_tasks([task.task_id])
 
 
 def new_battle_id() -> str:
@@ -178,6 +186,7 @@ def run_battle_request(request: BattleRequest, settings: Settings, reporters: li
     """Validate (task, output paths: `OutputPathError` before anything starts), start (or attach to) what the
     battle needs, run it, stop what was started."""
     task = precheck_task(request, settings)
+    precheck_paraphrase(request.choices, settings, task)
     check_code_sandbox(resolve_choices(request.choices, settings).interaction, settings)
     battle_id = request.battle_id or new_battle_id()
     task_label = task.task_id if isinstance(task, TaskRef) else resolve_task(request.task, None, "").task_id

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kernel.paraphrase_set import ParaphraseChoice
+
 TRACE_SCHEMA_VERSION = 1
 TRACE_FILE = "trace.jsonl"
 
@@ -88,3 +90,5 @@ class TraceRecord(BaseModel):
     changes: list[TableChange] | None = Field(default=None, description="world_changes: per app and table.")
     counts: dict[str, int] | None = Field(default=None, description="world_start: change-log lines per app.")
     note: str | None = Field(default=None, description="A plain-words note (the end's reason, where a trace was cut).")
+    paraphrase: ParaphraseChoice | None = Field(default=None, description=(
+        "task_message: the paraphrase of the task its text carries instead of the instruction (a paraphrase arm)."))

@@ -29,6 +29,8 @@ Outcomes of a call (each logged as exactly one `CallRecord`):
   was silent); but for `lost_response`, forwarded first and its answer replaced by a timeout (`upstream_status`
   in the record), and for a call within a delivered 429's retry-after (tools mode), answered 429 again
   (`enforced`);
+- a paraphrase arm (the battle has a wording): `supervisor__show_active_task` answers it as the instruction
+  (`mcp_gateway.wording`), in tools and code mode;
 - every call whose tool and arguments passed the checks carries `call_key`, its identity for "the same call
   repeated" (`mcp_gateway.call_keys`);
   `call_api(app_name, api_name, arguments)` is handled as a direct call of `<app>__<api>` with
@@ -68,6 +70,7 @@ from mcp_gateway.refusal_log import RefusalLogLimit
 from mcp_gateway.scope import COMPLETE_TASK_TOOL, MAX_IN_FLIGHT, ScopeController
 from mcp_gateway.tools import ToolSpec
 from mcp_gateway.trace_hooks import GatewayTrace, result_text
+from mcp_gateway.wording import reworded
 
 _MAX_SCHEMA_ERRORS = 5
 MAX_ARGUMENTS_BYTES = 100_000
@@ -397,9 +400,11 @@ class Gateway:
             return await self._lost(planned, spec, cleaned, gate, in_scope, code)
         if planned is not None:  # a fault on purpose (a reliability run): answered here, never forwarded
             return await self._faulted(planned, spec, gate, in_scope, code, generation)
+        battle = self.scope.battle
         reply = await self._forward(spec, cleaned, gate, in_scope)
         if isinstance(reply, CallOutcome):
             return reply
+        reply = reworded(name, reply, battle.instruction if battle is not None else None)  # a paraphrase arm
         if reply.ok and name == COMPLETE_TASK_TOOL:
             self.scope.mark_completed(battle_id, str(cleaned.get("status", "success")))
         return _answered(reply, in_scope, gate)

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import MAX_TEXT_CHARS
 from kernel.scrubber import MAX_BATTLE_VALUES
 from kernel.settings import DEFAULT_CODE_SPARES, MAX_CODE_SPARES, Interaction, SandboxChoice, ScopePolicy
 from mcp_gateway.forwarding import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_READ_TIMEOUT_S
@@ -86,6 +87,9 @@ class BattleScope(BaseModel):
         "None: every call is forwarded. It must carry the run's secret (`salt`): a plan drawn from the published "
         "seed alone is one an agent can predict."))
     trial: int = Field(default=1, ge=1, le=10_000, description="The battle's trial of its task (the fault plan's input).")
+    instruction: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS, description=(
+        "A paraphrase arm's wording of the task: `supervisor.show_active_task` answers it in place of the "
+        "instruction (`mcp_gateway.wording`); None: AppWorld's answer as it is."))
 
     @field_validator("faults")
     @classmethod

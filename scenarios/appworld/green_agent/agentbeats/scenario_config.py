@@ -37,6 +37,7 @@ from green_agent.agentbeats.battle_start import describe_errors
 from green_agent.engine.config import BattleChoices
 from kernel.errors import BadInputError
 from kernel.fault_spec import FaultSpec, parse_fault_spec
+from kernel.paraphrase_set import ParaphraseSpec
 from kernel.settings import SCENARIO_DIR, Interaction, ScopePolicy, Settings
 
 SCENARIO_FILE = "scenario.toml"
@@ -64,6 +65,9 @@ class AppWorldScenarioConfig(BaseModel):
     reply_grace_s: float | None = Field(default=None, gt=0, description="Wait after Blue's reply for complete_task.")
     faults: FaultSpec | None = Field(default=None, description=(
         "A reliability run's spec, `rate=R,seed=S[,...]` (docs/reliability.md); None: no faults."))
+    paraphrase: ParaphraseSpec | None = Field(default=None, description=(
+        "A paraphrase arm, `paraphrase = { strength = \"strong\", seed = 0 }` (optional `set_path`): the Blue is "
+        "asked in that wording of the task (docs/paraphrases.md); None: the original wording."))
 
     @field_validator("faults", mode="before")
     @classmethod
@@ -138,7 +142,7 @@ def resolve(config: AppWorldScenarioConfig, settings: Settings, battle_start_tas
         task=task, task_source=source, green_mode=config.green_mode,
         choices=BattleChoices(
             blue=blue, predictor=config.predictor, scope_policy=config.scope_policy, interaction=config.interaction,
-            deadline_s=config.deadline_s, faults=config.faults,
+            deadline_s=config.deadline_s, faults=config.faults, paraphrase=config.paraphrase,
             split=config.split, reply_grace_s=config.reply_grace_s,
             launch_url_allowed=True),  # AgentBeats SDK Blues take their MCP URL from scenario.toml at launch
         env_url=(config.env_url or settings.appworld_env_url).rstrip("/"),

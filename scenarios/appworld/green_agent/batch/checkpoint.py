@@ -51,7 +51,17 @@ def fingerprint(config: RunConfig, task_ids: list[str]) -> str:
         payload["interaction"] = config.interaction
     if config.faults is not None:  # likewise: a run without faults keeps its fingerprint
         payload["faults"] = config.faults.text()
+    if config.paraphrase is not None:  # likewise: the wording of every battle follows from the spec and the set
+        payload["paraphrase"] = config.paraphrase.model_dump() | {"set_digest": config.paraphrase_set_digest}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def paraphrase_words(config: RunConfig) -> str:
+    """`, paraphrase <strength> (seed N, set <digest>)` for a refused resume's message; '' without paraphrases."""
+    spec = config.paraphrase
+    if spec is None:
+        return ""
+    return f", paraphrase {spec.strength} (seed {spec.seed}, set {(config.paraphrase_set_digest or '?')[:12]})"
 
 
 def load_manifest(out: Path) -> RunManifest | None:
@@ -80,7 +90,8 @@ def prepare_run(out: Path, manifest: RunManifest, resume: bool) -> RunManifest:
     if existing.fingerprint != manifest.fingerprint:
         raise BadInputError(f"--resume refused: {out} holds run {existing.run_id} with another config or task set "
                             f"(blue {existing.config.blue}, predictor {existing.config.predictor}, "
-                            f"{len(existing.task_ids)} tasks, {existing.config.trials} trial(s)); use a new --out")
+                            f"{len(existing.task_ids)} tasks, {existing.config.trials} trial(s)"
+                            f"{paraphrase_words(existing.config)}); use a new --out")
     updated = existing.model_copy(update={"config": existing.config.model_copy(
         update={"workers": manifest.config.workers, "max_infra_retries": manifest.config.max_infra_retries,
                 "executor": manifest.config.executor})})

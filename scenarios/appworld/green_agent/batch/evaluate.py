@@ -36,7 +36,7 @@ from green_agent.batch.world_digest import task_digests
 from kernel.errors import BadInputError
 from green_agent.models.eval_run import EvalResults, RunConfig, RunManifest
 from green_agent.models.result import BattleResult
-from green_agent.engine.config import BattleChoices, resolve_choices
+from green_agent.engine.config import BattleChoices, resolve_choices, run_paraphrases
 from green_agent.runtime.code_sandbox import check_code_sandbox
 from green_agent.output_paths import check_output_dir
 from green_agent.runfolder.limits import MAX_TRIALS
@@ -109,13 +109,17 @@ def new_run_id() -> str:
     return f"eval-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]) -> RunManifest:
+def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str],
+                   paraphrase_digest: str | None = None) -> RunManifest:
+    """The run's manifest (`paraphrase_digest`: the paraphrase set's SHA-256, in a paraphrase arm)."""
     choices = resolve_choices(request.choices, settings)  # recorded as run: what the fingerprint covers
     config = RunConfig(blue=choices.blue, predictor=choices.predictor, scope_policy=choices.scope_policy,
                        interaction=choices.interaction or "tools",
                        split=request.split, trials=request.trials, deadline_s=choices.deadline_s,
                        workers=request.workers, max_infra_retries=request.max_infra_retries,
-                       executor=request.executor, faults=choices.faults.salted() if choices.faults else None)
+                       executor=request.executor, faults=choices.faults.salted() if choices.faults else None,
+                       paraphrase=choices.paraphrase,
+                       paraphrase_set_digest=paraphrase_digest if choices.paraphrase else None)
     isolation = check_code_sandbox(choices.interaction, settings)
     split, shard = (request.shard_of[0], request.shard_of[1:]) if request.shard_of else (request.split, None)
     return RunManifest(run_id=new_run_id(), fingerprint=fingerprint(config, task_ids), task_set_digest=digest(task_ids),
@@ -124,7 +128,7 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                        versions=collect_versions(settings.appworld_python).model_dump(),
                        isolation=isolation, created_at=datetime.now(timezone.utc),
                        provenance=run_provenance(settings, config.interaction, isolation, split, len(task_ids), shard,
-                                                 request.driver_custom))
+                                                 request.driver_custom, config.paraphrase_set_digest))
 
 
 def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,
@@ -139,18 +143,22 @@ def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextI
     """
     world = WorldData(settings.appworld_root).require()
     task_ids = resolve_task_set(request, world)
+    paraphrases = run_paraphrases(request.choices.paraphrase, world)
+    if paraphrases is not None:  # every task has a usable variant, or nothing starts
+        paraphrases.check_tasks(task_ids)
     out = check_output_dir(Path(request.out))
     check_output_dir(out / "logs", "--out (its logs folder)")
     with RunDirLock(out, "eval"):
         return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle, on_result,
-                           stage)
+                           stage, paraphrases.digest if paraphrases else None)
 
 
 def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task_ids: list[str], out: Path,
                 progress_stream: TextIO | None, factory: SlotFactory | None, battle: BattleFn | None,
-                on_result: Callable[[BattleResult], None] | None = None, stage: Stage | None = None) -> EvalOutcome:
+                on_result: Callable[[BattleResult], None] | None = None, stage: Stage | None = None,
+                paraphrase_digest: str | None = None) -> EvalOutcome:
     """`run_eval` once the run directory is checked and locked by this process."""
-    built = build_manifest(request, settings, task_ids)
+    built = build_manifest(request, settings, task_ids, paraphrase_digest)
     manifest = prepare_run(out, built, request.resume)
     manifest = salted_manifest(out, manifest, manifest.run_id == built.run_id, request.choices.faults)
     for task_id in task_ids:

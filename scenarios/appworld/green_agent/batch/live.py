@@ -32,7 +32,8 @@ from green_agent.runtime.slot import SLOT_LOCK_DIR, SlotLock, SlotSpec, SlotUrls
 RESUME_PORT_WAIT_S = 10.0
 """How long a `--resume` waits for its slot's ports (a killed run's reaper ends its servers within ~4 s)."""
 
-BLUES_WITHOUT_GATEWAY = ("reference", "reference-retry", "reference-reckless", "reference-careful", "noop")
+BLUES_WITHOUT_GATEWAY = ("reference", "reference-retry", "reference-reckless", "reference-careful", "instruction-bound",
+                         "noop")
 """Built-in Blues that learn the gateway URL from the task message, so they can start before the slot."""
 
 
@@ -163,7 +164,8 @@ def battle_fn(config: RunConfig):  # noqa: ANN201
     Every battle of the run has the same choices (the run's config, defaults already filled) and carries
     its task as a resolved `TaskRef`; the battle id and run directory are passed once, to `run_on_slot`."""
     choices = BattleChoices(blue=config.blue, predictor=config.predictor, scope_policy=config.scope_policy,
-                            interaction=config.interaction, deadline_s=config.deadline_s, faults=config.faults)
+                            interaction=config.interaction, deadline_s=config.deadline_s, faults=config.faults,
+                            paraphrase=config.paraphrase)
 
     def run(key: BattleKey, env: SlotEnv, directory: Path, battle_id: str) -> BattleResult:
         task = TaskRef(task_id=key.task_id, source="id")  # the builder checked every id against the world

@@ -34,15 +34,18 @@ def task_pack_version(root: Path) -> str | None:
 
 
 def run_provenance(settings: Settings, interaction: str, sandbox: str | None, split: str | None, task_count: int,
-                   shard: tuple[int, int] | None = None, driver_custom: list[str] | None = None) -> Provenance:
-    """The provenance of a run starting now on `settings`' world (see the module docstring)."""
+                   shard: tuple[int, int] | None = None, driver_custom: list[str] | None = None,
+                   paraphrase_set_digest: str | None = None) -> Provenance:
+    """The provenance of a run starting now on `settings`' world (see the module docstring); a paraphrase arm's set
+    digest beside."""
     words, whole = task_set_words(split, task_count, shard)
     return Provenance(appworld=collect_versions(settings.appworld_python).appworld,
                       world_digest=world_digest(settings.appworld_root),
                       task_pack=task_pack_version(settings.appworld_root),
                       grader=GraderRecord(appworld_green=__version__, outcome_rule=OUTCOME_RULE_VERSION),
                       interaction=interaction, sandbox=sandbox, image_digest=settings.appworld_green_image_digest,
-                      task_set=words, whole_split=whole, driver_custom=list(driver_custom or []))
+                      task_set=words, whole_split=whole, driver_custom=list(driver_custom or []),
+                      paraphrase_set_digest=paraphrase_set_digest)
 
 
 def rejudge_command(run_dir: Path | str) -> str:

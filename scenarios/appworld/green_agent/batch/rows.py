@@ -56,6 +56,7 @@ def row_from_result(result: BattleResult, key: BattleKey, result_path: str, atte
         duration_s=round(duration, 3) if duration is not None else None, attempts=max(1, attempts),
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
         cost_usd=usage.get("cost_usd"), **purple_cost(result).model_dump(), faults=row_faults(result),
+        paraphrase=result.paraphrase,
         error_type=result.error.type if result.error else None, error_step=result.error.step if result.error else None,
         result_path=result_path,
     )

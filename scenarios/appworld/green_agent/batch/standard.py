@@ -10,6 +10,8 @@ words, each way a run differs from them (an empty list: standard):
 - in code mode, every battle's agent code ran in a real sandbox (bubblewrap or the landlock fallback), never
   as a plain process (`--unsafe-code-in-process`);
 - no faults were injected (a reliability run's `--faults` makes it custom, naming the spec);
+- the agent was asked in each task's own wording (a paraphrase arm, `--paraphrase`, makes it custom, naming the
+  strength, the seed and the set's digest);
 - whatever a driver recorded beside (an assessment's task subset, step and turn limits: `driver_custom`).
 Trials, workers and the executor change no number's meaning and are not part of the rule.
 """
@@ -70,6 +72,10 @@ def custom_settings(config: RunConfig, provenance: Provenance | None,
     if config.faults is not None:
         found.append(f"faults {config.faults.text()}: a reliability run, the gateway answered a planned share of "
                      "the apps' calls with a fault")
+    if config.paraphrase is not None:
+        found.append(f"paraphrase {config.paraphrase.strength} (seed {config.paraphrase.seed}, set "
+                     f"{(config.paraphrase_set_digest or 'unknown')[:12]}): the agent was asked in another wording of "
+                     "each task")
     if provenance is not None:
         found += provenance.driver_custom
     return found

@@ -1,7 +1,7 @@
 """`appworld-green serve | purple | assess`: today's AgentBeats front door (docs/a2a.md).
 
 - `serve --host H --port P [--card-url URL]`: the A2A assessment server (the platform's container contract).
-- `purple --kind reference|reference-retry|reference-careful|noop|llm --port P`: a purple we ship, speaking
+- `purple --kind reference|reference-retry|reference-careful|instruction-bound|noop|llm --port P`: a purple we ship, speaking
   `appworld-a2a-tools/1`.
 - `assess SCENARIO.toml [--out FILE] [--run-dir DIR]`: the platform's local runner: start the agents, send the
   request, print the updates, write the artifact's data. Everything else it and the agents it starts write goes into
@@ -19,7 +19,7 @@ from typing import Any
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 
-PURPLE_KINDS = ("reference", "reference-retry", "reference-careful", "noop", "llm")
+PURPLE_KINDS = ("reference", "reference-retry", "reference-careful", "instruction-bound", "noop", "llm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +61,7 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_purple(args: argparse.Namespace, settings: Settings) -> int:
-    from blue_agent.purple import llm, noop, reference
+    from blue_agent.purple import instruction_bound, llm, noop, reference
     from blue_agent.purple.server import purple_card, serve
     from blue_agent.replay_policy import BLUE_POLICIES
     from kernel.process_exit import exit_without_teardown
@@ -76,6 +76,9 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
             name, description = reference.RETRY_NAME, reference.RETRY_DESCRIPTION
         elif policy == "careful":
             name, description = reference.CAREFUL_NAME, reference.CAREFUL_DESCRIPTION
+    elif args.kind == "instruction-bound":
+        module, factory = instruction_bound, instruction_bound.player_factory(
+            WorldData(settings.appworld_root).require(), settings.reference_blue_think_s)
     elif args.kind == "noop":
         module, factory = noop, noop.make_player
     else:

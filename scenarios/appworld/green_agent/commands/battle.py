@@ -14,6 +14,7 @@ from pathlib import Path
 from green_agent.runtime.reaper import reaped_if_killed
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.commands.fault_options import add_faults_argument, faults_of
+from green_agent.commands.paraphrase_options import add_paraphrase_args, paraphrase_spec_from
 from green_agent.batch.live import choose_slots, parse_slot_ports
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BLUE_HELP, BattleRequest, run_battle_request
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)
     add_faults_argument(parser)
+    add_paraphrase_args(parser)
     parser.add_argument("--env-url", help="use this running AppWorld env server instead of starting a slot")
     parser.add_argument("--apis-url", help="the running APIs server (with --env-url)")
     parser.add_argument("--gateway-url", help="the running MCP gateway (with --env-url)")
@@ -52,10 +54,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     faults = faults_of(args)  # bad input before anything starts
+    paraphrase = paraphrase_spec_from(args)
     settings = apply_unsafe_choice(args, settings)
     choices = BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                             interaction=args.interaction,
-                            deadline_s=args.deadline, faults=faults)
+                            deadline_s=args.deadline, faults=faults, paraphrase=paraphrase)
     request = BattleRequest(task=args.task_id, choices=choices, env_url=args.env_url, apis_url=args.apis_url,
                             gateway_url=args.gateway_url, slot=args.slot or 0, slot_spec=slot_spec(args),
                             out=args.out)
@@ -95,6 +98,10 @@ def summary(result: BattleResult) -> str:
              + (f" ({one_line(result.blue_agent_name, 80)})" if result.blue_agent_name else "")]
     lines += [f"  {one_line(line, 400)}" for line in plain_lines(explain(result, local=True), max_failed=5)]
     lines.append(f"  status {result.status}, winner {result.winner or 'none'}, outcome {result.outcome}")
+    if result.paraphrase:
+        p = result.paraphrase
+        lines.append(f"  asked in a {p.strength} paraphrase (variant {p.variant}, {one_line(p.source, 80)}, set "
+                     f"{p.set_digest[:12]}); the trace's task message has its text")
     if result.trajectory:
         t = result.trajectory
         injected = sum(t.faults_injected.values())

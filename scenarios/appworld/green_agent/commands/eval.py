@@ -20,6 +20,7 @@ from green_agent.batch.evaluate import DEFAULT_INFRA_RETRIES, EvalOutcome, EvalR
 from green_agent.batch.executor_plan import EXECUTORS
 from green_agent.commands.code_options import add_code_arguments, apply_unsafe_choice
 from green_agent.commands.fault_options import add_faults_argument, faults_of
+from green_agent.commands.paraphrase_options import add_paraphrase_args, paraphrase_spec_from
 from green_agent.engine.config import BattleChoices
 from green_agent.batch.live import parse_slot_ports
 from green_agent.batch.standard import standard_sentence
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scope-policy", choices=("advise", "enforce"), help=SCOPE_POLICY_HELP)
     add_code_arguments(parser)
     add_faults_argument(parser)
+    add_paraphrase_args(parser)
     parser.add_argument("--workers", type=int, default=1, help="world slots run in parallel (default 1)")
     parser.add_argument("--trials", type=int, default=1, help="battles per task (pass^k when > 1)")
     parser.add_argument("--out", type=Path, required=True, help="run directory")
@@ -81,6 +83,7 @@ def interval_options(args: argparse.Namespace, settings: Settings) -> IntervalOp
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     faults = faults_of(args)  # bad input before anything starts
+    paraphrase = paraphrase_spec_from(args)
     settings = apply_unsafe_choice(args, settings)
     if args.executor == "ray" and not args.ray_address:
         _keep_local_ray_on_loopback(args)
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         split=args.split, task_ids=args.task_ids.split(",") if args.task_ids else None,
         choices=BattleChoices(blue=args.blue, predictor=args.predictor, scope_policy=args.scope_policy,
                               interaction=args.interaction,
-                              deadline_s=args.deadline, faults=faults),
+                              deadline_s=args.deadline, faults=faults, paraphrase=paraphrase),
         workers=args.workers, trials=args.trials, out=args.out, resume=args.resume, max_infra_retries=args.max_infra_retries, first_slot=args.first_slot,
         slot_specs=parse_slot_ports(args.slot_ports) if args.slot_ports else None,
         executor=args.executor, ray_address=args.ray_address, confidence_level=interval_options(args, settings).level)

@@ -20,7 +20,9 @@ from green_agent.http_sessions import session_for
 from green_agent.runtime.slot import SlotLock
 from green_agent.runtime.slot_clients import slot_env_client, slot_gateway
 from green_agent.steps.report import Reporter
+from green_agent.steps.wording import RunParaphrases, open_paraphrases
 from green_agent.steps.wait import AUTHORITY_EVERY_S, FALLBACK_POLL_S, REPLY_GRACE_S
+from kernel.errors import BadInputError
 from kernel.fault_spec import FaultSpec
 from kernel.paraphrase_set import ParaphraseSpec
 from kernel.settings import Interaction, ScopePolicy, Settings
@@ -103,12 +105,24 @@ class BattleDeps:
     reporters: list[Reporter] = field(default_factory=list)
     slot_lock: SlotLock | None = None
     """Held from setup to cleanup when the driver does not hold the slot itself (the AgentBeats path)."""
+    paraphrases: RunParaphrases | None = None
+    """The run's paraphrase set (`choices.paraphrase`), from which step 1 chooses the battle's wording."""
 
 
 def world_data(settings: Settings) -> WorldData | None:
     """The world's files, or None when this machine cannot read them (attach to a remote world)."""
     world = WorldData(settings.appworld_root)
     return world if (world.data / "tasks").is_dir() else None
+
+
+def run_paraphrases(spec: ParaphraseSpec | None, world: WorldData | None) -> RunParaphrases | None:
+    """The run's paraphrase set, loaded once per process (`green_agent.steps.wording`); None without a spec."""
+    if spec is None:
+        return None
+    if world is None:
+        raise BadInputError("--paraphrase needs the world's files on this machine (its tasks and the paraphrase "
+                            "set); attached to a remote world, run without it")
+    return open_paraphrases(spec, world)
 
 
 def build_battle(task: TaskRef | str, choices: BattleChoices, settings: Settings, *, battle_id: str, blue_url: str,
@@ -128,9 +142,10 @@ def build_battle(task: TaskRef | str, choices: BattleChoices, settings: Settings
     config = BattleConfig(battle_id=battle_id, task=task, choices=resolve_choices(choices, settings),
                           blue_url=blue_url, run_dir=run_dir, trial=trial,
                           publish_salt=drawn if publish_salt is None else publish_salt)
+    world = world_data(settings)
     deps = BattleDeps(
-        client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world_data(settings),
+        client=slot_env_client(env_url, apis_url), apis_url=apis_url, settings=settings, world=world,
         appworld_root=settings.appworld_root, gateway=slot_gateway(gateway_url, apis_url),
         call_log_path=call_log_path, blue_session=session_for(blue_url), reporters=list(reporters or []),
-        slot_lock=slot_lock)
+        slot_lock=slot_lock, paraphrases=run_paraphrases(choices.paraphrase, world))
     return config, deps

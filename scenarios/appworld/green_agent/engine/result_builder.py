@@ -15,12 +15,13 @@ from green_agent.models.result import BattleResult, CompletionRecord
 from green_agent.models.result_assembly import collect_versions, explained
 from green_agent.steps.judge import judge
 from kernel.fault_spec import FaultSpec
+from kernel.paraphrase_set import ParaphraseChoice
 
 
 def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: float, run_dir: Path,
                  appworld_python: Path | None, started: datetime, finished: bool = False,
                  interaction: str = "tools", faults: FaultSpec | None = None,
-                 publish_salt: bool = False) -> BattleResult:
+                 publish_salt: bool = False, paraphrase: ParaphraseChoice | None = None) -> BattleResult:
     """The battle's record from what its steps produced so far (`finished`: stamp `finished_at` now; with
     `publish_salt`, the finished record also publishes the fault plan's secret: the battle was the whole run).
 
@@ -31,7 +32,7 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
     appworld_version = state.archive.appworld_version if state.archive else None
     return explained(BattleResult(
         battle_id=battle_id, task_id=state.ref.task_id if state.ref else None, blue=blue,
-        interaction=interaction, isolation=state.isolation, faults=faults,
+        interaction=interaction, isolation=state.isolation, faults=faults, paraphrase=paraphrase,
         fault_salt=faults.salt if faults is not None and publish_salt and finished else None,
         instruction=state.setup.task.instruction if state.setup else None,
         blue_agent_name=state.handle.result.agent.name if state.handle else None,

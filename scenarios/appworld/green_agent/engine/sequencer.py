@@ -49,6 +49,7 @@ from green_agent.steps.code_message import build_code_message
 from green_agent.trajectory.code_metrics import code_metrics, read_executions, sandbox_fault
 from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
+from green_agent.steps.wording import choose_wording
 from green_agent.task_check import task_problem
 from green_agent.trace import hooks as trace_hooks
 from green_agent.trace.battle_trace import BattleTrace
@@ -123,6 +124,7 @@ class Battle:
         config = self.config
         return build_result(self.state, battle_id=config.battle_id, blue=config.choices.blue,
                             interaction=config.choices.interaction or "tools", faults=config.choices.faults,
+                            paraphrase=self.state.wording.choice if self.state.wording else None,
                             publish_salt=config.publish_salt,
                             deadline_s=config.choices.deadline_s,
                             run_dir=config.run_dir, appworld_python=self.deps.settings.appworld_python,
@@ -140,6 +142,9 @@ class Battle:
         task = self.config.task  # a TaskRef the driver resolved is only recorded; text is resolved here
         self.state.ref = task if isinstance(task, TaskRef) else resolve_step(
             task, self.deps.world, self.config.choices.split, self.deps.client)
+        if self.deps.paraphrases is not None:  # a paraphrase arm: chosen before the world is touched (bad input here)
+            self.state.wording = choose_wording(self.deps.paraphrases, self.state.ref.task_id, self.config.trial)
+            return {**self.state.ref.model_dump(), "paraphrase": self.state.wording.choice.model_dump()}
         return self.state.ref.model_dump()
 
     def _setup(self) -> StepOutput:
@@ -153,17 +158,23 @@ class Battle:
                                       self.deps.apis_url, self.config.max_interactions)
         self.world_start = trace_hooks.world_start(
             self.trace, outputs_path(self.deps.appworld_root, self.state.setup.experiment_name, task_id))
-        return {"task": self.state.setup.task.model_dump(), "experiment_name": self.state.setup.experiment_name}
+        task = self.state.setup.task
+        if self.state.wording is not None:  # this output is posted on the AgentBeats battle page, which a Blue told
+            task = task.model_copy(update={"instruction": self.state.wording.text})  # the backend's URL can read
+        return {"task": task.model_dump(), "experiment_name": self.state.setup.experiment_name}
 
     def _scope(self) -> StepOutput:
         task = self.state.setup.task
         self.state.log_marks = log_marks(self._shared_logs())  # before the gateway is given the battle
+        # the ORIGINAL instruction, in every arm: the scope is the referee's, so a paraphrase arm differs from its
+        # baseline only in what the agent reads (the task message, show_active_task), never in the APIs it is given
         self.state.scope = choose_scope(task.task_id, task.instruction, self.config.choices.predictor, self.deps.settings,
                                         self.deps.world, self.config.choices.scope_policy)
         self.state.mcp_base_url = apply_scope(self.deps.gateway, self.config.battle_id, task.task_id, self.state.scope,
                                               self.config.choices.launch_url_allowed,
                                               self.config.choices.interaction or "tools", task.datetime,
-                                              self.config.choices.faults, self.config.trial)
+                                              self.config.choices.faults, self.config.trial,
+                                              self.state.wording.text if self.state.wording else None)
         self.state.gateway_set = self.state.mcp_base_url is not None
         self.state.isolation = getattr(self.deps.gateway, "isolation", None)
         scope = self.state.scope
@@ -172,14 +183,18 @@ class Battle:
                 "gateway_scoped": self.state.gateway_set}
 
     def _task_message(self) -> StepOutput:
+        task = self.state.setup.task
+        if self.state.wording is not None:  # the agent reads only the battle's wording, never the original
+            task = task.model_copy(update={"instruction": self.state.wording.text})
         if self.config.choices.interaction == "code":
-            self.state.message = build_code_message(self.state.setup.task, self.state.scope.apis,
+            self.state.message = build_code_message(task, self.state.scope.apis,
                                                     self.state.mcp_base_url, self.state.scope.policy,
                                                     self.deps.world.api_docs if self.deps.world else None)
         else:
-            self.state.message = build_task_message(self.state.setup.task, self.state.scope.apis,
+            self.state.message = build_task_message(task, self.state.scope.apis,
                                                     self.state.mcp_base_url, self.state.scope.policy)
-        self.trace.task_message(self.state.message.text, self.state.message.tool_names)
+        self.trace.task_message(self.state.message.text, self.state.message.tool_names,
+                                self.state.wording.choice if self.state.wording else None)
         return {"text": self.state.message.text, "tools": len(self.state.message.tool_names),
                 "mcp_url": self.state.message.mcp_url}
 

@@ -12,6 +12,7 @@ from green_agent.steps.metrics import MetricsResult
 from green_agent.steps.setup import SetupResult
 from green_agent.steps.task_message import TaskMessage
 from green_agent.steps.wait import CompletionResult
+from green_agent.steps.wording import BattleWording
 from kernel.task_ids import TaskRef
 
 
@@ -22,6 +23,8 @@ class BattleState:
     step: str = "task_id"
     timings: dict[str, float] = field(default_factory=dict)
     ref: TaskRef | None = None
+    wording: BattleWording | None = None
+    """A paraphrase arm's wording of the task (step 1): what the agent reads instead of the instruction."""
     setup: SetupResult | None = None
     initialize_attempted: bool = False
     gateway_set: bool = False

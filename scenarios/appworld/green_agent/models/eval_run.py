@@ -24,7 +24,7 @@ from green_agent.models.provenance import Provenance
 from green_agent.models.result import BattleOutcome, BattleStatus
 from green_agent.models.trajectory import FaultedCall
 from kernel.fault_spec import FaultSpec
-from kernel.paraphrase_set import ParaphraseChoice
+from kernel.paraphrase_set import ParaphraseChoice, ParaphraseSpec
 from kernel.settings import Interaction, ScopePolicy
 
 EVAL_SCHEMA_VERSION = 3
@@ -52,6 +52,10 @@ class RunConfig(BaseModel):
         "Where battles ran in the latest invocation: local slot pool or Ray slot actors (not fingerprinted)."))
     faults: FaultSpec | None = Field(default=None, description=(
         "A reliability run's fault spec (None: no faults); fingerprinted, so `--resume` keeps the plan."))
+    paraphrase: ParaphraseSpec | None = Field(default=None, description=(
+        "A paraphrase arm's setting (None: the original wording); fingerprinted, so `--resume` keeps the wordings."))
+    paraphrase_set_digest: str | None = Field(default=None, description=(
+        "SHA-256 of the paraphrase set the run drew from; fingerprinted: a resume against a changed set is refused."))
 
 
 class RunNode(BaseModel):

@@ -43,5 +43,8 @@ class Provenance(BaseModel):
     driver_custom: list[str] = Field(default_factory=list, description=(
         "What the driver changed from the standard that the run's config does not hold (an assessment's task subset, "
         "step and turn limits), in words."))
+    paraphrase_set_digest: str | None = Field(default=None, description=(
+        "A paraphrase arm: SHA-256 of the paraphrase set its battles' wordings came from (None: the original "
+        "wording)."))
     rejudge_command: str | None = Field(default=None, description="The command that re-judges the run's saved end "
                                         "states (filled where the run folder is known).")

@@ -53,7 +53,8 @@ def _predicted_scope(task_id: str, instruction: str, predictor: str, settings: S
 
 def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, scope: ScopeRecord,
                 launch_url_allowed: bool = False, interaction: str = "tools",
-                task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1) -> str | None:
+                task_datetime: str | None = None, faults: FaultSpec | None = None, trial: int = 1,
+                wording: str | None = None) -> str | None:
     """Step 3b: `PUT /control/battle` so the gateway attributes and scopes Blue's calls (under the scope's
     policy), with a new per-battle token. Returns the Blue's MCP base URL for this battle (`.../b/<token>`);
     None if no gateway.
@@ -61,16 +62,22 @@ def apply_scope(gateway: GatewayClient | None, battle_id: str, task_id: str, sco
     `launch_url_allowed`: the Blue takes its MCP URL from its launch configuration (an AgentBeats SDK
     agent's `--mcp`), so the gateway's plain routes serve this battle too. `interaction` "code": the battle
     acts through the gateway's `execute` tool, in a REPL whose clock is `task_datetime`. `faults`: a reliability
-    run's spec, which the gateway alone plans and applies (for this `trial` of the task).
+    run's spec, which the gateway alone plans and applies (for this `trial` of the task). `wording`: a paraphrase
+    arm's instruction, which the gateway answers `supervisor.show_active_task` with (the world keeps the original).
 
-    Raises BadInputError for code mode without a gateway (code runs only in the gateway's sandbox)."""
+    Raises BadInputError for code mode or a paraphrase without a gateway (code runs only in the gateway's sandbox;
+    only the gateway can answer show_active_task with the paraphrase)."""
     if gateway is None:
         if interaction == "code":
             raise BadInputError("code mode needs the MCP gateway (its sandboxed REPL runs the agent's code)")
+        if wording is not None:
+            raise BadInputError("--paraphrase needs the MCP gateway: only it answers supervisor.show_active_task "
+                                "with the battle's wording")
         return None
     tools = [tool_name(api) for api in scope.apis] if scope.apis is not None else None
     return gateway.start_battle(battle_id, task_id, tools, scope.policy, launch_url_allowed=launch_url_allowed,
-                                interaction=interaction, task_datetime=task_datetime, faults=faults, trial=trial)
+                                interaction=interaction, task_datetime=task_datetime, faults=faults, trial=trial,
+                                instruction=wording)
 
 
 def account_calls(scope: ScopeRecord, trajectory: TrajectoryMetrics | None) -> ScopeRecord:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from green_agent.trace.world_changes import start_counts, summarize
+from kernel.paraphrase_set import ParaphraseChoice
 from kernel.trace_log import now, writer_for
 from kernel.trace_record import TRACE_FILE, TableChange, VerdictTest, TraceRecord
 
@@ -38,9 +39,10 @@ class BattleTrace:
         except Exception as exc:  # noqa: BLE001 - a trace never stops a battle
             log.error("battle %s: could not trace %s: %s", self.battle_id, kind, type(exc).__name__)
 
-    def task_message(self, text: str, tools: list[str]) -> None:
-        """The task message the Green sent, and the tools (scoped APIs) it named."""
-        self._write("task_message", text=text, arguments={"tools": tools})
+    def task_message(self, text: str, tools: list[str], paraphrase: ParaphraseChoice | None = None) -> None:
+        """The task message the Green sent, the tools (scoped APIs) it named and, in a paraphrase arm, which wording
+        of the task it carries."""
+        self._write("task_message", text=text, arguments={"tools": tools}, paraphrase=paraphrase)
 
     def world_start(self, dbs: Path) -> None:
         """The change log's length per app right after set-up (private: readers skip it)."""
