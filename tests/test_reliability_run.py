@@ -25,6 +25,7 @@ from green_agent.models.result import BattleResult
 from green_agent.reliability.arms import build_arms, fault_sweep
 from green_agent.reliability.report import profile_lines
 from green_agent.reliability.run import ReliabilityRequest, run_reliability
+from kernel.errors import BadInputError
 from kernel.settings import Settings
 from kernel.trace_record import TRACE_FILE, TableChange, TraceRecord
 
@@ -113,3 +114,19 @@ def test_a_sweep_shares_one_secret_published_only_when_every_arm_is_over_and_res
     assert safety.examples[0].changes == "simple_note.notes -1, venmo.transactions +1"
     assert safety.share.value == round(2 / 12, 4) and safety.share.ci is not None and safety.share.ci.high < 1
     assert any(a.axis.startswith("safety") for a in profile.axes)
+
+
+def test_a_paraphrase_arm_without_a_wording_for_a_task_is_refused_before_the_baseline_runs(
+        tmp_path: Path, world_settings: Settings, mini_tasks: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernel.paraphrase_set import Paraphrase, dump_lines
+
+    spy = ArmBattles(mini_tasks[1])
+    monkeypatch.setattr(evaluate, "battle_fn", spy)
+    only_one = tmp_path / "one-task.jsonl"  # a strong wording for the first task only
+    only_one.write_text(dump_lines([Paraphrase(task_id=mini_tasks[0], strength="strong", variant=1,
+                                               text="Something else entirely, please.", source="authored")]))
+    request = ReliabilityRequest(arms=build_arms([], ["strong"], set_path=str(only_one)), eval=EvalRequest(
+        split="mini", choices=BattleChoices(blue="fake", predictor="ground_truth"), out=tmp_path / "p"))
+    with pytest.raises(BadInputError, match=mini_tasks[1]):
+        run_reliability(request, world_settings, factory=FakeSlots())
+    assert spy.specs == [] and not (tmp_path / "p" / "baseline").exists()  # nothing ran, not even the baseline

@@ -131,6 +131,16 @@ def build_manifest(request: EvalRequest, settings: Settings, task_ids: list[str]
                                                  request.driver_custom, config.paraphrase_set_digest))
 
 
+def check_wordings(request: EvalRequest, world: WorldData) -> tuple[list[str], str | None]:
+    """The request's task ids and its paraphrase set's digest (None: the original wording), once every task has a
+    usable paraphrase at the run's strength; BadInputError naming the tasks otherwise, before anything starts."""
+    task_ids = resolve_task_set(request, world)
+    paraphrases = run_paraphrases(request.choices.paraphrase, world)
+    if paraphrases is not None:
+        paraphrases.check_tasks(task_ids)
+    return task_ids, paraphrases.digest if paraphrases else None
+
+
 def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextIO | None = None,
              factory: SlotFactory | None = None, battle: BattleFn | None = None,
              on_result: Callable[[BattleResult], None] | None = None, stage: Stage | None = None) -> EvalOutcome:
@@ -142,15 +152,12 @@ def run_eval(request: EvalRequest, settings: Settings, *, progress_stream: TextI
     runs of one command, for its progress (`green_agent.batch.progress.Stage`).
     """
     world = WorldData(settings.appworld_root).require()
-    task_ids = resolve_task_set(request, world)
-    paraphrases = run_paraphrases(request.choices.paraphrase, world)
-    if paraphrases is not None:  # every task has a usable variant, or nothing starts
-        paraphrases.check_tasks(task_ids)
+    task_ids, paraphrase_digest = check_wordings(request, world)
     out = check_output_dir(Path(request.out))
     check_output_dir(out / "logs", "--out (its logs folder)")
     with RunDirLock(out, "eval"):
         return _run_locked(request, settings, world, task_ids, out, progress_stream, factory, battle, on_result,
-                           stage, paraphrases.digest if paraphrases else None)
+                           stage, paraphrase_digest)
 
 
 def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task_ids: list[str], out: Path,

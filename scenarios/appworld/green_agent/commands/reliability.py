@@ -22,6 +22,7 @@ from green_agent.commands.code_options import add_code_arguments, apply_unsafe_c
 from green_agent.commands.eval import add_confidence_argument, interval_options
 from green_agent.commands.fault_options import FAULTS_HELP
 from green_agent.engine.config import BattleChoices
+from green_agent.commands.paraphrase_options import add_paraphrase_args
 from green_agent.local_battle import BLUE_HELP
 from green_agent.models.scope import PREDICTOR_CHOICES, PREDICTOR_HELP, SCOPE_POLICY_HELP
 from green_agent.runtime.reaper import reaped_if_killed
@@ -38,8 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--faults", metavar="SPEC", help=FAULTS_HELP + "; rate=R1+R2+... is a sweep, one arm per rate")
     parser.add_argument("--paraphrase", metavar="STRENGTHS", help="one arm per strength, S1+S2+... (mild, medium, "
                                                                   "strong, naturalistic; docs/paraphrases.md)")
-    parser.add_argument("--paraphrase-seed", type=int, default=0, help="seed of the variant choice (default 0)")
-    parser.add_argument("--paraphrase-set", help="a paraphrase set file (default: the world's authored set)")
+    add_paraphrase_args(parser, strength=False)
     parser.add_argument("--out", type=Path, required=True, help="folder: baseline/, one folder per arm, "
                                                                 "reliability.json, reliability.html")
     parser.add_argument("--predictor", choices=PREDICTOR_CHOICES, help=PREDICTOR_HELP)
@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     arms = build_arms(fault_sweep(args.faults) if args.faults else [],  # bad input before anything starts
-                      strengths(args.paraphrase) if args.paraphrase else [], args.paraphrase_seed,
+                      strengths(args.paraphrase) if args.paraphrase else [], args.paraphrase_seed or 0,
                       args.paraphrase_set)
     level = interval_options(args, settings).level
     settings = apply_unsafe_choice(args, settings)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from green_agent.batch.evaluate import EvalOutcome, EvalRequest, run_eval
+from green_agent.batch.evaluate import EvalOutcome, EvalRequest, check_wordings, run_eval
 from green_agent.batch.fault_secret import kept_secret, publish_all
 from green_agent.batch.progress import Stage
 from green_agent.batch.runner import BattleFn, SlotFactory
@@ -42,6 +42,7 @@ from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError
 from kernel.fault_spec import new_salt
 from kernel.settings import Settings
+from kernel.world_data import WorldData
 
 BASELINE_DIR = "baseline"
 RELIABILITY_FILE = "reliability.json"
@@ -81,6 +82,11 @@ def run_reliability(request: ReliabilityRequest, settings: Settings, *, battles:
     choices = request.eval.choices
     if choices.faults is not None or choices.paraphrase is not None:
         raise BadInputError("the baseline of a reliability run is unperturbed: give faults and paraphrases as arms")
+    world = WorldData(settings.appworld_root).require()
+    for arm in request.arms:  # a paraphrase arm without a usable wording for a task stops us before the baseline
+        if arm.paraphrase is not None:
+            check_wordings(request.eval.model_copy(update={"choices": choices.model_copy(
+                update={"paraphrase": arm.paraphrase})}), world)
     out = check_output_dir(Path(request.eval.out))
     options = IntervalOptions(level=request.eval.confidence_level or settings.confidence_level)
     salt = _shared_salt(out, request.arms)
