@@ -8,9 +8,8 @@
   paraphrase, in tools and code mode.
 - `eval --paraphrase`: rows carry the choice, the run is custom with the set's digest in its provenance, `--resume`
   reruns a lost battle in the same wording, and a resume with another strength is refused.
-- The A2A door's in-band bridge (the assessment driver's battles, `bridge_battle_fn`, with the shipped
-  `purple --kind instruction-bound`): every message the purple got carries the paraphrase, never the original; the
-  purple wins the task in its own words and gives it up under a strong paraphrase.
+The A2A door (`assess` with `"paraphrase"` in its config, `purple --kind instruction-bound`) is
+tests/test_reliability_e2e.py's, beside the door's fault profile.
 The set is the test's own file (`--paraphrase-set`), each line checked by the real validity gate.
 """
 
@@ -22,7 +21,6 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -42,10 +40,6 @@ from kernel.task_ids import TaskRef
 from kernel.task_message import parse_task_message
 from kernel.trace_record import TraceRecord
 from kernel.world_data import WorldData
-from a2a_support import start
-from green_agent.a2a.assessment import BRIDGE_REPLY_GRACE_S, bridge_battle_fn, effective_config, running_bridge
-from green_agent.a2a.request import Assessment, AssessmentConfig
-from green_agent.batch.evaluate import EvalRequest, run_eval
 from test_batch_e2e import CLI, cli_env, slot_ports
 
 pytestmark = pytest.mark.e2e
@@ -199,33 +193,3 @@ def test_an_eval_records_the_wordings_is_custom_and_resume_keeps_them(appworld_r
     other = eval_run(appworld_root, tmp_path, out, "--paraphrase", "strong", "--paraphrase-set", str(set_file),
                      "--resume")
     assert other.returncode == 2 and "--resume refused" in other.stderr and "paraphrase mild" in other.stderr
-
-
-def test_the_a2a_bridge_hands_the_purple_only_the_paraphrase(e2e_settings: Settings, set_file: Path,
-                                                              tmp_path: Path) -> None:
-    env = cli_env(e2e_settings.appworld_root, tmp_path)
-    purple, url, _ = start(["purple", "--kind", "instruction-bound"], env, tmp_path / "purple.log")
-    original, (reworded,) = WorldData(e2e_settings.appworld_root).task(SONGS).instruction, WORDINGS[(SONGS, "strong")]
-    outcomes = {}
-    try:
-        assessment = Assessment(role="agent", purple_url=url, config=AssessmentConfig(task_ids=[SONGS],
-                                                                                       predictor="all"))
-        config = effective_config(assessment, e2e_settings)
-        for strength in (None, "strong"):  # as `run_assessment` runs a shard, the A2A config's paraphrase in choices
-            spec = ParaphraseSpec(strength=strength, set_path=str(set_file)) if strength else None
-            choices = BattleChoices(blue=url, predictor="all", paraphrase=spec, bridge=True,
-                                    reply_grace_s=BRIDGE_REPLY_GRACE_S)
-            request = EvalRequest(task_ids=[SONGS], choices=choices, out=tmp_path / f"run-{strength}",
-                                  slot_specs=[SlotSpec(env_port=free_port(), apis_port=free_port(),
-                                                       gateway_port=free_port())])
-            with running_bridge(assessment, config, request.out / "logs") as bridge_url:  # its trace: the run's
-                outcome = run_eval(request, e2e_settings, battle=bridge_battle_fn(bridge_url, request))
-            row = outcome.results.rows[0]
-            outcomes[strength] = (row, trace_of(BattleResult.model_validate_json(
-                (request.out / row.result_path).read_text())))
-    finally:
-        purple.stop()
-    (own, _), (asked, records) = outcomes[None], outcomes["strong"]
-    assert own.outcome == "passed" and asked.outcome == "failed" and asked.paraphrase.strength == "strong"
-    to_purple = [r.text or "" for r in records if r.kind == "green_message"]
-    assert to_purple and reworded in to_purple[0] and all(original not in text for text in to_purple)

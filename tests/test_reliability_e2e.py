@@ -205,6 +205,39 @@ def test_the_a2a_door_runs_the_profile_and_the_retrying_purple_passes(green, env
     assert "Reliability profile against this baseline" in outcome.texts[0]
 
 
+def test_the_a2a_door_asks_in_the_paraphrase_and_the_instruction_bound_purple_loses_it(  # noqa: F811
+        green, env, tmp_path: Path) -> None:
+    """`config.paraphrase`: a baseline in the task's own words, an arm in the world's authored strong wording; the
+    purple that knows its task only by the wording passes the first and loses the second, and never saw the
+    original in the arm (every message the bridge sent it)."""
+    rejected = assess(green.url, {"participants": {"agent": "http://127.0.0.1:9"},
+                                  "config": {"task_ids": [TASK], "paraphrase": ["loud"]}})
+    assert rejected.state == "rejected" and "config.paraphrase: unknown strength 'loud'" in rejected.statuses[-1]
+    purple, url, _ = start(["purple", "--kind", "instruction-bound"], env, tmp_path / "purple.log")
+    try:
+        outcome = assess(green.url, {"participants": {"agent": url},
+                                     "config": {"task_ids": [TASK], "predictor": "all", "paraphrase": "strong"}})
+    finally:
+        purple.stop()
+    assert outcome.state == "completed", outcome.statuses
+    profile = outcome.data["profile"]
+    assert outcome.data["tgc"] == 100.0 and [a["name"] for a in profile["arms"]] == ["paraphrase-strong"]
+    arm = profile["arms"][0]
+    assert arm["tgc"] == 0.0 and arm["ratio"] == 0.0 and [t["task_id"] for t in profile["lost"]] == [TASK]
+    run = Path(outcome.data["run_dir"]).parent / "paraphrase-strong"
+    row = json.loads((run / "results.json").read_text())["rows"][0]
+    assert row["paraphrase"]["strength"] == "strong" and row["paraphrase"]["source"] == "authored"
+    sent = [r.text or "" for r in read_trace((run / row["result_path"]).parent / "trace.jsonl")
+            if r.kind == "green_message"]
+    instruction = json.loads((Path(env["APPWORLD_ROOT"]) / "data" / "tasks" / TASK / "specs.json").read_text())[
+        "instruction"]
+    authored = [json.loads(line) for line in (Path(env["APPWORLD_ROOT"]) / "data" / "paraphrases" /
+                                              "authored.jsonl").read_text().splitlines()]
+    wording = next(p["text"] for p in authored if (p["task_id"], p["strength"], p["variant"]) ==
+                   (TASK, "strong", row["paraphrase"]["variant"]))
+    assert sent and wording in sent[0] and all(instruction not in text for text in sent)
+
+
 PROFILE_TASKS = ["f0a7c07_2", "f0e5a05_3"]
 """Two dev tasks of two scenarios; the reference Blue (no retry) loses f0a7c07_2 under the sweep's plan."""
 

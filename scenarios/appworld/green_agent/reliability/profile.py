@@ -77,6 +77,10 @@ def _arm(baseline: NamedRun, spec: ArmSpec, run: NamedRun, options: IntervalOpti
     return arm, _lost(baseline, spec, run)
 
 
+MAX_HEADLINE = 160
+"""Characters of the verdict's headline a paraphrase loss's cause carries (one line on the page)."""
+
+
 def _lost(baseline: NamedRun, spec: ArmSpec, run: NamedRun) -> list[LostTask]:
     passed = {(r.task_id, r.trial) for r in baseline.results.rows if r.passed}
     found = []
@@ -101,7 +105,8 @@ def _cause(spec: ArmSpec, row, result) -> str:
         chosen = result.paraphrase or row.paraphrase
         which = f" (variant {chosen.variant}, {chosen.source})" if chosen else " (the original wording: this Green " \
                                                                                "did not apply the paraphrase)"
-        return f"{row.outcome} under the {spec.paraphrase.strength} wording{which}"
+        told = f": {one_line(result.explanation.headline, MAX_HEADLINE)}" if result.explanation else ""
+        return f"{row.outcome} under the {spec.paraphrase.strength} wording{which}{told}"
     headline = result.explanation.headline if result.explanation else row.outcome
     return headline
 
