@@ -209,6 +209,33 @@ def test_the_llm_purple_plays_with_function_calling(green: Server, env: dict[str
     assert outcome.data["rows"][0]["outcome"] != "infra_error"
 
 
+def test_the_llm_purple_reads_the_paraphrase_in_a_paraphrase_arm(green: Server, env: dict[str, str],
+                                                                  appworld_root: Path, tmp_path: Path) -> None:
+    """`config.paraphrase`: the LLM purple's model is prompted with the task's own words in the baseline and with the
+    authored strong wording in the arm, never both (the model under test reads only what the battle asks)."""
+    task = first(appworld_root, 1)[0]
+    done = FakeReply(tool_call=("supervisor__complete_task", {"status": "success"}))
+    with FakeOpenAI(chat_replies=[done, "Done.", done, "Done."]) as fake:
+        llm_env = {**env, "OPENAI_API_KEY": "sk-test-a2a", "OPENAI_BASE_URL": fake.base_url}
+        process, url, _ = start(["purple", "--kind", "llm"], llm_env, tmp_path / "llm.log")
+        try:
+            outcome = assess(green.url, {"participants": {"agent": url}, "config": {
+                "task_ids": [task], "predictor": "ground_truth", "paraphrase": ["strong"]}})
+        finally:
+            process.stop()
+        prompts = [json.dumps(r["body"]["messages"]) for r in fake.requests if "messages" in r["body"]]
+    assert outcome.state == "completed", outcome.statuses
+    assert [a["name"] for a in outcome.data["profile"]["arms"]] == ["paraphrase-strong"]
+    original = json.dumps(json.loads((appworld_root / "data" / "tasks" / task / "specs.json").read_text())[
+        "instruction"])[1:-1]
+    authored = [json.loads(line) for line in
+                (appworld_root / "data" / "paraphrases" / "authored.jsonl").read_text().splitlines()]
+    wordings = {json.dumps(p["text"])[1:-1] for p in authored if (p["task_id"], p["strength"]) == (task, "strong")}
+    with_original = [p for p in prompts if original in p]
+    with_wording = [p for p in prompts if any(w in p for w in wordings)]
+    assert with_original and with_wording and not set(with_original) & set(with_wording)
+
+
 def test_the_shipped_scenario_runs_the_dev_split_through_assess(env: dict[str, str], tmp_path: Path) -> None:
     import subprocess
     import tomllib
