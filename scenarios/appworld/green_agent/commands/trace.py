@@ -4,8 +4,9 @@
 where its page is; the file is found and its size checked by the run-folder reader (`green_agent.runfolder`).
 `export` writes a run's battles as an Inspect AI eval log (`green_agent.trace.inspect_export`,
 with inspect_ai's own models and writer: an optional extra, `make inspect`), or a run's or a battle's battles as
-OpenTelemetry GenAI spans in OTLP/JSON, one trace per battle (`green_agent.trace.otel.export`). Exit codes: 0,
-or 2 for a missing or unreadable input, or a run folder that breaks a reader's rule (the message says what to give).
+OpenTelemetry GenAI spans in OTLP/JSON, one trace per battle (`green_agent.trace.otel.export`); `--send` also
+sends them to `OTEL_EXPORTER_OTLP_ENDPOINT` (`green_agent.trace.otel.live`). Exit codes: 0, or 2 for a
+missing or unreadable input, or a run folder that breaks a reader's rule (the message says what to give).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="inspect: an Inspect AI eval log; otlp: OpenTelemetry spans as OTLP/JSON lines")
     export.add_argument("--out", type=Path, required=True, help="the file to write (inspect: .eval or .json; "
                         "otlp: .jsonl)")
+    export.add_argument("--send", action="store_true", help="otlp: also send the spans to "
+                        "OTEL_EXPORTER_OTLP_ENDPOINT (OTLP/HTTP; OTEL_EXPORTER_OTLP_HEADERS honoured)")
     export.set_defaults(func=run_export)
 
 
@@ -60,6 +63,8 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
         raise BadInputError(f"--out {args.out} is a directory: give a file name (e.g. run.eval)")
     if args.format == "otlp":
         return run_export_otlp(args)
+    if args.send:
+        raise BadInputError("--send goes with --format otlp")
     from green_agent.trace.inspect_export import export_run
 
     samples = export_run(args.run, args.out)
@@ -76,4 +81,10 @@ def run_export_otlp(args: argparse.Namespace) -> int:
     counts = export_otlp(args.run, args.out)
     print(f"wrote {counts.spans} span(s) of {counts.battles} battle(s) as OTLP/JSON: {args.out.resolve()}",
           file=sys.stdout)
+    if args.send:
+        from green_agent.trace.otel.live import send_file
+
+        sent = send_file(args.out)
+        print(f"sent {sent.sent} span(s) to {sent.endpoint}; {sent.dropped} dropped", file=sys.stdout)
+        return 0 if sent.dropped == 0 else 3
     return 0

@@ -51,6 +51,7 @@ from green_agent.steps.task_message import build_task_message
 from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.task_check import task_problem
 from green_agent.trace import hooks as trace_hooks
+from green_agent.trace.otel import hook as otel_hook
 from green_agent.trace.battle_trace import BattleTrace
 from kernel.call_log_reader import log_marks
 from kernel.errors import BadInputError
@@ -277,6 +278,7 @@ class Battle:
         if problem:
             self.result.report_problems.append(problem)
         path = write_result(self.result, self.config.run_dir)
+        otel_hook.battle_ended(self.config.run_dir)  # OTEL_EXPORTER_OTLP_ENDPOINT set: its spans, queued; else nothing
         return {"problems": list(self.state.report_problems), "winner": self.result.winner or "draw",
                 "result_file": str(path)}
 
