@@ -22,4 +22,6 @@ class OtlpExportRecord(BaseModel):
     dropped: int = Field(ge=0, description="Spans not delivered: the queue was full, the collector failed or was "
                          "given up after a failure, or the run ended first.")
     error: str | None = Field(default=None, description="Why spans were dropped, in words (None when all were sent).")
+    build_ms: float = Field(default=0.0, ge=0, description="Milliseconds the battle's own thread spent building its "
+                            "spans from its folder before queuing them: the live export's cost to the battle.")
     at: datetime = Field(description="When the export was settled (UTC).")

@@ -10,6 +10,7 @@ the battle's `otlp_export.json` says so (`green_agent.models.otlp_export`).
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,10 +21,10 @@ from kernel.atomic import atomic_write_text
 log = logging.getLogger(__name__)
 
 
-def _recorder(battle_dir: Path, endpoint: str, spans: int) -> live.Done:
+def _recorder(battle_dir: Path, endpoint: str, spans: int, build_ms: float) -> live.Done:
     def done(sent: int, dropped: int, error: str | None) -> None:
         record = OtlpExportRecord(endpoint=endpoint, spans=spans, sent=sent, dropped=dropped, error=error,
-                                  at=datetime.now(timezone.utc))
+                                  build_ms=round(build_ms, 3), at=datetime.now(timezone.utc))
         atomic_write_text(battle_dir / OTLP_EXPORT_FILE, record.model_dump_json(indent=2))
     return done
 
@@ -35,10 +36,12 @@ def battle_ended(battle_dir: Path) -> None:
     try:
         from green_agent.trace.otel.export import folder_spans
 
+        started = time.perf_counter()
         sender = live.sender()
         spans = folder_spans(Path(battle_dir))
+        build_ms = 1000 * (time.perf_counter() - started)
         if sender is not None:
-            sender.submit(spans, _recorder(Path(battle_dir), sender.endpoint, len(spans)))
+            sender.submit(spans, _recorder(Path(battle_dir), sender.endpoint, len(spans), build_ms))
     except Exception as exc:  # noqa: BLE001 - never a battle's fate
         log.warning("the battle in %s was not exported live: %s: %s", battle_dir, type(exc).__name__, str(exc)[:200])
 
