@@ -11,6 +11,7 @@ a battle (`otlp_json`), and returns the counts.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,7 +20,7 @@ from green_agent.runfolder.limits import RESULT, TRACE
 from green_agent.runfolder.reader import RunFolder, read_eval_results, read_json
 from green_agent.trace.otel.battle_spans import battle_spans
 from green_agent.trace.otel.otlp_json import request
-from green_agent.trace.otel.spans import Span
+from green_agent.trace.otel.spans import AttributeValue, Span
 from green_agent.trace.reader import read_trace
 from kernel.atomic import atomic_write_text
 from kernel.errors import BadInputError, RunFolderError
@@ -34,11 +35,32 @@ class ExportCounts(NamedTuple):
     spans: int
 
 
+def _texts(span: Span) -> list[str]:
+    """Every text of a span that came from the battle (its name, status, string attributes and event attributes),
+    in a fixed order: the ids, times, numbers and our own attribute names are left out."""
+    texts = [span.name, span.status_message or ""]
+    texts += [v for v in span.attributes.values() if isinstance(v, str)]
+    for event in span.events:
+        texts += [v for v in event.attributes.values() if isinstance(v, str)]
+    return texts
+
+
+def _with_texts(span: Span, clean: Iterator[str]) -> Span:
+    """`span` with its texts (in `_texts`'s order) taken from `clean`."""
+    def attrs(values: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+        return {k: next(clean) if isinstance(v, str) else v for k, v in values.items()}
+
+    name, status = next(clean), next(clean)
+    return span.model_copy(update={
+        "name": name, "status_message": status or None, "attributes": attrs(span.attributes),
+        "events": [e.model_copy(update={"attributes": attrs(e.attributes)}) for e in span.events]})
+
+
 def scrubbed_spans(spans: list[Span], battle_id: str) -> list[Span]:
-    """`spans` with every secret value known for the battle (and this process) replaced, ids and times kept."""
-    return [Span.model_validate({**scrub_data(s.model_dump(mode="json"), battle_id),
-                                 "trace_id": s.trace_id, "span_id": s.span_id, "parent_id": s.parent_id})
-            for s in spans]
+    """`spans` with every secret value known for the battle (and this process) replaced in every text, ids and
+    times kept (one `scrub_data` over all the battle's texts: the known values are looked for once)."""
+    clean = iter(scrub_data([t for s in spans for t in _texts(s)], battle_id))
+    return [_with_texts(s, clean) for s in spans]
 
 
 def _paraphrase(path: Path) -> object:
@@ -59,7 +81,9 @@ def folder_spans(battle_dir: Path, run: RunFolder | None = None) -> list[Span]:
     if result is None and not records:
         raise BadInputError(f"{battle_dir} holds no battle (no readable result.json or trace.jsonl)")
     battle_id = result.battle_id if result else records[0].battle_id
-    spans = battle_spans(result, records, battle_id, _paraphrase(battle_dir / RESULT_FILE))
+    paraphrase = getattr(result, "paraphrase", None) if hasattr(result, "paraphrase") else _paraphrase(
+        battle_dir / RESULT_FILE)  # a result model without the field yet: read it from the file
+    spans = battle_spans(result, records, battle_id, paraphrase)
     return scrubbed_spans(spans, battle_id)
 
 
