@@ -114,7 +114,8 @@ class LiveSender:
         if error and not self._warned:
             self._warned = True
             log.warning("OpenTelemetry export to %s failed (%s): this process's battles keep running; the spans "
-                        "not sent are counted (results.json: otlp_spans_dropped)", self.endpoint, error)
+                        "not sent are counted (each battle's otlp_export.json, a run's results.json: "
+                        "otlp_spans_dropped)", self.endpoint, error)
         if batch.on_done is not None:
             try:
                 batch.on_done(sent, len(batch.spans) - sent, error)
