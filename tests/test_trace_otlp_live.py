@@ -7,6 +7,10 @@ collector, an unreachable one and no endpoint at all is tests/test_trace_otlp_ph
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -83,3 +87,22 @@ def test_no_endpoint_no_sender(monkeypatch: pytest.MonkeyPatch) -> None:
     assert live.configured() == "http://127.0.0.1:1"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:2/v1/traces")
     assert live.configured() == "http://127.0.0.1:2/v1/traces", "the signal's own variable first, as the SDK reads"
+
+
+def test_with_no_endpoint_the_serving_doors_import_no_opentelemetry_sdk() -> None:
+    """`serve` and the v1 session import their whole stack (the A2A server, the assessment, the bridge, the
+    engine): with no endpoint, nothing of OpenTelemetry's SDK or exporter, nor our modules that use them. (a2a-sdk
+    itself imports OpenTelemetry's API, `opentelemetry` and `opentelemetry.trace`, when it is installed: its own
+    doing, before this export existed; an eval, which never imports a2a-sdk, imports no `opentelemetry` module at
+    all: tests/test_trace_otlp_phoenix.py.)"""
+    code = ("import json, sys\n"
+            "import green_agent.a2a.server, green_agent.a2a.assessment, green_agent.a2a.bridge.server\n"
+            "import green_agent.agentbeats.session, green_agent.engine.sequencer, green_agent.batch.evaluate\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    modules = json.loads(proc.stdout.splitlines()[-1])
+    assert "green_agent.trace.otel.hook" in modules and "a2a.server.apps" in modules
+    assert [m for m in modules if m.startswith(("opentelemetry.sdk", "opentelemetry.exporter"))] == []
+    assert "green_agent.trace.otel.sdk_spans" not in modules
