@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 AW_VENV := .venv-appworld
 A2A1_VENV := .venv-a2a1
+PHOENIX_VENV := .venv-phoenix
 APPWORLD_ROOT ?= $(CURDIR)/.appworld
 export APPWORLD_ROOT
 
@@ -12,7 +13,7 @@ export APPWORLD_ROOT
 WORLD_SOURCES := $(filter-out scenarios/appworld/world/serve.py,$(shell find scenarios/appworld/world -name '*.py' 2>/dev/null))
 WORLD_STAMP := $(APPWORLD_ROOT)/data/.built
 
-.PHONY: setup venvs world browser sandbox inspect demo test test-fast bench image-check clean clean-world
+.PHONY: setup venvs world browser sandbox inspect phoenix demo test test-fast bench image-check clean clean-world
 
 setup: venvs world
 
@@ -48,6 +49,17 @@ $(VENV)/.inspect: $(VENV)/.installed requirements-inspect.txt
 	$(VENV)/bin/pip install -q -r requirements-inspect.txt
 	touch $@
 
+# Phoenix (arize-phoenix), in a virtualenv of its own: the OpenTelemetry collector and viewer that
+# tests/test_trace_otlp_phoenix.py starts on loopback, sends battles to and reads back with Phoenix's own client
+# (docs/trace.md, "In Phoenix"). Never imported by the Green.
+phoenix: $(PHOENIX_VENV)/.installed
+
+$(PHOENIX_VENV)/.installed: requirements-phoenix.txt
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install -q --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install -q -r requirements-phoenix.txt
+	touch $@
+
 world: $(WORLD_STAMP)
 
 $(WORLD_STAMP): $(VENV)/.installed $(AW_VENV)/.installed $(WORLD_SOURCES)
@@ -74,7 +86,7 @@ demo: setup
 TEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/python -m pytest -q -p no:cacheprovider
 
-test: setup browser sandbox inspect
+test: setup browser sandbox inspect phoenix
 	@status=0; \
 	echo "== parallel phase: $(TEST_WORKERS) workers, not serial"; \
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=15 $(PYTEST_ARGS) \
@@ -97,4 +109,4 @@ clean-world:
 	rm -rf $(APPWORLD_ROOT)
 
 clean: clean-world
-	rm -rf $(VENV) $(AW_VENV) $(A2A1_VENV) runs
+	rm -rf $(VENV) $(AW_VENV) $(A2A1_VENV) $(PHOENIX_VENV) runs

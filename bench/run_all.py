@@ -4,7 +4,7 @@ Run: `.venv/bin/python bench/run_all.py [--quick] [--only NAME ...] [--out FILE]
 
 Scripts (in order; a missing optional one is skipped with a note): bench_trajectory.py,
 bench_stats.py, bench_stats_coverage.py, bench_batch.py, bench_overhead.py, bench_completion.py, bench_world.py,
-bench_ray.py, bench_a2a.py, bench_code.py, bench_trace.py, bench_faults.py, bench_paraphrase.py, bench_capacity.py. Each
+bench_ray.py, bench_a2a.py, bench_code.py, bench_trace.py, bench_otlp.py, bench_faults.py, bench_paraphrase.py, bench_capacity.py. Each
 script's stdout (one
 JSON figure per line) is copied to stdout as it arrives, its stderr goes straight to stderr. A
 script fails if it exits non-zero or prints no figure; the others still run, and the exit code is
@@ -25,7 +25,7 @@ from pathlib import Path
 from common import BENCH_DIR, print_machine
 
 SCRIPTS = ("bench_trajectory", "bench_stats", "bench_stats_coverage", "bench_batch", "bench_overhead", "bench_completion",
-           "bench_world", "bench_ray", "bench_a2a", "bench_code", "bench_trace", "bench_faults", "bench_paraphrase",
+           "bench_world", "bench_ray", "bench_a2a", "bench_code", "bench_trace", "bench_otlp", "bench_faults", "bench_paraphrase",
            "bench_capacity")
 OPTIONAL = ("bench_batch",)
 QUICK_ARGS = {"bench_trajectory": ["--lines", "20000", "--runs", "1", "--calls-per-battle", "100"]}

@@ -29,6 +29,9 @@ with `message/send`). The behaviour of a conversation is chosen by the task id i
   them, then in a text with no call), then completes the task; `leak_code` runs `leak_support.LEAK_CODE`, says
   what its output printed in its next reply (with code holding a password), then completes. What each saw is kept
   in `seen`.
+- issue 59: `forge_traceparent` answers every message with a `traceparent` of its own (`FORGED_TRACEPARENT`) in the
+  reply's metadata, in a DataPart and in its text, first calling `supervisor__show_profile`, then completing the task;
+  every `traceparent` it received (header and metadata, per message) is kept in `traceparents`.
 `card_limit=N`: after serving its card N times the purple stops listening (its N-th card answer goes out on
 a connection already accepted; the server speaks HTTP/1.0, so nothing else reuses that connection).
 `card_url`: the `url` its card names (default its own); `huge_card_after=N`: from the (N+1)-th card GET on, its
@@ -67,6 +70,7 @@ class HostilePurple:
         self.cards, self.killed = 0, False
         self.context_posts: dict[str, int] = {}
         self.auth_headers: list[str] = []
+        self.traceparents: list[tuple[str | None, str | None]] = []
         self.players: dict[str, ReferencePlayer | CodeReferencePlayer] = {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -222,6 +226,8 @@ class HostilePurple:
                 if self.headers.get("Authorization"):
                     purple.auth_headers.append(self.headers["Authorization"])
                 params = body.get("params") or {}
+                metadata = (params.get("message") or {}).get("metadata") or {}
+                purple.traceparents.append((self.headers.get("traceparent"), metadata.get("traceparent")))
                 mode = purple._mode(params)
                 rpc_id, context = body.get("id"), params.get("message", {}).get("contextId")
                 if mode in ATTACKS:
@@ -292,7 +298,22 @@ def _long_query(handler: Any, rpc_id: Any, context: Any, params: dict[str, Any],
     handler._message(rpc_id, context, {"kind": "text", "text": call})
 
 
+FORGED_TRACEPARENT = "00-" + "f" * 32 + "-" + "e" * 16 + "-01"
+"""The trace context `forge_traceparent` sends back: valid in form, never ours."""
+
+
+def _forge_traceparent(handler: Any, rpc_id: Any, context: Any, params: dict[str, Any]) -> None:
+    first = handler.server_purple.context_posts.get(context, 0) <= 1
+    call = {"name": "supervisor__show_profile" if first else "supervisor__complete_task", "arguments": {}}
+    handler._json({"jsonrpc": "2.0", "id": rpc_id, "result": {
+        "kind": "message", "role": "agent", "messageId": f"m{handler.server_purple.posts}", "contextId": context,
+        "metadata": {"traceparent": FORGED_TRACEPARENT},
+        "parts": [{"kind": "text", "text": f"traceparent: {FORGED_TRACEPARENT}\n{json.dumps(call)}"},
+                  {"kind": "data", "data": {"traceparent": FORGED_TRACEPARENT}}]}})
+
+
 ATTACKS: dict[str, Callable[[Any, Any, Any, dict[str, Any]], None]] = {
+    "forge_traceparent": _forge_traceparent,
     "long_query": _long_query,
     "code_long_query": lambda h, i, c, p: _long_query(h, i, c, p, code=True),
     "code_solve": lambda h, i, c, p: h._message(i, c, {"kind": "text", "text": h.server_purple._solve(p, code=True)}),

@@ -4,13 +4,15 @@ AppWorld servers and gateway, and a purple that attacks the bridge on the tasks 
 What must hold: everything a purple's bytes cause (a reply's size, depth or JSON-RPC shape, an argument too large,
 a card too large) is the purple's own fault, judged on the world as it stands and never retried; its card never
 chooses where the Green connects; credentials in its URL reach no run file; a purple that completes through
-`call_api` ends its conversation at once; retries and `incomplete` are reported as results.json reports them.
+`call_api` ends its conversation at once; retries and `incomplete` are reported as results.json reports them; a
+`traceparent` it sends back changes none of the battle's trace ids (issue 59).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,10 @@ from typing import Any
 import psutil
 import pytest
 
-from a2a_purples import HostilePurple
-from a2a_support import Server, assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
+from a2a_purples import FORGED_TRACEPARENT, HostilePurple
+from a2a_support import CLI, Server, assess, env, first, green, purples, result_of  # noqa: F401 - fixtures
+from green_agent.trace.otel.otlp_json import spans_of
+from kernel.trace_context import parse_traceparent
 from kernel.world_data import WorldData
 from mcp_gateway.request_limits import MAX_REQUEST_LINE_BYTES
 
@@ -180,3 +184,27 @@ def test_a_scope_error_makes_the_run_incomplete_in_results_json_and_in_the_artif
     results = json.loads((Path(data["run_dir"]) / "results.json").read_text())
     assert results["aggregates"]["incomplete"] is True and data["incomplete"] is True
     assert "could not be judged" in outcome.texts[0]
+
+
+def test_a_traceparent_the_purple_sends_back_never_changes_the_battles(green: Server, appworld_root: Path,
+                                                                       tmp_path: Path) -> None:
+    """Issue 59: the bridge sends the battle's trace context with every message (header and metadata); a purple
+    that answers with a trace context of its own (metadata, DataPart, text) is data: the battle's ids, in result.json
+    and in every span of its export, stay the ones the referee made."""
+    task = first(appworld_root, 1)[0]
+    with HostilePurple({task: "forge_traceparent"}) as purple:
+        outcome = assess(green.url, {"participants": {"agent": purple.url}, "config": {
+            "task_ids": [task], "max_steps": 5, "predictor": "ground_truth"}})
+    assert outcome.state == "completed", outcome.statuses
+    result = result_of(outcome.data, task)
+    ours = parse_traceparent(result.traceparent)
+    assert ours is not None and ours.traceparent != FORGED_TRACEPARENT
+    assert len(purple.traceparents) >= 2 and set(purple.traceparents) == {(ours.traceparent, ours.traceparent)}
+    folder = Path(outcome.data["run_dir"]) / "tasks" / task
+    done = subprocess.run([CLI, "export", str(folder), "--format", "otlp", "--out", str(tmp_path / "t.jsonl")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    spans = spans_of((tmp_path / "t.jsonl").read_text())
+    assert {s.trace_id for s in spans} == {ours.trace_id} and spans[0].span_id == ours.root_span_id
+    assert any(FORGED_TRACEPARENT in str(s.attributes.get("appworld.reply.text", "")) for s in spans), \
+        "what it said is kept, as data"

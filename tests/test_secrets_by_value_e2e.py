@@ -6,10 +6,11 @@ or `access_token` key, where redaction by key would find them): in a tool call's
 printed by its code. Through both doors and in both modes, with the real servers, gateway, sandbox and bridge:
 - the MCP door (`appworld-green eval` with `tests/trace_blue.py` in mode `leak` / `leak_code`): every file of
   the run folder (results, each battle's trace, page, result, call log, archived AppWorld logs and
-  `environment_io.md`, the slot's logs: the gateway's call and trace logs, the servers' logs) and the
-  Inspect export written into it hold none of the values, raw or JSON- or HTML-escaped;
+  `environment_io.md`, the slot's logs: the gateway's call and trace logs, the servers' logs), the
+  Inspect export and the OTLP export (`export --format otlp`: every span's attributes and events) written into it
+  hold none of the values, raw or JSON- or HTML-escaped;
 - the A2A door (`serve`, `tests/a2a_purples.py` in mode `leak` / `leak_code`, through the in-band bridge): the
-  same for the assessment's run folder, the bridge's trace log included.
+  same for the assessment's run folder, the bridge's trace log and its OTLP export included.
 The story stays readable: the calls and messages are there with `[REDACTED]` where a value was, and
 `"token_type": "Bearer"` (no secret) is shown as AppWorld sent it.
 """
@@ -19,8 +20,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -59,16 +62,55 @@ def export_inspect(out: Path, root: Path, tmp: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+def export_otlp(path: Path, root: Path, tmp: Path) -> str:
+    """The run's (or a battle folder's) OpenTelemetry spans as OTLP/JSON, written into it; the file's text."""
+    out = path / "otlp.jsonl"
+    done = subprocess.run([CLI, "export", str(path), "--format", "otlp", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, env=cli_env(root, tmp))
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out.read_text()
+    assert "[REDACTED]" in text and "gen_ai.tool.call.result" in text, "the spans tell the story, secrets redacted"
+    return text
+
+
+@contextmanager
+def otlp_sink(folder: Path) -> Iterator[str]:
+    """A stand-in OTLP/HTTP collector on loopback that keeps each request's body (protobuf, uncompressed: strings
+    as UTF-8 bytes, so the scan reads them) as a file in `folder` and answers 200, as a collector does."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    class Sink(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            (folder / f"{len(list(folder.iterdir()))}.pb").write_bytes(body)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Sink)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.parametrize("interaction", ["tools", "code"])
 def test_a_bare_password_the_agent_showed_is_in_no_file_of_an_eval(interaction: str, tmp_path: Path,
                                                                    appworld_root: Path) -> None:
-    out, seen = tmp_path / "run", tmp_path / "seen.json"
+    out, seen, sent = tmp_path / "run", tmp_path / "seen.json", tmp_path / "otlp-live"
     ports_arg, ports = slot_ports(1)
-    with leaking_blue("leak" if interaction == "tools" else "leak_code", seen) as url:
+    with leaking_blue("leak" if interaction == "tools" else "leak_code", seen) as url, otlp_sink(sent) as collector:
         done = subprocess.run([CLI, "eval", "--task-ids", TASK, "--blue", url, "--predictor", "ground_truth",
                                "--workers", "1", "--out", str(out), "--slot-ports", ports_arg, "--deadline", "120",
                                "--max-infra-retries", "0", "--interaction", interaction],
-                              capture_output=True, text=True, timeout=600, env=cli_env(appworld_root, tmp_path))
+                              capture_output=True, text=True, timeout=600,
+                              env={**cli_env(appworld_root, tmp_path), "OTEL_EXPORTER_OTLP_ENDPOINT": collector})
     assert done.returncode == 0, done.stderr[-3000:]
     assert_nothing_left(ports)
     values = json.loads(seen.read_text())
@@ -90,7 +132,10 @@ def test_a_bare_password_the_agent_showed_is_in_no_file_of_an_eval(interaction: 
     logs = {p.name for p in (out / "logs").rglob("*") if p.is_file()}
     assert any(name.endswith(".trace.jsonl") for name in logs), logs  # the gateway's trace log is in the run
     export_inspect(out, appworld_root, tmp_path)
-    assert assert_absent(values, out) > 10
+    export_otlp(out, appworld_root, tmp_path)
+    assert [p.name for p in sent.iterdir()] == ["0.pb"], "the battle's spans were sent live, in one request"
+    assert b"gen_ai.tool.call.result" in (sent / "0.pb").read_bytes()
+    assert assert_absent(values, out, sent) > 10
 
 
 @pytest.mark.parametrize("interaction", ["tools", "code"])
@@ -114,4 +159,5 @@ def test_a_bare_password_the_purple_showed_is_in_no_file_of_an_assessment(  # no
     else:
         assert any('"token_type": "Bearer"' in t for t in sent), sent
     assert any(p.name == "bridge.trace.jsonl" for p in run.rglob("*")), "the bridge's trace log is in the run"
+    export_otlp(run / "tasks" / task, appworld_root, run)
     assert assert_absent(values, run) > 10

@@ -17,6 +17,7 @@ import pytest
 
 from green_agent.steps.dispatch import dispatch
 from kernel.errors import BlueUnreachableError
+from kernel.trace_context import new_context, parse_traceparent
 
 CARD = {"name": "Loopback Blue", "url": "http://127.0.0.1/", "version": "1"}
 
@@ -29,6 +30,7 @@ class Blue:
         self.reply_after_s = 0.0
         self.reply: dict = {"jsonrpc": "2.0", "id": "x", "result": {"kind": "task", "status": {"state": "completed"}}}
         self.received: list[dict] = []
+        self.headers: list[dict[str, str]] = []
         self.raw_reply: bytes | None = None
         self.raw_card: bytes | None = None
 
@@ -65,6 +67,7 @@ def _handler(blue: Blue) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802
             blue.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            blue.headers.append({k.lower(): v for k, v in self.headers.items()})
             time.sleep(blue.reply_after_s)
             if blue.raw_reply is not None:
                 self._raw(blue.raw_reply)
@@ -106,6 +109,21 @@ def test_dispatch_returns_before_the_blue_answers_and_records_the_reply_later(bl
     message = request["params"]["message"]
     assert request["method"] == "message/send" and message["contextId"] == "battle-7"
     assert message["parts"] == [{"kind": "text", "text": "AppWorld task id: abc_1"}]
+
+
+def test_the_battles_traceparent_goes_in_the_messages_metadata_and_the_requests_header(
+        blue: tuple[Blue, str]) -> None:
+    state, url = blue
+    context = new_context()
+    handle = dispatch(url, "AppWorld task id: abc_1", context_id="battle-8", traceparent=context.traceparent)
+    assert _wait_reply(handle) == "replied"
+    (request,), (headers,) = state.received, state.headers
+    assert request["params"]["message"]["metadata"] == {"traceparent": context.traceparent}
+    assert headers["traceparent"] == context.traceparent
+    assert parse_traceparent(headers["traceparent"]) == context
+    handle = dispatch(url, "AppWorld task id: abc_1", context_id="battle-9")  # none given: none sent
+    assert _wait_reply(handle) == "replied"
+    assert "metadata" not in state.received[1]["params"]["message"] and "traceparent" not in state.headers[1]
 
 
 def test_a_blue_without_an_agent_card_is_unreachable_before_anything_is_sent(blue: tuple[Blue, str]) -> None:

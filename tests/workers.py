@@ -34,7 +34,7 @@ SUITE_PORTS = PortBand(20000, 31999)
 
 
 SLOWEST_FIRST = (
-    "test_ray_e2e", "test_compare_e2e", "code_mode_evals", "enforced_evals", "shared_slot",
+    "test_ray_e2e", "test_trace_otlp_phoenix", "test_compare_e2e", "code_mode_evals", "enforced_evals", "shared_slot",
     "test_code_differential", "test_code_hostile", "test_a2a_e2e", "test_bench_smoke", "test_world_builder",
     "test_secrets_by_value_e2e", "test_reliability_e2e", "test_careful_blue_e2e", "test_runfolder_hostile",
     "test_agentbeats_e2e", "test_code_edges", "test_batch_e2e", "test_code_a2a_e2e", "test_agentbeats_launch",

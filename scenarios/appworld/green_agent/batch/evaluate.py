@@ -30,6 +30,7 @@ from green_agent.batch.provenance import run_provenance
 from green_agent.batch.standard import DEFAULT_INFRA_RETRIES
 from green_agent.batch.rows import write_outputs
 from green_agent.batch.run_lock import RunDirLock
+from green_agent.trace.otel import hook as otel_hook
 from green_agent.batch.runner import BatchOutcome, BatchRunner, BattleFn, SlotFactory
 from green_agent.batch.taskinfo import load_task_info, save_task_info, task_info
 from green_agent.batch.world_digest import task_digests
@@ -190,6 +191,7 @@ def _run_locked(request: EvalRequest, settings: Settings, world: WorldData, task
             publish(out, manifest)  # the run is over: its fault plan's secret is no longer one
     finally:
         progress.close()
+        otel_hook.flush()  # the live export's queued battles, bounded: their fate goes into results.json
         results = write_outputs(out, IntervalOptions(level=request.confidence_level or settings.confidence_level))
     return EvalOutcome(results=results, interrupted=interrupted, ran=ran, skipped=len(done))
 

@@ -97,10 +97,12 @@ def build_results(out: Path, options: IntervalOptions = IntervalOptions()) -> Ev
     custom = custom_settings(manifest.config, manifest.provenance, [r.isolation for r in results.values()])
     provenance = manifest.provenance.model_copy(update={"rejudge_command": rejudge_command(out)}) \
         if manifest.provenance else None
+    exports = [folder.otlp_export(key, trials) for key in keys if key in results]
+    dropped = [e.dropped for e in exports if e is not None]
     return EvalResults(status=run_status(rows, len(keys)), manifest=manifest, rows=rows,
                        aggregates=aggregate(rows, len(keys), trials, manifest.task_ids, options),
                        faults=manifest.config.faults, fault_salt=manifest.fault_salt, standard=not custom,
-                       custom=custom, provenance=provenance,
+                       custom=custom, provenance=provenance, otlp_spans_dropped=sum(dropped) if dropped else None,
                        generated_at=datetime.now(timezone.utc))
 
 

@@ -1,8 +1,9 @@
 """`appworld-green serve | purple | assess`: today's AgentBeats front door (docs/a2a.md).
 
 - `serve --host H --port P [--card-url URL]`: the A2A assessment server (the platform's container contract).
-- `purple --kind reference|reference-retry|reference-careful|instruction-bound|noop|llm --port P`: a purple we ship, speaking
-  `appworld-a2a-tools/1`.
+- `purple --kind reference|reference-retry|reference-careful|instruction-bound|reference-traced|noop|llm --port P`:
+  a purple we ship, speaking `appworld-a2a-tools/1` (`reference-traced`: the reference purple sending its own
+  OpenTelemetry spans under the battle's trace context, `blue_agent.purple.traced`).
 - `assess SCENARIO.toml [--out FILE] [--run-dir DIR]`: the platform's local runner: start the agents, send the
   request, print the updates, write the artifact's data. Everything else it and the agents it starts write goes into
   its run folder (`--run-dir`; default `FILE`'s name without its extension plus `-run`, beside it, or a new
@@ -19,7 +20,8 @@ from typing import Any
 from kernel.errors import BadInputError
 from kernel.settings import Settings
 
-PURPLE_KINDS = ("reference", "reference-retry", "reference-careful", "instruction-bound", "noop", "llm")
+PURPLE_KINDS = ("reference", "reference-retry", "reference-careful", "instruction-bound", "reference-traced", "noop",
+                "llm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,7 +70,13 @@ def run_purple(args: argparse.Namespace, settings: Settings) -> int:
     from kernel.world_data import WorldData
 
     name, description = None, None
-    if args.kind in BLUE_POLICIES:
+    if args.kind == "reference-traced":
+        from blue_agent.purple import traced
+
+        module, factory = traced, reference.player_factory(WorldData(settings.appworld_root).require(),
+                                                           settings.reference_blue_think_s)
+        serve = traced.serve
+    elif args.kind in BLUE_POLICIES:
         policy = BLUE_POLICIES[args.kind]
         module, factory = reference, reference.player_factory(WorldData(settings.appworld_root).require(),
                                                               settings.reference_blue_think_s, policy)

@@ -18,6 +18,7 @@ from green_agent.commands.paraphrase_options import add_paraphrase_args, paraphr
 from green_agent.batch.live import choose_slots, parse_slot_ports
 from green_agent.engine.config import BattleChoices
 from green_agent.local_battle import BLUE_HELP, BattleRequest, run_battle_request
+from green_agent.trace.otel import hook as otel_hook
 from green_agent.models.explanation import explain, plain_lines
 from green_agent.models.result import BattleResult
 from green_agent.runtime.slot import SlotSpec
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                             out=args.out)
     with reaped_if_killed():  # a SIGKILLed battle's slot servers, gateway and Blue are ended, not orphaned
         result = run_battle_request(request, settings)
+    otel_hook.flush()  # OTEL_EXPORTER_OTLP_ENDPOINT set: the battle's spans are sent (bounded) before we exit
     if args.json:
         print(result.model_dump_json(indent=2))
     else:

@@ -51,6 +51,6 @@ def build_result(state: BattleState, *, battle_id: str, blue: str, deadline_s: f
         error=state.error, blue_fault=completion.blue_fault if completion and not state.error else None,
         cleanup=state.cleanup if state.cleanup else None,
         versions=collect_versions(appworld_python, appworld_version),
-        run_dir=str(run_dir), started_at=started,
+        run_dir=str(run_dir), traceparent=state.traceparent, started_at=started,
         finished_at=datetime.now(timezone.utc) if finished else None,
     ))

@@ -52,10 +52,12 @@ from green_agent.steps.wait import await_bridge_report, wait_for_completion
 from green_agent.steps.wording import choose_wording
 from green_agent.task_check import task_problem
 from green_agent.trace import hooks as trace_hooks
+from green_agent.trace.otel import hook as otel_hook
 from green_agent.trace.battle_trace import BattleTrace
 from kernel.call_log_reader import log_marks
 from kernel.errors import BadInputError
 from kernel.scrubber import register_battle_secrets
+from kernel.trace_context import new_context
 from kernel.world_secrets import task_secrets
 from kernel.untrusted import one_line
 from kernel.task_ids import TaskRef
@@ -86,7 +88,7 @@ class Battle:
 
     def __init__(self, config: BattleConfig, deps: BattleDeps, observer: StepObserver | None = None) -> None:
         self.config, self.deps, self.observer = config, deps, observer
-        self.state = BattleState()
+        self.state = BattleState(traceparent=new_context().traceparent)
         self.started = datetime.now(timezone.utc)
         self.outputs: dict[str, StepOutput] = {}
         self.bad_input: str | None = None
@@ -200,7 +202,8 @@ class Battle:
 
     def _dispatch(self) -> StepOutput:
         self.state.handle = dispatch(self.config.blue_url, self.state.message.text, session=self.deps.blue_session,
-                                     context_id=self.config.battle_id, bridge=self.config.choices.bridge)
+                                     context_id=self.config.battle_id, bridge=self.config.choices.bridge,
+                                     traceparent=self.state.traceparent)
         return self.state.handle.result.model_dump()
 
     def _wait(self) -> StepOutput:
@@ -290,6 +293,7 @@ class Battle:
         if problem:
             self.result.report_problems.append(problem)
         path = write_result(self.result, self.config.run_dir)
+        otel_hook.battle_ended(self.config.run_dir)  # OTEL_EXPORTER_OTLP_ENDPOINT set: its spans, queued; else nothing
         return {"problems": list(self.state.report_problems), "winner": self.result.winner or "draw",
                 "result_file": str(path)}
 

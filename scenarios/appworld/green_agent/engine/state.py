@@ -45,3 +45,5 @@ class BattleState:
     error: ErrorRecord | None = None
     cleanup: CleanupRecord | None = None
     report_problems: list[str] = field(default_factory=list)
+    traceparent: str | None = None
+    """The battle's W3C trace context, made when it started (`kernel.trace_context`); sent with the task."""

@@ -315,6 +315,10 @@ class EvalResults(BaseModel):
                               "([] when standard).")
     provenance: Provenance | None = Field(default=None, description="The manifest's provenance, with the command "
                                           "that re-judges the run.")
+    otlp_spans_dropped: int | None = Field(default=None, description=(
+        "Spans of the run's battles the live OpenTelemetry export did not deliver (OTEL_EXPORTER_OTLP_ENDPOINT set: "
+        "a collector that failed or could not keep up; the battles ran as ever), summed from each battle's "
+        "otlp_export.json; None when no battle was exported live."))
     generated_at: datetime = Field(description="When this file was written (UTC).")
 
 

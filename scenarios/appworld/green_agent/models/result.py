@@ -202,5 +202,9 @@ class BattleResult(BaseModel):
     cleanup: CleanupRecord | None = Field(default=None, description="Cleanup outcome.")
     versions: VersionsRecord = Field(description="Versions.")
     run_dir: str | None = Field(default=None, description="Directory holding result.json and the evidence.")
+    traceparent: str | None = Field(default=None, description=(
+        "The battle's W3C trace context (`00-<trace id>-<root span id>-01`), made when it started and sent to the "
+        "agent with the task: its OpenTelemetry spans (`export --format otlp`, the live export) carry these ids; None "
+        "in results written before it existed (their ids are derived from the battle id)."))
     started_at: datetime = Field(description="Battle start (UTC).")
     finished_at: datetime | None = Field(default=None, description="Battle end (UTC).")

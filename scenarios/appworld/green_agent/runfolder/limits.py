@@ -39,6 +39,8 @@ TASK_INFO = FileKind("task.json", 1 << 20)
 EVENTS = FileKind("events.jsonl", 64 << 20)
 TRACE = FileKind("trace.jsonl", 2 * MAX_TRACE_BYTES + 8 * MAX_RECORD_BYTES)
 """The trace's writer keeps it within `MAX_TRACE_BYTES` plus its closing records."""
+OTLP_EXPORT = FileKind("otlp_export.json", 64 << 10)
+"""A battle's live-export record (`green_agent.models.otlp_export`): a few hundred bytes."""
 CALL_LOG = FileKind("call log", 64 << 20)
 """A battle's `mcp_calls.jsonl` (or AppWorld's own `api_calls.jsonl`)."""
 ASSESSMENT = FileKind("assessment results file", 8 << 20)

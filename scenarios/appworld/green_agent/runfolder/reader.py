@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from green_agent.models.eval_run import EvalResults, RunManifest, TaskInfo
+from green_agent.models.otlp_export import OTLP_EXPORT_FILE, OtlpExportRecord
 from green_agent.models.result import BattleResult
 from green_agent.runfolder import files
 from green_agent.runfolder.layout import (EVENTS_FILE, MANIFEST_FILE, RESULT_FILE, RESULTS_FILE, TASK_INFO_FILE,
                                           BattleKey, battle_dir, result_path, task_dir)
-from green_agent.runfolder.limits import (EVENTS, MANIFEST, MAX_TASKS, MAX_TRIALS, RESULT, RESULTS, TASK_INFO,
-                                          FileKind)
+from green_agent.runfolder.limits import (EVENTS, MANIFEST, MAX_TASKS, MAX_TRIALS, OTLP_EXPORT, RESULT, RESULTS,
+                                          TASK_INFO, FileKind)
 from kernel.errors import BadInputError, RunFolderError
 from kernel.task_ids import quote_input, validate_task_id
 
@@ -143,6 +144,15 @@ class RunFolder:
             return ResultRead(None, f"its result.json names task id {quote_input(result.task_id)}, which breaks the "
                                     "task-id rule")
         return ResultRead(result, None)
+
+    def otlp_export(self, key: BattleKey, trials: int) -> OtlpExportRecord | None:
+        """The battle's live-export record (`otlp_export.json`), or None (none written, or unreadable)."""
+        path = self.battle_dir(key, trials) / OTLP_EXPORT_FILE
+        try:
+            return files.read_model(self.path, path, OTLP_EXPORT, OtlpExportRecord)
+        except RunFolderError as exc:
+            log.warning("ignoring unreadable %s: %s", self._name(path), exc)
+            return None
 
     def task_info(self, task_id: str) -> TaskInfo | None:
         path = task_dir(self.path, task_id) / TASK_INFO_FILE

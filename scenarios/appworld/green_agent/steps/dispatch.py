@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from urllib3.exceptions import NewConnectionError
 
 from green_agent.models.result import BlueFaultKind
+from kernel.trace_context import TRACEPARENT_HEADER
 from kernel.bounded_json import loads_bounded
 from kernel.errors import BlueUnreachableError
 from green_agent.http_sessions import session_for
@@ -142,10 +143,13 @@ def fetch_agent_card(blue_url: str, session: requests.Session | None = None,
 
 
 def build_send_request(text: str, message_id: str, context_id: str | None = None,
-                       secrets: list[str] | None = None) -> dict[str, Any]:
-    """A2A 0.3 JSON-RPC `message/send` with one text part (and, for our bridge only, the battle's `secrets`)."""
+                       secrets: list[str] | None = None, traceparent: str | None = None) -> dict[str, Any]:
+    """A2A 0.3 JSON-RPC `message/send` with one text part (and, for our bridge only, the battle's `secrets`);
+    `traceparent`: the battle's W3C trace context, in the message's metadata (and the request's header)."""
     message: dict[str, Any] = {"kind": "message", "role": "user", "messageId": message_id,
                                "parts": [{"kind": "text", "text": text}]}
+    if traceparent:
+        message["metadata"] = {TRACEPARENT_HEADER: traceparent}
     if secrets:
         message["parts"].append({"kind": "data", "data": {SECRETS_KEY: secrets}})
     if context_id:
@@ -154,27 +158,32 @@ def build_send_request(text: str, message_id: str, context_id: str | None = None
 
 
 def dispatch(blue_url: str, text: str, session: requests.Session | None = None, context_id: str | None = None,
-             card_timeout_s: float = CARD_TIMEOUT_S, bridge: bool = False) -> DispatchHandle:
+             card_timeout_s: float = CARD_TIMEOUT_S, bridge: bool = False,
+             traceparent: str | None = None) -> DispatchHandle:
     """Step 5: fetch Blue's card, then send the task message in the background and return at once.
 
     `bridge`: the Blue is the Green's built-in in-band bridge, whose `BridgeReport` DataPart is read; it is sent
-    the battle's known secret values (`kernel.scrubber.battle_secrets`) to scrub from its records. No other Blue is."""
+    the battle's known secret values (`kernel.scrubber.battle_secrets`) to scrub from its records. No other Blue is.
+    `traceparent`: the battle's W3C trace context (`kernel.trace_context`), sent in the message's metadata and
+    as the request's `traceparent` header, so an agent instrumented with OpenTelemetry continues the battle's trace."""
     session = session or session_for(blue_url)
     card = fetch_agent_card(blue_url, session, card_timeout_s)
     message_id = uuid.uuid4().hex
     handle = DispatchHandle(DispatchResult(blue_url=blue_url, agent=card, message_id=message_id))
     secrets = battle_secrets(context_id) if bridge and context_id else None
-    payload = build_send_request(text, message_id, context_id, secrets)
-    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle, bridge),
+    payload = build_send_request(text, message_id, context_id, secrets, traceparent)
+    headers = {TRACEPARENT_HEADER: traceparent} if traceparent else {}
+    handle.thread = threading.Thread(target=_send, args=(session, blue_url, payload, handle, bridge, headers),
                                      name=f"a2a-send-{message_id[:8]}", daemon=True)
     handle.thread.start()
     return handle
 
 
 def _send(session: requests.Session, url: str, payload: dict[str, Any], handle: DispatchHandle,
-          bridge: bool = False) -> None:
+          bridge: bool = False, headers: dict[str, str] | None = None) -> None:
     try:
-        with session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S), stream=True) as streamed:
+        with session.post(url, json=payload, timeout=(CARD_TIMEOUT_S, REPLY_TIMEOUT_S), stream=True,
+                          headers=headers or None) as streamed:
             response = read_within(streamed, MAX_REPLY_BYTES)
     except requests.RequestException as exc:
         handle._set(bridge_failed(f"{type(exc).__name__}") if bridge else transport_error_reply(exc))

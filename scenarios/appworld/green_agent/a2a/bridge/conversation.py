@@ -43,6 +43,7 @@ from kernel.a2a_tools import (PROTOCOL, REPLY_FORMAT, TOOLS_HEADER, ToolCall, pa
 from kernel.a2a_usage import UsageTally
 from kernel.errors import TaskMessageError
 from kernel.task_message import MCP_HTTP_LINE, MCP_SSE_LINE, parse_task_message
+from kernel.trace_context import TRACEPARENT_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +73,11 @@ def first_message(task_text: str, schemas: list[dict[str, Any]]) -> str:
 
 
 async def converse(task_text: str, purple_url: str, limits: Limits, auth: tuple[str, str] | None = None,
-                   trace: BridgeTrace | None = None) -> BridgeReport:
+                   trace: BridgeTrace | None = None, traceparent: str | None = None) -> BridgeReport:
     """Run one conversation to its end (see the module docstring); never raises. `trace`: where each message
-    of it is recorded (`green_agent.a2a.bridge.trace`)."""
+    of it is recorded (`green_agent.a2a.bridge.trace`); `traceparent`: the battle's W3C trace context, sent to the
+    purple with every message (metadata and header) and on the gateway session's requests."""
+    headers = {TRACEPARENT_HEADER: traceparent} if traceparent else None
     trace = trace or BridgeTrace(None, None)
     deadline = time.monotonic() + limits.deadline_s
     counts: dict[str, Any] = {"steps": 0, "tool_calls": 0, "corrections": 0, "purple_s": 0.0, "green_s": 0.0,
@@ -95,11 +98,11 @@ async def converse(task_text: str, purple_url: str, limits: Limits, auth: tuple[
     except TaskMessageError as exc:
         return report("bridge_error", f"the engine's task message could not be read: {exc}", "green")
     try:
-        async with GatewayTools(task.mcp_url) as tools:
+        async with GatewayTools(task.mcp_url, headers=headers) as tools:
             schemas = await tools.schemas()
             code = trace.code = is_code_battle(schemas)  # code mode: code_replies.py
             text = first_message(task_text, schemas) + (f"\n\n{CODE_REPLY_FORMAT}" if code else "")
-            async with PurpleConversation(purple_url, limits.turn_timeout_s, auth) as purple:
+            async with PurpleConversation(purple_url, limits.turn_timeout_s, auth, traceparent) as purple:
                 context[0] = purple.context_id
                 return await _loop(purple, tools, text, limits, deadline, counts, report, context, code, trace)
     except PurpleFault as fault:

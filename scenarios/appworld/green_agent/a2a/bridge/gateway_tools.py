@@ -10,6 +10,7 @@ call log and every trajectory metric are the MCP path's. A refused or failed cal
 Text crosses the bridge encodable both ways (`kernel.encodable`): a lone surrogate in a purple's arguments (its
 code) or in an answer (an output the agent's sandbox wrote) becomes U+FFFD instead of a request no one can encode
 (the MCP client hung on one for the whole battle) or an answer the purple's A2A message cannot carry.
+The session's HTTP requests carry the battle's `traceparent` header when the engine sent one (W3C Trace Context).
 Each `ToolOutcome` carries the gateway's own episode state (`kernel.mcp_results.episode_over`), so the
 conversation ends when the gateway says the episode is over, however `complete_task` was called.
 """
@@ -22,6 +23,8 @@ from typing import Any, NamedTuple
 import anyio
 import httpx
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from kernel.a2a_tools import function_schema
 from kernel.encodable import encodable
@@ -54,13 +57,19 @@ class ToolOutcome(NamedTuple):
 class GatewayTools:
     """An open MCP session; `schemas()` lists the battle's tools, `call()` runs one."""
 
-    def __init__(self, mcp_url: str, call_timeout_s: float = CALL_TIMEOUT_S) -> None:
-        self.mcp_url, self.call_timeout_s = mcp_url, call_timeout_s
+    def __init__(self, mcp_url: str, call_timeout_s: float = CALL_TIMEOUT_S,
+                 headers: dict[str, str] | None = None) -> None:
+        self.mcp_url, self.call_timeout_s, self.headers = mcp_url, call_timeout_s, headers or {}
         self._cm: Client | None = None
         self._client: Any = None
+        self._http: Any = None
 
     async def __aenter__(self) -> "GatewayTools":
-        self._cm = Client(self.mcp_url, cache=None, read_timeout_seconds=self.call_timeout_s)
+        server: Any = self.mcp_url
+        if self.headers:  # the MCP client's own HTTP client and timeouts, with our headers on every request
+            self._http = create_mcp_http_client(headers=self.headers)
+            server = streamable_http_client(self.mcp_url, http_client=self._http)
+        self._cm = Client(server, cache=None, read_timeout_seconds=self.call_timeout_s)
         try:
             self._client = await self._cm.__aenter__()
         except Exception as exc:  # noqa: BLE001 - anyio groups, OSError, timeouts: all the same to us
@@ -72,6 +81,11 @@ class GatewayTools:
             try:
                 await self._cm.__aexit__(None, None, None)
             except Exception:  # noqa: BLE001 - closing a dead session must not hide the outcome
+                pass
+        if self._http is not None:
+            try:
+                await self._http.aclose()
+            except Exception:  # noqa: BLE001 - the same
                 pass
 
     async def schemas(self) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from green_agent.a2a.purple_http import BoundedTransport, PurpleBytesRefused, bo
 from green_agent.a2a.bridge.usage import reply_metadata
 from green_agent.models.bridge import EndedBy
 from kernel.a2a_tools import MAX_REPLY_CHARS
+from kernel.trace_context import TRACEPARENT_HEADER
 
 CARD_TIMEOUT_S = 10.0
 MAX_PARTS = 32
@@ -63,8 +64,9 @@ class PurpleFault(Exception):
 class PurpleConversation:
     """One A2A conversation (one context id) with the purple at `url`; use as an async context manager."""
 
-    def __init__(self, url: str, turn_timeout_s: float, auth: tuple[str, str] | None = None) -> None:
-        self.url, self.turn_timeout_s, self.auth = url, turn_timeout_s, auth
+    def __init__(self, url: str, turn_timeout_s: float, auth: tuple[str, str] | None = None,
+                 traceparent: str | None = None) -> None:
+        self.url, self.turn_timeout_s, self.auth, self.traceparent = url, turn_timeout_s, auth, traceparent
         self.context_id = uuid.uuid4().hex
         self._task_id: str | None = None
         self._http: httpx.AsyncClient | None = None
@@ -75,6 +77,8 @@ class PurpleConversation:
     async def __aenter__(self) -> "PurpleConversation":
         self._http, self._transport = bounded_client(httpx.Timeout(self.turn_timeout_s, connect=CARD_TIMEOUT_S),
                                                      self.auth)
+        if self.traceparent:  # the battle's trace context on every request (a purple's own is never read)
+            self._http.headers[TRACEPARENT_HEADER] = self.traceparent
         try:
             card = await asyncio.wait_for(fetch_card(self._http, self.url), CARD_TIMEOUT_S)
         except (PurpleBytesRefused, ValueError) as exc:  # it answered, with bytes we refuse: its own doing
@@ -94,7 +98,8 @@ class PurpleConversation:
     async def send(self, text: str) -> PurpleReply:
         """One turn: send `text`, return the reply; raise PurpleFault (see the module docstring)."""
         message = Message(role=Role.user, parts=[Part(root=TextPart(text=text))], message_id=uuid.uuid4().hex,
-                          context_id=self.context_id, task_id=self._task_id)
+                          context_id=self.context_id, task_id=self._task_id,
+                          metadata={TRACEPARENT_HEADER: self.traceparent} if self.traceparent else None)
         first = self.sent == 0
         self.sent += 1
         assert self._transport is not None

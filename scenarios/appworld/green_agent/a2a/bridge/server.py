@@ -37,6 +37,7 @@ from green_agent.a2a.bridge.conversation import DEFAULT_MAX_STEPS, DEFAULT_TURN_
 from green_agent.a2a.bridge.trace import BridgeTrace
 from green_agent.models.bridge import REPORT_KEY, SECRETS_KEY
 from kernel.a2a_tools import PROTOCOL
+from kernel.trace_context import TRACEPARENT_HEADER, parse_traceparent
 from kernel.process_exit import exit_without_teardown
 from kernel.scrubber import register_battle_secrets, register_secrets
 
@@ -59,7 +60,8 @@ class BridgeExecutor(AgentExecutor):
         await updater.start_work()
         register_battle_secrets(task.context_id, given_secrets(context.message))
         trace = BridgeTrace(self.trace_log, task.context_id)
-        report = await converse(context.get_user_input(), self.purple_url, self.limits, self.auth, trace)
+        report = await converse(context.get_user_input(), self.purple_url, self.limits, self.auth, trace,
+                                given_traceparent(context.message))
         trace.ended(report)
         log.info("conversation %s ended by %s (fault: %s) after %d step(s)", report.context_id, report.ended_by,
                  report.fault_owner, report.steps)
@@ -83,6 +85,14 @@ def given_secrets(message: Message | None) -> list[str]:
         if isinstance(values, list):
             return [v for v in values if isinstance(v, str)]
     return []
+
+
+def given_traceparent(message: Message | None) -> str | None:
+    """The battle's W3C trace context the engine's message carried in its metadata (a valid `traceparent`, or None)."""
+    metadata = message.metadata if message is not None else None
+    value = metadata.get(TRACEPARENT_HEADER) if isinstance(metadata, dict) else None
+    context = parse_traceparent(value)
+    return context.traceparent if context is not None else None
 
 
 def bridge_card(url: str) -> AgentCard:
