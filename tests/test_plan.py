@@ -105,7 +105,7 @@ def test_winning_battle_through_the_gateway(tmp_path: Path) -> None:
     token = put.pop("token")
     assert put == {"battle_id": "b-1", "task_id": TASK, "scope": None, "policy": "advise", "launch_url_allowed": False,
                    "interaction": "tools", "task_datetime": "2023-05-18T12:00:00", "secrets": [], "faults": None,
-                   "trial": 1}
+                   "trial": 1, "instruction": None}
     assert len(token) >= 32 and all(c.request.headers["Authorization"] == f"Bearer {CONTROL_SECRET}"
                                     for c in responses.calls if c.request.url.startswith(CONTROL))
     message = json.loads([c for c in responses.calls if c.request.method == "POST" and c.request.url.startswith(BLUE)][0].request.body)

@@ -45,11 +45,17 @@ def bounded_text(text: str, limit: int = MAX_ATTRIBUTE_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}[... cut: {len(text)} characters in all]"
 
 
+KEYWORD_DOT = "__"
+"""What stands for `.` in an attribute given as a keyword (`gen_ai__tool__name`): a spelling of this module's
+callers, not AppWorld's `app__api` tool names (those convert only in `kernel.api_names`)."""
+
+
 def attributes(**values: AttributeValue | None) -> dict[str, AttributeValue]:
-    """Attributes from keyword pairs (`__` stands for `.` in a key); None values are left out, strings bounded."""
+    """Attributes from keyword pairs (`KEYWORD_DOT` stands for `.` in a key); None values are left out, strings
+    bounded."""
     out: dict[str, AttributeValue] = {}
     for key, value in values.items():
         if value is None:
             continue
-        out[key.replace("__", ".")] = bounded_text(value) if isinstance(value, str) else value
+        out[key.replace(KEYWORD_DOT, ".")] = bounded_text(value) if isinstance(value, str) else value
     return out
