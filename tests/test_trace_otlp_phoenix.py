@@ -67,13 +67,19 @@ def spans_in(phoenix: Phoenix, project: str, expected: int, timeout_s: float = 6
     deadline, found = time.monotonic() + timeout_s, []
     while time.monotonic() < deadline:
         proc = subprocess.run([str(PHOENIX / "python"), str(READER), phoenix.url, project], capture_output=True,
-                              text=True, timeout=120)
+                              text=True, timeout=120, env=reader_env(phoenix))
         found = json.loads(proc.stdout) if proc.returncode == 0 else []
         if len(found) >= expected:
             return found
         time.sleep(1)
     raise AssertionError(f"{len(found)} of {expected} spans in Phoenix project {project}; its log: "
                          f"{phoenix.log.read_text()[-2000:]}")
+
+
+def reader_env(phoenix: Phoenix) -> dict[str, str]:
+    """The reader's environment: importing Phoenix's package makes its working folders, kept in the test's own
+    (never the user's ~/.phoenix)."""
+    return {**os.environ, "PHOENIX_WORKING_DIR": str(phoenix.log.parent / "work")}
 
 
 def project_env(env: dict[str, str], phoenix: Phoenix, project: str) -> dict[str, str]:
